@@ -1,0 +1,75 @@
+//! The contract every sink implements, and the records it receives.
+//!
+//! A sink is built from its config by a factory, opened with the state it last
+//! committed, then handed batches. Outcomes are values: the delivery loop owns
+//! retries, backoff and dead-lettering; a sink throws only for bugs.
+
+/** One journal entry as handed to sinks. */
+export interface SinkEntry {
+  /** Journal sequence number; strictly increasing. */
+  seq: number;
+  modelId: string;
+  /** The service's timestamp string, unchanged. */
+  time: string;
+  /** Exact timestamp in nanoseconds since the epoch. */
+  timeNs: bigint;
+  stream: string;
+  log: string;
+  /** When the daemon fetched the entry, epoch ms. */
+  fetchedAtMs: number;
+}
+
+/** A batch: consecutive journal entries of one sink. */
+export interface SinkBatch {
+  /** Stable identity of the batch: derived from the sink name and seq range, never random. */
+  id: string;
+  firstSeq: number;
+  lastSeq: number;
+  entries: SinkEntry[];
+}
+
+/** What happened to a batch. */
+export type SendOutcome =
+  /** Delivered. `state`, if given, is committed atomically with the sink's cursor. */
+  | { status: 'ok'; state?: string }
+  /** Not delivered; try the same batch again (after `afterMs` if given). */
+  | { status: 'retry'; afterMs?: number; error: string }
+  /** Not deliverable ever (e.g. HTTP 400): the batch goes to the dead-letter table. */
+  | { status: 'reject'; error: string };
+
+/** A running sink. */
+export interface Sink {
+  /** Cheap check that the destination is reachable; informational only. */
+  healthcheck(): Promise<{ ok: boolean; detail?: string }>;
+  /** Delivers one batch. Must not resolve `ok` before the data is acknowledged by the destination. */
+  send(batch: SinkBatch, signal: AbortSignal): Promise<SendOutcome>;
+  /** Makes everything sent so far durable or delivered (e.g. fsync). */
+  flush(): Promise<void>;
+  /** Releases resources. Idempotent: a second call returns the first call's promise. */
+  close(): Promise<void>;
+}
+
+/** Logger passed to sinks (a pino child logger fits). */
+export interface SinkLogger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+/** What a factory receives besides the sink's own config block. */
+export interface SinkContext {
+  /** The sink's configured name (unique). */
+  name: string;
+  /** The state the sink last committed with its cursor (`undefined` on first start). */
+  state: string | undefined;
+  /** Epoch-ms clock. */
+  now(): number;
+  logger: SinkLogger;
+}
+
+/**
+ * Builds a sink from its config block. Custom sink modules (`type: module`) export
+ * a function of this shape as their default export (or as `createSink`).
+ */
+export type SinkFactory = (config: Record<string, unknown>, context: SinkContext) => Promise<Sink> | Sink;

@@ -1,0 +1,37 @@
+//! Human durations (`500ms`, `10s`, `5m`, `1h`, `7d`) as used in the config and on the command line.
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const DURATION_RE = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/;
+
+/**
+ * Parses a duration such as `10s`, `1.5h` or `250ms` into milliseconds.
+ * Compound forms (`1h30m`) are accepted too. Returns `undefined` for anything else,
+ * so callers can report the value with its config path.
+ */
+export function parseDuration(text: string): number | undefined {
+  const s = text.trim();
+  if (s === '') return undefined;
+  const single = DURATION_RE.exec(s);
+  if (single) return Math.round(Number(single[1]) * UNIT_MS[single[2]!]!);
+  const parts = s.match(/\d+(?:\.\d+)?(?:ms|s|m|h|d)/g);
+  if (!parts || parts.join('') !== s) return undefined;
+  let total = 0;
+  for (const p of parts) total += parseDuration(p)!;
+  return total;
+}
+
+/** Formats milliseconds compactly for people: `1h5m`, `30s`, `250ms`. */
+export function formatDuration(ms: number): string {
+  if (!Number.isFinite(ms)) return String(ms);
+  const sign = ms < 0 ? '-' : '';
+  let rest = Math.abs(Math.round(ms));
+  if (rest < 1000) return `${sign}${rest}ms`;
+  const out: string[] = [];
+  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1_000]] as const) {
+    if (rest >= size) {
+      out.push(`${Math.floor(rest / size)}${unit}`);
+      rest %= size;
+    }
+  }
+  return sign + out.join('');
+}
