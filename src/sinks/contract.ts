@@ -66,6 +66,12 @@ export interface SinkContext {
   /** Epoch-ms clock. */
   now(): number;
   logger: SinkLogger;
+  /**
+   * Synchronously and durably stores the sink's state without moving its cursor (one
+   * SQLite transaction); used e.g. to record a file before the first write to it, or a
+   * rotation. Throws when the state could not be stored.
+   */
+  commitState?(state: string): void;
 }
 
 /**

@@ -1,0 +1,55 @@
+//! An example custom sink for `type: module`: appends each batch as NDJSON to the file
+//! named in `options.path`. Copy it, point `path:` of a module sink at it, and adapt.
+//!
+//! The daemon calls the default export once with the sink's config block
+//! (`{ name, type, path, options, batch, retry, models }`) and a context
+//! (`{ name, state, now, logger }`), and then uses the returned object:
+//!   healthcheck()        → { ok, detail? }            informational only
+//!   send(batch, signal)  → { status: 'ok' }           delivered (acknowledged)
+//!                        | { status: 'retry', error, afterMs? }   try the same batch again
+//!                        | { status: 'reject', error }            never deliverable: dead-letter
+//!   flush()              make everything sent so far durable
+//!   close()              release resources; idempotent
+//! Return outcomes; throw only for bugs.
+import { open } from 'node:fs/promises';
+
+/**
+ * @param {{ options?: { path?: string } }} config
+ * @param {{ name: string, logger: { info(obj: object, msg?: string): void } }} context
+ */
+export default async function createSink(config, context) {
+  const file = config.options?.path;
+  if (typeof file !== 'string' || file === '') {
+    throw new Error(`sink ${context.name}: options.path must name the output file`);
+  }
+  const handle = await open(file, 'a', 0o600);
+  let closing;
+
+  return {
+    async healthcheck() {
+      return { ok: closing === undefined };
+    },
+
+    async send(batch, signal) {
+      if (signal?.aborted) return { status: 'retry', error: 'aborted' };
+      const lines = batch.entries.map((e) =>
+        JSON.stringify({ seq: e.seq, model_id: e.modelId, time: e.time, stream: e.stream, log: e.log }),
+      );
+      try {
+        await handle.appendFile(lines.join('\n') + '\n');
+      } catch (err) {
+        return { status: 'retry', error: `cannot write ${file}: ${err.message}` };
+      }
+      return { status: 'ok' };
+    },
+
+    async flush() {
+      await handle.sync();
+    },
+
+    close() {
+      closing ??= handle.sync().finally(() => handle.close());
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,360 @@
+//! The HTTP client of the model-management service: both operations over one keep-alive
+//! connection pool, with timeouts, a response size limit, retries within a deadline, and
+//! typed errors. The API token goes into the `Authorization` header and nowhere else: it
+//! is scrubbed from every message, excerpt and log line.
+import { readFileSync } from 'node:fs';
+import { Pool, type Dispatcher } from 'undici';
+import { ConfigError } from '../errors.js';
+import { registerSecret, scrubSecrets, type Logger } from '../telemetry/logger.js';
+import { systemClock, type Clock } from '../time/clock.js';
+import { formatRequestTime } from '../time/timestamp.js';
+import {
+  ApiAuthError,
+  ApiClientError,
+  ApiError,
+  ApiProtocolError,
+  ApiResponseTooLargeError,
+  ApiUnavailableError,
+} from './errors.js';
+import { parseRetryAfter, withRetry } from './retry.js';
+import type { ApiClient, ApiObserver, LogsPage, LogsRequest, ModelSettings, SettingsResult } from './types.js';
+import { parseErrorDetails, parseLogsBody, parseSettingsBody } from './wire.js';
+
+/** Default of {@link ApiClientOptions.maxResponseBytes}: 64 MiB. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+/** Error bodies are read only this far, for their `details`. */
+const ERROR_BODY_LIMIT = 64 * 1024;
+const LOGS_PATH = 'rest/model/logs/get/';
+const SETTINGS_PATH = 'rest/model/settings/update/';
+const REDACTED = '[REDACTED]';
+/** At most one retry per this interval is logged at WARN; the others at DEBUG. */
+const RETRY_WARN_INTERVAL_MS = 30_000;
+
+/** Timeouts of one HTTP attempt. */
+export interface ApiTimeouts {
+  /** Establishing the TCP/TLS connection. Default 10 s. */
+  connectMs: number;
+  /** From sending the request to receiving the complete response headers. Default 30 s. */
+  headersMs: number;
+  /** Longest silence while the body is received. Default 30 s. */
+  bodyMs: number;
+}
+
+/** Retry policy of one call (all its attempts). */
+export interface ApiRetryPolicy {
+  /** Total time for a call, attempts and waits included. Default 60 s. */
+  deadlineMs: number;
+  /** Ceiling of the first backoff delay; doubles each retry. Default 250 ms. */
+  baseDelayMs: number;
+  /** Largest backoff ceiling. Default 10 s. */
+  maxDelayMs: number;
+}
+
+/** Options of {@link createApiClient}. */
+export interface ApiClientOptions {
+  /** Base address of the service, e.g. `https://host/` or `http://host/prefix`. A trailing `/` is optional. */
+  baseUrl: string;
+  /** The workspace API token. */
+  token: string;
+  /** `raw` (the spec): the header value is the token itself; `bearer`: `Bearer <token>`. Default `raw`. */
+  authScheme?: 'raw' | 'bearer';
+  timeouts?: Partial<ApiTimeouts>;
+  retry?: Partial<ApiRetryPolicy>;
+  /** Responses larger than this are refused without being read past it. Default 64 MiB. */
+  maxResponseBytes?: number;
+  /** PEM file of the CA(s) that sign the service's certificate. */
+  caFile?: string;
+  /** Accept any TLS certificate. For tests against self-signed services only; logs a warning. */
+  insecureSkipVerify?: boolean;
+  /** Size of the keep-alive connection pool. Default 4. */
+  connections?: number;
+  observer?: ApiObserver;
+  logger?: Logger;
+  /** Value of the `User-Agent` header. Default `model-log-shipper`. */
+  userAgent?: string;
+  /** Source of "now" for `Retry-After` dates and deadlines. */
+  clock?: Clock;
+  /** Random source of the backoff jitter (tests pin it). */
+  random?: () => number;
+}
+
+type Operation = 'logs' | 'settings';
+
+interface Answer {
+  status: number;
+  body: string;
+  bytes: number;
+  latencyMs: number;
+}
+
+function positive(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`${name} must be a positive number, got ${value}`);
+  return value;
+}
+
+function parseBaseUrl(baseUrl: string): { origin: string; prefix: string } {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new ConfigError(`the API URL is not a valid URL: ${JSON.stringify(baseUrl)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(`the API URL must start with http:// or https://, got ${url.protocol}`);
+  }
+  if (url.username || url.password) throw new ConfigError('the API URL must not carry credentials; give the token separately');
+  if (url.search || url.hash) throw new ConfigError('the API URL must not carry a query string or fragment');
+  const prefix = url.pathname.endsWith('/') ? url.pathname : `${url.pathname}/`;
+  return { origin: url.origin, prefix };
+}
+
+function errorCode(err: unknown): string {
+  if (err instanceof ApiError) return err.code;
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : 'UNKNOWN';
+}
+
+/** Says in words what went wrong on the connection, from undici's and Node's error codes. */
+function describeTransportError(err: unknown): string {
+  const code = errorCode(err);
+  switch (code) {
+    case 'ECONNREFUSED':
+      return 'connection refused';
+    case 'ECONNRESET':
+    case 'UND_ERR_SOCKET':
+      return 'connection closed by the other side';
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return 'timed out connecting';
+    case 'UND_ERR_HEADERS_TIMEOUT':
+      return 'timed out waiting for the response';
+    case 'UND_ERR_BODY_TIMEOUT':
+      return 'timed out receiving the response body';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'host name not found';
+    default: {
+      const message = err instanceof Error ? err.message : String(err);
+      return code === 'UNKNOWN' ? message : `${message} (${code})`;
+    }
+  }
+}
+
+/**
+ * Creates the service client. One undici pool (keep-alive) serves every request; close
+ * it with `close()`.
+ * @throws ConfigError for an unusable URL, token or option.
+ */
+export function createApiClient(options: ApiClientOptions): ApiClient {
+  const { origin, prefix } = parseBaseUrl(options.baseUrl);
+  const token = options.token;
+  if (typeof token !== 'string' || token.trim() === '') throw new ConfigError('the API token is empty');
+  if (/[\r\n\0]/.test(token)) throw new ConfigError('the API token contains a line break or NUL; check the token file');
+  registerSecret(token);
+  const authorization = options.authScheme === 'bearer' ? `Bearer ${token}` : token;
+  const timeouts: ApiTimeouts = {
+    connectMs: positive('timeouts.connectMs', options.timeouts?.connectMs, 10_000),
+    headersMs: positive('timeouts.headersMs', options.timeouts?.headersMs, 30_000),
+    bodyMs: positive('timeouts.bodyMs', options.timeouts?.bodyMs, 30_000),
+  };
+  const retry: ApiRetryPolicy = {
+    deadlineMs: positive('retry.deadlineMs', options.retry?.deadlineMs, 60_000),
+    baseDelayMs: positive('retry.baseDelayMs', options.retry?.baseDelayMs, 250),
+    maxDelayMs: positive('retry.maxDelayMs', options.retry?.maxDelayMs, 10_000),
+  };
+  const maxResponseBytes = positive('maxResponseBytes', options.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES);
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger?.child({ component: 'api' });
+  const observer = options.observer;
+  const userAgent = options.userAgent ?? 'model-log-shipper';
+
+  let ca: Buffer | undefined;
+  if (options.caFile !== undefined) {
+    try {
+      ca = readFileSync(options.caFile);
+    } catch (err) {
+      throw new ConfigError(`cannot read the CA file ${options.caFile}: ${(err as Error).message}`, [], { cause: err });
+    }
+  }
+  if (options.insecureSkipVerify) {
+    logger?.warn({ origin }, 'TLS certificate verification is off: anyone on the path can read the token and the logs');
+  }
+
+  const pool = new Pool(origin, {
+    connections: options.connections ?? 4,
+    headersTimeout: timeouts.headersMs,
+    bodyTimeout: timeouts.bodyMs,
+    connect: {
+      timeout: timeouts.connectMs,
+      ...(ca ? { ca } : {}),
+      ...(options.insecureSkipVerify ? { rejectUnauthorized: false } : {}),
+    },
+  });
+
+  const scrub = (text: string): string => scrubSecrets(text.includes(token) ? text.split(token).join(REDACTED) : text);
+  let lastRetryWarnAt = -Infinity;
+
+  async function readBody(res: Dispatcher.ResponseData, limit: number, status: number): Promise<Buffer> {
+    const declared = Number(res.headers['content-length']);
+    if (Number.isFinite(declared) && declared > limit) {
+      res.body.destroy();
+      throw new ApiResponseTooLargeError(limit, { status });
+    }
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      total += chunk.length;
+      if (total > limit) {
+        res.body.destroy();
+        throw new ApiResponseTooLargeError(limit, { status });
+      }
+      chunks.push(chunk);
+    }
+    return Buffer.concat(chunks, total);
+  }
+
+  /** Reads an error body for its `details`, without failing on it. */
+  async function readErrorDetails(res: Dispatcher.ResponseData, status: number): Promise<string | undefined> {
+    try {
+      const buf = await readBody(res, ERROR_BODY_LIMIT, status);
+      return parseErrorDetails(buf.toString('utf8'), { scrub });
+    } catch {
+      res.body.destroy();
+      return undefined;
+    }
+  }
+
+  /** One HTTP attempt: sends the request, classifies the status, returns a 2xx body. */
+  async function attempt(path: string, payload: string, signal: AbortSignal): Promise<Answer> {
+    const started = performance.now();
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await pool.request({
+        path,
+        method: 'POST',
+        headers: {
+          authorization,
+          'content-type': 'application/json',
+          accept: 'application/json',
+          'user-agent': userAgent,
+        },
+        body: payload,
+        signal,
+      });
+    } catch (err) {
+      if (signal.aborted) throw err;
+      throw new ApiUnavailableError(scrub(`cannot reach the service at ${origin}: ${describeTransportError(err)}`), { cause: err });
+    }
+    const status = res.statusCode;
+    if (status === 401 || status === 403) {
+      await readErrorDetails(res, status);
+      throw new ApiAuthError(status);
+    }
+    if (status === 429 || status >= 500) {
+      const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(res.headers['retry-after'], clock.now()) : undefined;
+      const details = await readErrorDetails(res, status);
+      const what = status === 429 ? 'the service is rate limiting requests' : 'the service failed to answer';
+      throw new ApiUnavailableError(`${what} (HTTP ${status})${details ? `: ${details}` : ''}`, { status, retryAfterMs });
+    }
+    if (status >= 300) {
+      const details = await readErrorDetails(res, status);
+      if (status < 400) {
+        const location = res.headers.location;
+        const where = typeof location === 'string' ? ` to ${scrub(location)}` : '';
+        throw new ApiClientError(`the service redirected the request${where} (HTTP ${status}); check the API URL`, status);
+      }
+      throw new ApiClientError(`the service rejected the request (HTTP ${status})`, status, details);
+    }
+    let buf: Buffer;
+    try {
+      buf = await readBody(res, maxResponseBytes, status);
+    } catch (err) {
+      if (err instanceof ApiError || signal.aborted) throw err;
+      const code = errorCode(err);
+      if (code === 'UND_ERR_BODY_TIMEOUT') {
+        throw new ApiUnavailableError(`the service stopped sending the response body (HTTP ${status}): ${describeTransportError(err)}`, { status, cause: err });
+      }
+      throw new ApiProtocolError(`the response body was cut short (HTTP ${status}): ${scrub(describeTransportError(err))}`, { status, cause: err });
+    }
+    return { status, body: buf.toString('utf8'), bytes: buf.length, latencyMs: performance.now() - started };
+  }
+
+  async function call<T>(operation: Operation, modelId: string, path: string, payload: string, parse: (a: Answer) => T, signal?: AbortSignal): Promise<T> {
+    return withRetry(
+      async ({ signal: attemptSignal }) => {
+        const started = performance.now();
+        try {
+          const answer = await attempt(path, payload, attemptSignal);
+          const result = parse(answer);
+          observer?.onAttempt?.({ operation, modelId, status: answer.status, latencyMs: answer.latencyMs });
+          return result;
+        } catch (err) {
+          const status = err instanceof ApiError && err.status !== undefined ? err.status : 'error';
+          observer?.onAttempt?.({ operation, modelId, status, latencyMs: performance.now() - started, errorCode: errorCode(err) });
+          throw err;
+        }
+      },
+      {
+        ...retry,
+        clock,
+        ...(options.random ? { random: options.random } : {}),
+        ...(signal ? { signal } : {}),
+        isRetryable: (err) => err instanceof ApiError && err.retryable,
+        retryAfterMs: (err) => (err instanceof ApiUnavailableError ? err.retryAfterMs : undefined),
+        deadlineError: (last) =>
+          new ApiUnavailableError(
+            `no answer from the service within the deadline of ${retry.deadlineMs} ms` +
+              (last instanceof ApiError ? `; last error: ${last.message}` : ''),
+            { cause: last, ...(last instanceof ApiError && last.status !== undefined ? { status: last.status } : {}) },
+          ),
+        onRetry: ({ attempt: n, delayMs, error }) => {
+          const code = errorCode(error);
+          observer?.onRetry?.({ operation, modelId, attempt: n, delayMs, errorCode: code });
+          const now = clock.now();
+          const fields = { operation, modelId, attempt: n, delayMs, code, err: error instanceof Error ? error.message : String(error) };
+          if (now - lastRetryWarnAt >= RETRY_WARN_INTERVAL_MS) {
+            lastRetryWarnAt = now;
+            logger?.warn(fields, 'Request to the service failed; retrying.');
+          } else {
+            logger?.debug(fields, 'Request to the service failed; retrying.');
+          }
+        },
+      },
+    );
+  }
+
+  let closing: Promise<void> | undefined;
+
+  return {
+    getLogs(req: LogsRequest, signal?: AbortSignal): Promise<LogsPage> {
+      const body: Record<string, unknown> = {
+        model_id: req.modelId,
+        time_from: formatRequestTime(req.fromMs),
+        time_to: formatRequestTime(req.toMs),
+      };
+      if (req.isLessLogs !== undefined) body.is_less_logs = req.isLessLogs;
+      if (req.nextToken !== undefined) body.next_token = req.nextToken;
+      return call(
+        'logs',
+        req.modelId,
+        prefix + LOGS_PATH,
+        JSON.stringify(body),
+        (a) => {
+          const page = parseLogsBody(a.body, a.status, { scrub });
+          return { entries: page.entries, nextToken: page.nextToken, httpStatus: a.status, latencyMs: a.latencyMs, bytes: a.bytes };
+        },
+        signal,
+      );
+    },
+
+    updateSettings(modelId: string, data: ModelSettings, signal?: AbortSignal): Promise<SettingsResult> {
+      const body = JSON.stringify({ model_id: modelId, data });
+      return call('settings', modelId, prefix + SETTINGS_PATH, body, (a) => parseSettingsBody(a.body, a.status, { scrub }), signal);
+    },
+
+    close(): Promise<void> {
+      closing ??= pool.close();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,136 @@
+//! Retry policy of the service client: exponential backoff with full jitter, `Retry-After`
+//! (delta-seconds or HTTP date), and an overall deadline per call that bounds the
+//! attempts and the waits between them.
+import { systemClock, type Clock } from '../time/clock.js';
+
+/** Backoff parameters. */
+export interface BackoffPolicy {
+  /** Ceiling of the first delay; doubles on each retry. */
+  baseDelayMs: number;
+  /** Largest ceiling any delay may have. */
+  maxDelayMs: number;
+}
+
+/** The ceiling of the delay before retry number `attempt` (0 for the first retry): `min(max, base·2^attempt)`. */
+export function backoffCeiling(attempt: number, policy: BackoffPolicy): number {
+  // 2^attempt overflows to Infinity for large attempts, which min() handles.
+  return Math.max(0, Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt));
+}
+
+/**
+ * Full jitter: a delay drawn uniformly from `[0, min(max, base·2^attempt))`, so that many
+ * clients failing together do not retry together.
+ */
+export function fullJitterDelay(attempt: number, policy: BackoffPolicy, random: () => number = Math.random): number {
+  return Math.floor(random() * backoffCeiling(attempt, policy));
+}
+
+/**
+ * Parses a `Retry-After` header into a wait in milliseconds from `nowMs`: either
+ * delta-seconds (`120`) or an HTTP date (`Wed, 21 Oct 2015 07:28:00 GMT`). A date in the
+ * past gives 0. Returns `undefined` when the header is absent or unreadable.
+ */
+export function parseRetryAfter(value: string | string[] | undefined, nowMs: number): number | undefined {
+  const raw = Array.isArray(value) ? value[0] : value;
+  if (raw === undefined) return undefined;
+  const text = raw.trim();
+  if (text === '') return undefined;
+  if (/^\d+$/.test(text)) {
+    const seconds = Number(text);
+    return Number.isSafeInteger(seconds) ? seconds * 1000 : undefined;
+  }
+  // HTTP dates always name a weekday and GMT; requiring a letter keeps odd numbers like "1.5" out.
+  if (!/^[A-Za-z]/.test(text)) return undefined;
+  const at = Date.parse(text);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - nowMs);
+}
+
+/** What {@link withRetry} tells its callback about the current attempt. */
+export interface AttemptContext {
+  /** 0 for the first attempt. */
+  attempt: number;
+  /** Aborted when the caller aborts or the deadline passes; pass it to the request. */
+  signal: AbortSignal;
+}
+
+/** Options of {@link withRetry}. */
+export interface RetryOptions extends BackoffPolicy {
+  /** Total time for all attempts and waits, from the first attempt. */
+  deadlineMs: number;
+  /** Whether an error may go away on a retry. */
+  isRetryable(err: unknown): boolean;
+  /** The wait the server asked for with this error (`Retry-After`), if any. It is a minimum. */
+  retryAfterMs?(err: unknown): number | undefined;
+  /** The error to throw when the deadline cuts an attempt short. */
+  deadlineError(lastError: unknown): unknown;
+  /** Called before each wait. */
+  onRetry?(info: { attempt: number; delayMs: number; error: unknown }): void;
+  /** Aborts the whole call; its reason is thrown. */
+  signal?: AbortSignal;
+  clock?: Clock;
+  random?: () => number;
+  /** Waits `ms` or rejects with the signal's reason; injectable for tests. */
+  sleep?(ms: number, signal: AbortSignal): Promise<void>;
+}
+
+/** Waits `ms` milliseconds, or rejects with `signal.reason` as soon as it aborts. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * Runs `fn` until it succeeds, a non-retryable error occurs, or the next wait would end
+ * after the deadline; then the last error is thrown. A `Retry-After` longer than what
+ * remains of the deadline ends the call at once (the error carries the wait, so the
+ * caller can schedule). An attempt still running at the deadline is aborted.
+ */
+export async function withRetry<T>(fn: (ctx: AttemptContext) => Promise<T>, options: RetryOptions): Promise<T> {
+  const clock = options.clock ?? systemClock;
+  const wait = options.sleep ?? sleep;
+  const deadlineAt = clock.now() + options.deadlineMs;
+  const deadline = new AbortController();
+  const deadlineTimer = setTimeout(() => deadline.abort(new Error('deadline passed')), Math.max(0, options.deadlineMs));
+  const signal = options.signal ? AbortSignal.any([options.signal, deadline.signal]) : deadline.signal;
+  let lastError: unknown;
+  try {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await fn({ attempt, signal });
+      } catch (err) {
+        if (options.signal?.aborted) throw options.signal.reason;
+        if (deadline.signal.aborted) throw options.deadlineError(lastError ?? err);
+        if (!options.isRetryable(err)) throw err;
+        lastError = err;
+      }
+      const remaining = deadlineAt - clock.now();
+      const jitter = fullJitterDelay(attempt, options, options.random);
+      const asked = options.retryAfterMs?.(lastError);
+      const delayMs = asked === undefined ? jitter : Math.max(asked, jitter);
+      if (delayMs >= remaining) throw lastError;
+      options.onRetry?.({ attempt: attempt + 1, delayMs, error: lastError });
+      try {
+        await wait(delayMs, signal);
+      } catch (err) {
+        if (options.signal?.aborted) throw options.signal.reason;
+        throw deadline.signal.aborted ? lastError : err;
+      }
+    }
+  } finally {
+    clearTimeout(deadlineTimer);
+  }
+}

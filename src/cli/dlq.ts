@@ -1,0 +1,129 @@
+//! `mls dlq list|replay|purge [--sink NAME]`: inspect, re-send and delete dead letters
+//! (batches a sink rejected permanently).
+import type { Command } from 'commander';
+import { loadConfig, type Config } from '../config/index.js';
+import { StateStore } from '../journal/store.js';
+import { acquireStateLock } from '../journal/lock.js';
+import { buildSink } from '../sinks/registry.js';
+import { batchId } from '../delivery/batch-id.js';
+import { createLogger } from '../telemetry/logger.js';
+import { StateError, UsageError } from '../errors.js';
+
+interface DlqOptions {
+  config: string;
+  sink?: string;
+}
+
+/** Adds `mls dlq`. */
+export function register(program: Command): void {
+  const dlq = program.command('dlq').description('inspect, replay or purge dead letters (batches a sink rejected)');
+  dlq
+    .command('list')
+    .description('list dead letters')
+    .requiredOption('-c, --config <file>', 'configuration file (YAML)')
+    .option('--sink <name>', 'only this sink')
+    .option('--entries', 'print the entries of each dead letter as NDJSON too')
+    .action(async (opts: DlqOptions & { entries?: boolean }) => {
+      const config = await loadConfig(opts.config);
+      checkSink(config, opts.sink);
+      const store = StateStore.open(config.state.path, { readonly: true });
+      try {
+        const rows = store.listDeadLetters(opts.sink, 100_000);
+        if (rows.length === 0) process.stdout.write('no dead letters\n');
+        for (const d of rows) {
+          process.stdout.write(`#${d.id}  sink=${d.sink}  entries=${d.count}  seq=${d.firstSeq}..${d.lastSeq}  at=${new Date(d.createdMs).toISOString()}  error=${d.error}\n`);
+          if (opts.entries) for (const e of d.entries) process.stdout.write(`${JSON.stringify({ model_id: e.modelId, time: e.time, stream: e.stream, log: e.log })}\n`);
+        }
+      } finally {
+        store.close();
+      }
+    });
+  dlq
+    .command('replay')
+    .description('send dead letters again (through the running daemon, or directly when none runs)')
+    .requiredOption('-c, --config <file>', 'configuration file (YAML)')
+    .option('--sink <name>', 'only this sink')
+    .action(async (opts: DlqOptions) => {
+      const config = await loadConfig(opts.config);
+      checkSink(config, opts.sink);
+      let lock;
+      try {
+        lock = acquireStateLock(config.state.path);
+      } catch (err) {
+        if (!(err instanceof StateError) || err.code !== 'MLS_ERR_STATE_LOCKED') throw err;
+        const store = StateStore.open(config.state.path);
+        try {
+          const n = store.requestReplay(opts.sink);
+          process.stdout.write(`${n} dead letters marked for replay; the running daemon sends them within seconds (see 'mls dlq list')\n`);
+        } finally {
+          store.close();
+        }
+        return;
+      }
+      try {
+        await replayDirectly(config, opts.sink);
+      } finally {
+        lock.release();
+      }
+    });
+  dlq
+    .command('purge')
+    .description('delete dead letters for good')
+    .requiredOption('-c, --config <file>', 'configuration file (YAML)')
+    .option('--sink <name>', 'only this sink')
+    .action(async (opts: DlqOptions) => {
+      const config = await loadConfig(opts.config);
+      checkSink(config, opts.sink);
+      const store = StateStore.open(config.state.path);
+      try {
+        const ids = store.listDeadLetters(opts.sink, 1_000_000).map((d) => d.id);
+        process.stdout.write(`${store.deleteDeadLetters(ids)} dead letters purged\n`);
+      } finally {
+        store.close();
+      }
+    });
+}
+
+function checkSink(config: Config, sink: string | undefined): void {
+  if (sink !== undefined && !config.sinks.some((s) => s.name === sink)) {
+    throw new UsageError(`--sink ${sink}: no such sink in the config (sinks: ${config.sinks.map((s) => s.name).join(', ')})`);
+  }
+}
+
+async function replayDirectly(config: Config, only: string | undefined): Promise<void> {
+  const store = StateStore.open(config.state.path);
+  const logger = createLogger({ level: 'warn' });
+  let sent = 0;
+  let failed = 0;
+  try {
+    for (const sc of config.sinks) {
+      if (only !== undefined && sc.name !== only) continue;
+      const letters = store.listDeadLetters(sc.name, 1_000_000);
+      if (letters.length === 0) continue;
+      const row = store.ensureSink(sc.name);
+      const sink = await buildSink(sc, { name: sc.name, state: row.state, now: Date.now, logger: logger.child({ sink: sc.name }), commitState: (s) => store.setSinkState(sc.name, s) });
+      try {
+        for (const d of letters) {
+          const outcome = await sink.send({ id: batchId(sc.name, d.firstSeq, d.lastSeq), firstSeq: d.firstSeq, lastSeq: d.lastSeq, entries: d.entries }, AbortSignal.timeout(60_000));
+          if (outcome.status === 'ok') {
+            if (outcome.state !== undefined) store.setSinkState(sc.name, outcome.state);
+            store.deleteDeadLetters([d.id]);
+            sent++;
+            process.stdout.write(`#${d.id} replayed to ${sc.name} (${d.count} entries)\n`);
+          } else {
+            failed++;
+            store.keepDeadLetter(d.id, outcome.error);
+            process.stdout.write(`#${d.id} still failing on ${sc.name}: ${outcome.error}\n`);
+          }
+        }
+        await sink.flush();
+      } finally {
+        await sink.close();
+      }
+    }
+  } finally {
+    store.close();
+  }
+  process.stdout.write(`${sent} dead letters replayed, ${failed} still failing\n`);
+  if (failed > 0) process.exitCode = 1;
+}

@@ -1,0 +1,291 @@
+//! `mls logs`: prints the logs of one model for a time window, or follows them like
+//! `kubectl logs -f`. Follow mode re-reads a small overlap on every poll and prints each
+//! line once, counting occurrences so that two genuine identical lines both print.
+import { hash } from 'node:crypto';
+import type { Command } from 'commander';
+import { createApiClient, type ApiClientOptions } from '../api/client.js';
+import { ApiClientError, ApiError } from '../api/errors.js';
+import type { ApiClient, LogEntry } from '../api/types.js';
+import { UsageError } from '../errors.js';
+import { systemClock, type Clock } from '../time/clock.js';
+import { formatDuration, parseDuration } from '../time/duration.js';
+import { msToNs, nsToMs, nsToMsCeil, parseEntryTime } from '../time/timestamp.js';
+import { sleep } from '../api/retry.js';
+import { addApiOptions, OutputClosedError, OutputWriter, processIo, refuseTokenFlag, resolveApiOptions, runCommand, type ApiCliOptions, type CommandIo } from './common.js';
+
+/** Options of `mls logs` as commander parses them. */
+export interface LogsCliOptions extends ApiCliOptions {
+  model: string;
+  since?: string;
+  from?: string;
+  to?: string;
+  follow?: boolean;
+  interval?: string;
+  output?: string;
+  lessLogs?: boolean;
+}
+
+/** What `mls logs` depends on besides its streams; tests replace parts. */
+export interface LogsDeps {
+  createClient?: (options: ApiClientOptions) => ApiClient;
+  clock?: Clock;
+}
+
+const DEFAULT_SINCE = '15m';
+const DEFAULT_INTERVAL = '2s';
+/** Each follow poll re-reads at least this much before the previous `to`, for late lines. */
+const MIN_FOLLOW_OVERLAP_MS = 10_000;
+/** Times a window restarts after the service rejected its continuation token. */
+const MAX_TOKEN_RESTARTS = 3;
+/** Logs longer than this are keyed by a hash, to keep the follow memory small. */
+const KEY_TEXT_LIMIT = 128;
+const TOKEN_REJECTED_STATUSES = new Set([400, 404, 410]);
+
+/** Adds `mls logs` to the program. */
+export function register(program: Command, io: CommandIo = processIo(), deps: LogsDeps = {}): void {
+  const cmd = program
+    .command('logs')
+    .description('print the logs of a model for a time window, or follow them')
+    .requiredOption('--model <id>', 'model whose logs to print')
+    .option('--since <duration>', `window ending now, e.g. 15m or 2h (default: ${DEFAULT_SINCE})`)
+    .option('--from <time>', 'start of the window, ISO 8601 with Z or an offset')
+    .option('--to <time>', 'end of the window (default: now)')
+    .option('-f, --follow', 'keep printing new lines until interrupted')
+    .option('--interval <duration>', 'time between polls when following', DEFAULT_INTERVAL)
+    .option('--output <format>', 'ndjson or text', 'ndjson')
+    .option('--less-logs', 'ask the service for fewer logs (is_less_logs)');
+  addApiOptions(cmd);
+  cmd.action(runCommand(io, (opts: LogsCliOptions) => runLogs(opts, io, deps)));
+}
+
+/**
+ * Parses a `--from`/`--to` value: an entry-style timestamp (exact), a date `YYYY-MM-DD`
+ * (midnight UTC), a timestamp without seconds but with a zone, or `now`.
+ * Returns nanoseconds, or `undefined`.
+ */
+export function parseCliTime(text: string, nowMs: number): bigint | undefined {
+  const s = text.trim();
+  if (s === 'now') return msToNs(nowMs);
+  const exact = parseEntryTime(s);
+  if (exact.ok) return exact.ns;
+  // Zone required: Date.parse would read a time without one as local time.
+  if (!/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(Z|[+-]\d{2}:\d{2}))?$/.test(s)) return undefined;
+  const ms = Date.parse(s);
+  return Number.isNaN(ms) ? undefined : msToNs(ms);
+}
+
+interface Plan {
+  modelId: string;
+  fromMs: number;
+  /** `undefined` when following. */
+  toMs: number | undefined;
+  follow: boolean;
+  intervalMs: number;
+  format: 'ndjson' | 'text';
+  isLessLogs: boolean | undefined;
+}
+
+function plan(opts: LogsCliOptions, nowMs: number): Plan {
+  const modelId = opts.model.trim();
+  if (modelId === '') throw new UsageError('--model: expected a model id');
+  const format = opts.output ?? 'ndjson';
+  if (format !== 'ndjson' && format !== 'text') throw new UsageError(`--output: expected ndjson or text, got ${JSON.stringify(format)}`);
+  const follow = opts.follow === true;
+  const intervalText = opts.interval ?? DEFAULT_INTERVAL;
+  const intervalMs = parseDuration(intervalText);
+  if (intervalMs === undefined || intervalMs < 100) {
+    throw new UsageError(`--interval: expected a duration of at least 100ms such as 2s, got ${JSON.stringify(intervalText)}`);
+  }
+  if (opts.since !== undefined && (opts.from !== undefined || opts.to !== undefined)) {
+    throw new UsageError('--since cannot be combined with --from or --to');
+  }
+  if (follow && opts.to !== undefined) throw new UsageError('--follow has no end: leave out --to');
+  if (opts.to !== undefined && opts.from === undefined) throw new UsageError('--to needs --from');
+
+  let fromMs: number;
+  let toMs: number | undefined;
+  if (opts.from !== undefined) {
+    const from = parseCliTime(opts.from, nowMs);
+    if (from === undefined) throw new UsageError(`--from: expected a time such as 2024-05-01T12:00:00Z, got ${JSON.stringify(opts.from)}`);
+    fromMs = nsToMs(from);
+    if (!follow) {
+      const to = opts.to === undefined ? msToNs(nowMs) : parseCliTime(opts.to, nowMs);
+      if (to === undefined) throw new UsageError(`--to: expected a time such as 2024-05-01T13:00:00Z, got ${JSON.stringify(opts.to)}`);
+      toMs = nsToMsCeil(to);
+      if (toMs <= fromMs) throw new UsageError('--to must be later than --from');
+    }
+  } else {
+    const sinceText = opts.since ?? DEFAULT_SINCE;
+    const sinceMs = parseDuration(sinceText);
+    if (sinceMs === undefined || sinceMs <= 0) throw new UsageError(`--since: expected a positive duration such as 15m, got ${JSON.stringify(sinceText)}`);
+    fromMs = nowMs - sinceMs;
+    toMs = follow ? undefined : nowMs;
+  }
+  return { modelId, fromMs, toMs, follow, intervalMs, format, isLessLogs: opts.lessLogs === true ? true : undefined };
+}
+
+/**
+ * Prints each distinct line once per occurrence: during one fetch of a window a line's
+ * running count is compared with the most copies any fetch has shown, so a re-read prints
+ * nothing new while two genuine identical lines both print.
+ */
+export class OccurrenceFilter {
+  private readonly delivered = new Map<string, { count: number; ns: bigint }>();
+  private readonly seen = new Map<string, number>();
+
+  /** Starts a fetch of a window (or its restart): running counts start from zero. */
+  beginFetch(): void {
+    this.seen.clear();
+  }
+
+  /**
+   * Whether `entry` is to be printed. An entry older than `minNs` (the window's start) is
+   * not: the service may answer outside the window, and such a line may have been pruned
+   * already. `fallbackNs` dates an entry whose time cannot be parsed, for pruning.
+   */
+  admit(entry: LogEntry, minNs: bigint, fallbackNs: bigint): boolean {
+    const parsed = parseEntryTime(entry.time);
+    if (parsed.ok && parsed.ns < minNs) return false;
+    const timePart = parsed.ok ? parsed.canonical : `?${entry.time}`;
+    const text = entry.log.length > KEY_TEXT_LIMIT ? `#${hash('sha256', entry.log)}` : `=${entry.log}`;
+    const key = `${timePart}\u0000${entry.stream}\u0000${text}`;
+    const seen = (this.seen.get(key) ?? 0) + 1;
+    this.seen.set(key, seen);
+    const record = this.delivered.get(key);
+    if (record === undefined) {
+      this.delivered.set(key, { count: seen, ns: parsed.ok ? parsed.ns : fallbackNs });
+      return true;
+    }
+    if (seen > record.count) {
+      record.count = seen;
+      return true;
+    }
+    return false;
+  }
+
+  /** Forgets lines older than `beforeNs`: no later fetch can return them again. */
+  prune(beforeNs: bigint): void {
+    for (const [key, record] of this.delivered) if (record.ns < beforeNs) this.delivered.delete(key);
+  }
+
+  /** Number of remembered lines. */
+  get size(): number {
+    return this.delivered.size;
+  }
+}
+
+function formatEntry(modelId: string, e: LogEntry, format: 'ndjson' | 'text'): string {
+  if (format === 'text') return `${e.time} ${e.stream} ${e.log}\n`;
+  return `${JSON.stringify({ model_id: modelId, time: e.time, stream: e.stream, log: e.log })}\n`;
+}
+
+/**
+ * Fetches every page of one window and prints the lines the filter admits. A rejected
+ * continuation token restarts the window from its start; the filter keeps the restart
+ * from printing anything twice.
+ */
+async function fetchWindow(
+  client: ApiClient,
+  p: Plan,
+  fromMs: number,
+  toMs: number,
+  filter: OccurrenceFilter,
+  out: OutputWriter,
+  io: CommandIo,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  const minNs = msToNs(fromMs);
+  const fallbackNs = msToNs(toMs);
+  for (let restarts = 0; ; restarts++) {
+    filter.beginFetch();
+    let token: string | undefined;
+    try {
+      for (;;) {
+        const page = await client.getLogs(
+          { modelId: p.modelId, fromMs, toMs, ...(p.isLessLogs !== undefined ? { isLessLogs: p.isLessLogs } : {}), ...(token !== undefined ? { nextToken: token } : {}) },
+          signal,
+        );
+        let chunk = '';
+        for (const e of page.entries) if (filter.admit(e, minNs, fallbackNs)) chunk += formatEntry(p.modelId, e, p.format);
+        await out.write(chunk);
+        // A token that comes back unchanged with nothing in the page would loop forever.
+        if (page.nextToken === undefined || (page.nextToken === token && page.entries.length === 0)) return;
+        token = page.nextToken;
+      }
+    } catch (err) {
+      const tokenRejected = token !== undefined && err instanceof ApiClientError && err.status !== undefined && TOKEN_REJECTED_STATUSES.has(err.status);
+      if (!tokenRejected || restarts >= MAX_TOKEN_RESTARTS) throw err;
+      io.stderr.write(`mls: the service rejected the continuation token (HTTP ${err.status}); reading the window again from its start\n`);
+    }
+  }
+}
+
+/** Runs `mls logs` with parsed options. Resolves when done; failures are thrown. */
+export async function runLogs(opts: LogsCliOptions, io: CommandIo, deps: LogsDeps = {}): Promise<void> {
+  refuseTokenFlag(opts);
+  const clock = deps.clock ?? systemClock;
+  const p = plan(opts, clock.now());
+  const apiOptions = await resolveApiOptions(opts, io.env);
+  const client = (deps.createClient ?? createApiClient)(apiOptions);
+  const out = new OutputWriter(io.stdout);
+  const filter = new OccurrenceFilter();
+  try {
+    if (!p.follow) {
+      await fetchWindow(client, p, p.fromMs, p.toMs!, filter, out, io, undefined);
+      return;
+    }
+    await follow(client, p, filter, out, io, clock);
+  } catch (err) {
+    if (err instanceof OutputClosedError) return;
+    throw err;
+  } finally {
+    out.release();
+    await client.close();
+  }
+}
+
+async function follow(client: ApiClient, p: Plan, filter: OccurrenceFilter, out: OutputWriter, io: CommandIo, clock: Clock): Promise<void> {
+  let signal = io.signal;
+  let removeHandlers = (): void => {};
+  if (signal === undefined) {
+    const controller = new AbortController();
+    const stop = (): void => controller.abort(new Error('interrupted'));
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    removeHandlers = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+    };
+    signal = controller.signal;
+  }
+  const overlapMs = Math.max(MIN_FOLLOW_OVERLAP_MS, 2 * p.intervalMs);
+  let fromMs = p.fromMs;
+  let failing = false;
+  try {
+    while (!signal.aborted) {
+      const toMs = clock.now();
+      if (toMs > fromMs) {
+        try {
+          await fetchWindow(client, p, fromMs, toMs, filter, out, io, signal);
+          if (failing) io.stderr.write('mls: the service answers again\n');
+          failing = false;
+          fromMs = Math.max(p.fromMs, toMs - overlapMs);
+          filter.prune(msToNs(fromMs));
+        } catch (err) {
+          if (signal.aborted) break;
+          // Following outlives a bad minute of the service; a refused token or request does not.
+          if (!(err instanceof ApiError) || !err.retryable) throw err;
+          if (!failing) io.stderr.write(`mls: ${err.message}; still trying every ${formatDuration(p.intervalMs)}\n`);
+          failing = true;
+        }
+      }
+      try {
+        await sleep(p.intervalMs, signal);
+      } catch {
+        break;
+      }
+    }
+  } finally {
+    removeHandlers();
+  }
+}

@@ -1,0 +1,81 @@
+//! `mls run --config F`: validates the config, then runs the daemon until SIGTERM/SIGINT.
+//! SIGHUP re-reads the config.
+import type { Command } from 'commander';
+import { loadConfig } from '../config/index.js';
+import { Daemon } from '../daemon.js';
+import { createLogger } from '../telemetry/logger.js';
+import { describeError } from '../errors.js';
+import { startAdminServer, type AdminServer } from '../admin/server.js';
+
+/** Adds `mls run`. */
+export function register(program: Command): void {
+  program
+    .command('run')
+    .description('run the daemon: poll every configured model and ship new entries to the sinks')
+    .requiredOption('-c, --config <file>', 'configuration file (YAML)')
+    .option('--log-level <level>', 'override log.level (trace, debug, info, warn, error)')
+    .action(async (opts: { config: string; logLevel?: string }) => {
+      const config = await loadConfig(opts.config);
+      const logger = createLogger({ level: opts.logLevel ?? config.log.level });
+      const daemon = await Daemon.start({ config, logger });
+      let admin: AdminServer | undefined;
+      if (config.admin) admin = await startAdminServer({ daemon, listen: config.admin.listen, maxLagMs: config.health.max_lag, logger: logger.child({ component: 'admin' }) });
+      await waitForShutdown({
+        logger,
+        timeoutMs: config.shutdown_timeout,
+        stop: async () => {
+          await daemon.stop();
+          await admin?.close();
+        },
+        reload: async () => {
+          try {
+            const next = await loadConfig(opts.config);
+            await daemon.reload(next);
+          } catch (err) {
+            logger.error({ err: describeError(err), problems: (err as { problems?: unknown }).problems }, 'reload rejected; keeping the running configuration');
+          }
+        },
+      });
+    });
+}
+
+/** Resolves once a stop signal was handled; a second signal, or the timeout, exits at once. */
+export function waitForShutdown(o: { logger: import('pino').Logger; timeoutMs: number; stop: () => Promise<void>; reload?: () => Promise<void> }): Promise<void> {
+  return new Promise((resolve) => {
+    let stopping = false;
+    const onStop = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        o.logger.warn({ signal }, 'second stop signal: exiting now');
+        process.exit(1);
+      }
+      stopping = true;
+      o.logger.info({ signal }, 'stop signal received');
+      const timer = setTimeout(() => {
+        o.logger.error({ timeoutMs: o.timeoutMs }, 'shutdown timed out; exiting (state is consistent; unfinished work is redone at the next start)');
+        process.exit(1);
+      }, o.timeoutMs);
+      timer.unref();
+      o.stop().then(
+        () => {
+          clearTimeout(timer);
+          process.off('SIGHUP', onHup);
+          resolve();
+        },
+        (err: unknown) => {
+          o.logger.error({ err: describeError(err) }, 'shutdown failed');
+          process.exitCode = 1;
+          resolve();
+        },
+      );
+    };
+    const onHup = () => {
+      if (!stopping && o.reload) {
+        o.logger.info('SIGHUP: reloading the configuration');
+        void o.reload();
+      }
+    };
+    process.on('SIGTERM', onStop);
+    process.on('SIGINT', onStop);
+    process.on('SIGHUP', onHup);
+  });
+}

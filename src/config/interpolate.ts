@@ -1,0 +1,68 @@
+//! `${VAR}` interpolation of every string value of the parsed config, before validation.
+//! `${VAR:-default}` uses the default when VAR is unset or empty; `$${` is a literal `${`.
+
+/** One path segment: a mapping key or a list index. */
+export type PathSegment = string | number;
+
+/** A problem found while interpolating, located by its path. */
+export interface InterpolationProblem {
+  path: PathSegment[];
+  message: string;
+}
+
+/** Result of {@link interpolate}. */
+export interface Interpolated {
+  value: unknown;
+  problems: InterpolationProblem[];
+  /** Every value substituted from the environment, with the variable it came from. */
+  substituted: { name: string; value: string }[];
+}
+
+const REF_RE = /\$\$\{|\$\{([^}]*)\}|\$\{/g;
+const NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+function interpolateString(text: string, env: NodeJS.ProcessEnv, out: Interpolated, path: PathSegment[]): string {
+  if (!text.includes('${')) return text;
+  return text.replace(REF_RE, (whole, body: string | undefined) => {
+    if (whole === '$${') return '${';
+    if (body === undefined) {
+      out.problems.push({ path, message: 'has a ${ without a closing }; write ${VAR}, or $${ for a literal ${' });
+      return '';
+    }
+    const sep = body.indexOf(':-');
+    const name = sep === -1 ? body : body.slice(0, sep);
+    if (!NAME_RE.test(name)) {
+      out.problems.push({ path, message: `\${${name}} is not a variable reference; names use letters, digits and _ (write $\${ for a literal \${)` });
+      return '';
+    }
+    const value = env[name];
+    if (value !== undefined && (value !== '' || sep === -1)) {
+      out.substituted.push({ name, value });
+      return value;
+    }
+    if (sep !== -1) return body.slice(sep + 2);
+    out.problems.push({ path, message: `environment variable ${name} is not set; set it, or write \${${name}:-default}` });
+    return '';
+  });
+}
+
+function walk(value: unknown, env: NodeJS.ProcessEnv, out: Interpolated, path: PathSegment[]): unknown {
+  if (typeof value === 'string') return interpolateString(value, env, out, path);
+  if (Array.isArray(value)) return value.map((v, i) => walk(v, env, out, [...path, i]));
+  if (value !== null && typeof value === 'object') {
+    const result: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      // defineProperty, so a `__proto__` key stays a plain (and then rejected) key
+      Object.defineProperty(result, k, { value: walk(v, env, out, [...path, k]), enumerable: true, writable: true, configurable: true });
+    }
+    return result;
+  }
+  return value;
+}
+
+/** Replaces `${VAR}` references in every string value (not in keys) of `value`. */
+export function interpolate(value: unknown, env: NodeJS.ProcessEnv): Interpolated {
+  const out: Interpolated = { value: undefined, problems: [], substituted: [] };
+  out.value = walk(value, env, out, []);
+  return out;
+}

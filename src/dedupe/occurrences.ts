@@ -1,0 +1,21 @@
+//! Occurrence-counted dedupe. For each key the store keeps `delivered`, the most copies
+//! any single fetch of a window has shown; during a fetch it keeps `seen`, the running
+//! count of the key in that fetch. An entry is new exactly when `seen` exceeds
+//! `delivered`, so genuine identical twins are each delivered once and re-reading an
+//! overlapping window delivers nothing twice.
+
+/** Stored counts of one key. */
+export interface KeyCounts {
+  delivered: number;
+  seen: number;
+  /** The fetch that `seen` belongs to; a count from another fetch starts again at 0. */
+  fetchId: number;
+}
+
+/** Decides one entry of fetch `fetchId`: returns the counts to store and whether to deliver it. */
+export function countOccurrence(stored: KeyCounts | undefined, fetchId: number): { counts: KeyCounts; isNew: boolean } {
+  const seen = stored !== undefined && stored.fetchId === fetchId ? stored.seen + 1 : 1;
+  const delivered = stored?.delivered ?? 0;
+  const isNew = seen > delivered;
+  return { counts: { delivered: isNew ? seen : delivered, seen, fetchId }, isNew };
+}

@@ -1,0 +1,49 @@
+//! Single-writer lock of a state file: a second daemon on the same state refuses to
+//! start. The lock is an exclusive SQLite transaction held on `<state>.lock`; the
+//! operating system releases it when the process dies, even by SIGKILL.
+import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { StateError } from '../errors.js';
+
+/** A held lock. `release()` is idempotent. */
+export interface StateLock {
+  release(): void;
+}
+
+/** Takes the single-writer lock of `statePath` or throws a StateError naming the holder. */
+export function acquireStateLock(statePath: string): StateLock {
+  const lockPath = `${statePath}.lock`;
+  const pidPath = `${statePath}.pid`;
+  closeSync(openSync(lockPath, 'a', 0o600));
+  const db = new Database(lockPath, { timeout: 0 });
+  try {
+    db.pragma('locking_mode = EXCLUSIVE');
+    db.exec('BEGIN EXCLUSIVE');
+  } catch (err) {
+    db.close();
+    let holder = '';
+    try {
+      holder = readFileSync(pidPath, 'utf8').trim();
+    } catch {
+      // no pid file: the holder did not get that far
+    }
+    throw new StateError(
+      'MLS_ERR_STATE_LOCKED',
+      `state file ${statePath} is in use by another mls daemon${holder ? ` (pid ${holder})` : ''}; stop it first, or give this one its own state.path`,
+      { cause: err },
+    );
+  }
+  writeFileSync(pidPath, `${process.pid}\n`, { mode: 0o600 });
+  let released = false;
+  return {
+    release() {
+      if (released) return;
+      released = true;
+      try {
+        db.exec('ROLLBACK');
+      } finally {
+        db.close();
+      }
+    },
+  };
+}

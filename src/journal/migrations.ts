@@ -1,0 +1,78 @@
+//! Numbered schema migrations of the state file, applied in order at open.
+
+/** One migration: `version` is stored in `PRAGMA user_version` once applied. */
+export interface Migration {
+  version: number;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE meta (
+        key   TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      );
+      -- One row per model: where polling stands.
+      CREATE TABLE checkpoints (
+        model_id     TEXT PRIMARY KEY,
+        start_ms     INTEGER NOT NULL,   -- resolved from start_at once, when the model was first seen
+        watermark_ms INTEGER,            -- 'to' of the last completed window (NULL: none yet)
+        win_from     INTEGER,            -- window in progress (NULL: none)
+        win_to       INTEGER,
+        next_token   TEXT,               -- token for the next page of the window in progress
+        fetch_id     INTEGER NOT NULL DEFAULT 0,
+        plan_state   TEXT,               -- planner state (JSON), e.g. the re-read schedule
+        last_entry_ns INTEGER,           -- newest entry time seen
+        updated_ms   INTEGER NOT NULL
+      );
+      -- Occurrence counts of entry keys: see dedupe/.
+      CREATE TABLE dedupe (
+        model_id   TEXT    NOT NULL,
+        time_ns    INTEGER NOT NULL,
+        hash       INTEGER NOT NULL,
+        delivered  INTEGER NOT NULL,     -- most copies any single fetch of a window has shown
+        seen       INTEGER NOT NULL,     -- copies shown so far by fetch 'fetch_id'
+        fetch_id   INTEGER NOT NULL,
+        touched_ms INTEGER NOT NULL,     -- 'from' of the last window that returned the key
+        PRIMARY KEY (model_id, time_ns, hash)
+      ) WITHOUT ROWID;
+      -- Append-only journal of new entries; seq never goes backwards (AUTOINCREMENT).
+      CREATE TABLE journal (
+        seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+        model_id   TEXT    NOT NULL,
+        time       TEXT    NOT NULL,
+        time_ns    INTEGER NOT NULL,
+        stream     TEXT    NOT NULL,
+        log        TEXT    NOT NULL,
+        fetched_ms INTEGER NOT NULL,
+        bytes      INTEGER NOT NULL
+      );
+      -- One row per sink: the highest seq it acknowledged, plus its committed state.
+      CREATE TABLE sinks (
+        name           TEXT PRIMARY KEY,
+        cursor         INTEGER NOT NULL,
+        state          TEXT,
+        inflight_first INTEGER,
+        inflight_last  INTEGER,
+        delivered      INTEGER NOT NULL DEFAULT 0,
+        dropped        INTEGER NOT NULL DEFAULT 0,
+        updated_ms     INTEGER NOT NULL
+      );
+      -- Batches a sink rejected permanently, kept whole for inspection and replay.
+      CREATE TABLE dlq (
+        id         INTEGER PRIMARY KEY AUTOINCREMENT,
+        sink       TEXT    NOT NULL,
+        first_seq  INTEGER NOT NULL,
+        last_seq   INTEGER NOT NULL,
+        count      INTEGER NOT NULL,
+        error      TEXT    NOT NULL,
+        created_ms INTEGER NOT NULL,
+        entries    TEXT    NOT NULL,     -- JSON array of entries
+        replay     INTEGER NOT NULL DEFAULT 0  -- 1: a running daemon should send it again
+      );
+      CREATE INDEX dlq_sink ON dlq (sink, id);
+    `,
+  },
+];

@@ -1,0 +1,227 @@
+//! Polls one model: plans windows, fetches each page with the previous next_token, and
+//! commits every page (entries, dedupe counts, token) in one transaction. A crash resumes
+//! from the saved token; a rejected token restarts the window, and dedupe absorbs the repeat.
+import type { Logger } from 'pino';
+import type { ApiClient, LogEntry, LogsPage } from '../api/types.js';
+import { ApiAuthError, ApiClientError, ApiError } from '../api/errors.js';
+import type { Clock } from '../time/clock.js';
+import { parseEntryTime } from '../time/timestamp.js';
+import { contentHash } from '../dedupe/key.js';
+import type { Checkpoint, PreparedEntry, StateStore } from '../journal/store.js';
+import type { Metrics } from '../telemetry/metrics.js';
+import { describeError } from '../errors.js';
+import { planWindows, pruneHorizonMs, type PlannerSettings } from './planner.js';
+import { backoffDelay, jittered, sleep } from './sleep.js';
+
+/** Where a model with no checkpoint starts. */
+export type StartAt = { kind: 'now' } | { kind: 'relative'; ms: number } | { kind: 'absolute'; ms: number };
+
+/** Resolves `start_at` against the current time (epoch ms). */
+export function resolveStart(startAt: StartAt, nowMs: number): number {
+  switch (startAt.kind) {
+    case 'now':
+      return nowMs;
+    case 'relative':
+      return nowMs - Math.abs(startAt.ms);
+    case 'absolute':
+      return startAt.ms;
+  }
+}
+
+/** Settings of one model's poller. */
+export interface ModelPollerSettings extends PlannerSettings {
+  intervalMs: number;
+  jitter: number;
+  startAt: StartAt;
+  isLessLogs: boolean | undefined;
+}
+
+/** What a poller needs from the daemon. */
+export interface ModelPollerDeps {
+  modelId: string;
+  settings: ModelPollerSettings;
+  store: StateStore;
+  client: ApiClient;
+  /** Runs a request under the global concurrency and rate limits. */
+  schedule<T>(fn: () => Promise<T>): Promise<T>;
+  /** Resolves when the journal has room for another page (backpressure). */
+  waitForRoom(signal: AbortSignal): Promise<void>;
+  /** Called after each committed page that appended entries. */
+  onAppend(): void;
+  clock: Clock;
+  logger: Logger;
+  metrics: Metrics;
+}
+
+const AUTH_RETRY_MS = [30_000, 60_000, 120_000, 300_000, 600_000];
+
+/** The poll loop of one model. `stop()` lets the page in flight finish and commit. */
+export class ModelPoller {
+  private readonly stopController = new AbortController();
+  private runPromise: Promise<void> | undefined;
+  private failures = 0;
+  private authFailures = 0;
+  /** Last error, for status output. */
+  lastError: { code: string; message: string; atMs: number } | undefined;
+
+  constructor(private readonly d: ModelPollerDeps) {}
+
+  get modelId(): string {
+    return this.d.modelId;
+  }
+
+  /** Starts the loop (once). */
+  start(): Promise<void> {
+    this.runPromise ??= this.loop().catch((err: unknown) => {
+      this.d.logger.error({ err, model: this.d.modelId }, 'model poller stopped by an unexpected error');
+    });
+    return this.runPromise;
+  }
+
+  /** Stops polling; resolves when the page in flight is committed. */
+  stop(): Promise<void> {
+    this.stopController.abort();
+    return this.runPromise ?? Promise.resolve();
+  }
+
+  private get stopping(): boolean {
+    return this.stopController.signal.aborted;
+  }
+
+  private async loop(): Promise<void> {
+    const { store, clock, settings, modelId, metrics } = this.d;
+    store.ensureCheckpoint(modelId, resolveStart(settings.startAt, clock.now()));
+    metrics.modelUp.set({ model: modelId }, 1);
+    while (!this.stopping) {
+      let cp = store.getCheckpoint(modelId)!;
+      this.updateLag(cp);
+      if (!cp.window) {
+        const [next] = planWindows(cp, clock.now(), settings);
+        if (!next) {
+          await sleep(jittered(settings.intervalMs, settings.jitter), this.stopController.signal);
+          continue;
+        }
+        cp = store.beginWindow(modelId, next.fromMs, next.toMs);
+      }
+      const outcome = await this.fetchWindow(cp);
+      if (outcome.kind === 'stopped') return;
+      if (outcome.kind === 'failed') {
+        await sleep(outcome.retryInMs, this.stopController.signal);
+        continue;
+      }
+      this.failures = 0;
+      const done = store.getCheckpoint(modelId)!;
+      this.updateLag(done);
+      metrics.polls.inc({ model: modelId });
+      metrics.lastSuccess.set({ model: modelId }, clock.now() / 1000);
+      if (done.watermarkMs !== undefined) store.pruneKeys(modelId, pruneHorizonMs(done.watermarkMs, settings));
+      // Caught up: wait for the next interval. Behind: fetch the next window at once.
+      const caughtUp = done.watermarkMs !== undefined && done.watermarkMs >= clock.now() - settings.settleMs - settings.intervalMs;
+      if (caughtUp) await sleep(jittered(settings.intervalMs, settings.jitter), this.stopController.signal);
+    }
+  }
+
+  private updateLag(cp: Checkpoint): void {
+    const reached = cp.watermarkMs ?? cp.startMs;
+    this.d.metrics.lag.set({ model: this.d.modelId }, Math.max(0, (this.d.clock.now() - reached) / 1000));
+  }
+
+  private async fetchWindow(cp: Checkpoint): Promise<{ kind: 'done' | 'stopped' } | { kind: 'failed'; retryInMs: number }> {
+    const { store, modelId, metrics, logger } = this.d;
+    const window = cp.window!;
+    let token = window.nextToken;
+    let fetchId = cp.fetchId;
+    let restarts = 0;
+    for (;;) {
+      if (this.stopping) return { kind: 'stopped' };
+      await this.d.waitForRoom(this.stopController.signal);
+      if (this.stopping) return { kind: 'stopped' };
+      let page: LogsPage;
+      try {
+        page = await this.d.schedule(() =>
+          this.d.client.getLogs({ modelId, fromMs: window.fromMs, toMs: window.toMs, isLessLogs: this.d.settings.isLessLogs, nextToken: token }),
+        );
+      } catch (err) {
+        if (token !== undefined && err instanceof ApiClientError && err.status === 400 && restarts < 3) {
+          // The token expired or is unknown (e.g. the service restarted): fetch the window again.
+          restarts++;
+          metrics.tokenRestarts.inc({ model: modelId });
+          logger.warn({ model: modelId, status: err.status, details: err.message }, 'next_token rejected; restarting the window from its start');
+          fetchId = store.beginWindow(modelId, window.fromMs, window.toMs).fetchId;
+          token = undefined;
+          continue;
+        }
+        return { kind: 'failed', retryInMs: this.onFetchError(err) };
+      }
+      this.noteRecovered();
+      const prepared = this.prepare(page.entries, window.fromMs);
+      const repeated = page.nextToken !== undefined && page.nextToken === token;
+      if (repeated) metrics.tokenLoops.inc({ model: modelId });
+      const end = page.nextToken === undefined || repeated;
+      const commit = store.commitPage(modelId, fetchId, window.fromMs, prepared, end ? { end: true } : { nextToken: page.nextToken! }, this.d.clock.now());
+      metrics.pages.inc({ model: modelId });
+      metrics.entriesFetched.inc({ model: modelId }, page.entries.length);
+      if (commit.appended > 0) {
+        metrics.entriesNew.inc({ model: modelId }, commit.appended);
+        this.d.onAppend();
+      }
+      if (commit.duplicates > 0) metrics.duplicates.inc({ model: modelId }, commit.duplicates);
+      if (end) return { kind: 'done' };
+      token = page.nextToken;
+    }
+  }
+
+  private prepare(entries: readonly LogEntry[], windowFromMs: number): PreparedEntry[] {
+    const out: PreparedEntry[] = new Array(entries.length);
+    let bad = 0;
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i]!;
+      const t = parseEntryTime(e.time);
+      if (t.ok) {
+        out[i] = { entry: e, timeNs: t.ns, hash: contentHash(e.stream, e.log) };
+      } else {
+        // Kept and delivered with its original text; keyed under the window start so it is deduped and pruned.
+        bad++;
+        out[i] = { entry: e, timeNs: BigInt(windowFromMs) * 1_000_000n, hash: contentHash(e.stream, `${e.time}\u0000${e.log}`) };
+      }
+    }
+    if (bad > 0) {
+      this.d.metrics.badTimes.inc({ model: this.d.modelId }, bad);
+      this.d.logger.warn({ model: this.d.modelId, count: bad, example: entries.find((e) => !parseEntryTime(e.time).ok)?.time.slice(0, 64) }, 'entries with an unparseable time; delivered with their time unchanged');
+    }
+    return out;
+  }
+
+  private noteRecovered(): void {
+    if (this.authFailures > 0 || this.failures > 0) {
+      this.d.logger.info({ model: this.d.modelId }, 'model polling recovered');
+      this.d.metrics.modelUp.set({ model: this.d.modelId }, 1);
+    }
+    this.failures = 0;
+    this.authFailures = 0;
+    this.lastError = undefined;
+  }
+
+  private onFetchError(err: unknown): number {
+    const { modelId, logger, metrics } = this.d;
+    const code = err instanceof ApiError ? err.code : 'MLS_ERR_UNKNOWN';
+    metrics.pollErrors.inc({ model: modelId, code });
+    this.lastError = { code, message: describeError(err), atMs: this.d.clock.now() };
+    if (err instanceof ApiAuthError) {
+      const delay = AUTH_RETRY_MS[Math.min(this.authFailures, AUTH_RETRY_MS.length - 1)]!;
+      this.authFailures++;
+      metrics.modelUp.set({ model: modelId }, 0);
+      logger.error({ model: modelId, status: err.status, retryInMs: delay }, 'the service refused the API token; polling of this model is paused until it is accepted (check api.token)');
+      return delay;
+    }
+    this.failures++;
+    const delay = backoffDelay(this.failures, 1_000, 60_000);
+    if (err instanceof ApiClientError) {
+      metrics.modelUp.set({ model: modelId }, 0);
+      logger.error({ model: modelId, status: err.status, err: describeError(err), retryInMs: delay }, 'the service rejected the logs request');
+    } else if (this.failures === 1 || this.failures % 10 === 0) {
+      logger.warn({ model: modelId, code, err: describeError(err), failures: this.failures, retryInMs: delay }, 'fetching logs failed; will retry');
+    }
+    return Math.max(delay, 250);
+  }
+}

@@ -1,0 +1,79 @@
+//! Faults the simulated service can inject into an answer, and how one is picked per request.
+import type { Prng } from './prng.js';
+
+/** The kinds of fault, in the order their probabilities are stacked. */
+export const FAULT_KINDS = ['error500', 'error503', 'error429', 'truncated', 'html200', 'slow'] as const;
+/** One kind of injected fault. */
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/** Probabilities per request of each fault, and how the faults behave. */
+export interface FaultRates {
+  /** 500 with a JSON error body. */
+  error500: number;
+  /** 503 with `Retry-After`. */
+  error503: number;
+  /** 429 with `Retry-After`. */
+  error429: number;
+  /** Headers sent with a Content-Length larger than the body, half the body, then the socket destroyed. */
+  truncated: number;
+  /** 200 with an HTML body. */
+  html200: number;
+  /** The normal answer, after `slowMs`. */
+  slow: number;
+  /** Delay of a slow answer in ms. Default 2000. */
+  slowMs: number;
+  /** Seconds announced by `Retry-After` on 429 and 503. Default 1. */
+  retryAfter: number;
+  /** `Retry-After` as delta seconds, as an HTTP date, or either at random. Default `seconds`. */
+  retryAfterStyle: 'seconds' | 'date' | 'mixed';
+}
+
+/** Defaults: no fault at all. */
+export const NO_FAULTS: FaultRates = {
+  error500: 0,
+  error503: 0,
+  error429: 0,
+  truncated: 0,
+  html200: 0,
+  slow: 0,
+  slowMs: 2000,
+  retryAfter: 1,
+  retryAfterStyle: 'seconds',
+};
+
+/**
+ * Spreads one overall fault probability over the kinds, weighted toward what a real
+ * service behind a proxy produces most often.
+ */
+export function spreadFaultRate(rate: number): Partial<FaultRates> {
+  return {
+    error500: rate * 0.2,
+    error503: rate * 0.2,
+    error429: rate * 0.2,
+    truncated: rate * 0.15,
+    html200: rate * 0.1,
+    slow: rate * 0.15,
+  };
+}
+
+/** Picks the fault of one request, or `undefined` for a normal answer. */
+export function pickFault(rates: FaultRates, rng: Prng): FaultKind | undefined {
+  let total = 0;
+  for (const k of FAULT_KINDS) total += rates[k];
+  if (total <= 0) return undefined;
+  const u = rng.next();
+  let acc = 0;
+  for (const k of FAULT_KINDS) {
+    acc += rates[k];
+    if (u < acc) return k;
+  }
+  return undefined;
+}
+
+/** The `Retry-After` value announcing `seconds` from `nowMs`. */
+export function retryAfterValue(rates: FaultRates, nowMs: number, rng: Prng): string {
+  const style = rates.retryAfterStyle === 'mixed' ? (rng.next() < 0.5 ? 'seconds' : 'date') : rates.retryAfterStyle;
+  if (style === 'seconds') return String(Math.max(0, Math.round(rates.retryAfter)));
+  // HTTP dates have whole seconds; rounding up keeps the announced wait at least `retryAfter`.
+  return new Date(Math.ceil((nowMs + rates.retryAfter * 1000) / 1000) * 1000).toUTCString();
+}

@@ -1,0 +1,133 @@
+//! A bounded set of open append-only file descriptors, least recently used closed first,
+//! so a template that fans out over many models or hours cannot exhaust descriptors.
+import { constants } from 'node:fs';
+import { mkdir, open, type FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
+
+/** Fsyncs a directory so a file created or renamed in it survives power loss. */
+export async function fsyncDir(dir: string): Promise<void> {
+  const fh = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY);
+  try {
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Options of {@link FileHandles}. */
+export interface FileHandlesOptions {
+  /** Most descriptors kept open. */
+  max: number;
+  fileMode: number;
+  dirMode: number;
+  /** Fsync the directories of created files and directories. */
+  syncDirs: boolean;
+  /** Called before a descriptor is closed to make room (e.g. to fsync it). */
+  beforeEvict(path: string, fh: FileHandle): Promise<void>;
+}
+
+const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT;
+
+/** Open descriptors by path, in least-recently-used order. */
+export class FileHandles {
+  readonly #opts: FileHandlesOptions;
+  readonly #open = new Map<string, { fh: FileHandle; usedAt: number }>();
+
+  constructor(opts: FileHandlesOptions) {
+    this.#opts = opts;
+  }
+
+  /** Whether `path` has an open descriptor. */
+  has(path: string): boolean {
+    return this.#open.has(path);
+  }
+
+  /** Paths with an open descriptor, least recently used first. */
+  paths(): string[] {
+    return [...this.#open.keys()];
+  }
+
+  /** The open descriptor of `path`, if any, without opening one. */
+  peek(path: string): FileHandle | undefined {
+    return this.#open.get(path)?.fh;
+  }
+
+  /**
+   * Returns a descriptor appending to `path`, opening (and if need be creating the file
+   * and its directories) when none is open. `created` says whether the file was created.
+   */
+  async acquire(path: string): Promise<{ fh: FileHandle; created: boolean }> {
+    const hit = this.#open.get(path);
+    if (hit !== undefined) {
+      this.#open.delete(path);
+      hit.usedAt = performance.now();
+      this.#open.set(path, hit);
+      return { fh: hit.fh, created: false };
+    }
+    const { fh, created } = await this.#openFile(path);
+    this.#open.set(path, { fh, usedAt: performance.now() });
+    while (this.#open.size > this.#opts.max) {
+      const [oldest, entry] = this.#open.entries().next().value as [string, { fh: FileHandle }];
+      this.#open.delete(oldest);
+      try {
+        await this.#opts.beforeEvict(oldest, entry.fh);
+      } finally {
+        await entry.fh.close();
+      }
+    }
+    return { fh, created };
+  }
+
+  async #openFile(path: string): Promise<{ fh: FileHandle; created: boolean }> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const fh = await open(path, APPEND | constants.O_EXCL, this.#opts.fileMode);
+        if (this.#opts.syncDirs) await fsyncDir(dirname(path));
+        return { fh, created: true };
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'EEXIST') return { fh: await open(path, APPEND, this.#opts.fileMode), created: false };
+        if (code !== 'ENOENT' || attempt > 0) throw err;
+        await this.#mkdirs(dirname(path));
+      }
+    }
+  }
+
+  async #mkdirs(dir: string): Promise<void> {
+    const first = await mkdir(dir, { recursive: true, mode: this.#opts.dirMode });
+    if (first === undefined || !this.#opts.syncDirs) return;
+    // Every directory created needs its entry made durable in its parent.
+    for (let d = dir; ; d = dirname(d)) {
+      await fsyncDir(dirname(d));
+      if (d === first || dirname(d) === d) break;
+    }
+  }
+
+  /** Closes the descriptor of `path`, if open. */
+  async close(path: string): Promise<void> {
+    const entry = this.#open.get(path);
+    if (entry === undefined) return;
+    this.#open.delete(path);
+    await entry.fh.close();
+  }
+
+  /** Closes descriptors unused for longer than `idleMs`; returns their paths. */
+  async closeIdle(idleMs: number): Promise<string[]> {
+    const limit = performance.now() - idleMs;
+    const closed: string[] = [];
+    for (const [path, entry] of [...this.#open]) {
+      if (entry.usedAt > limit) continue;
+      this.#open.delete(path);
+      closed.push(path);
+      await entry.fh.close().catch(() => undefined);
+    }
+    return closed;
+  }
+
+  /** Closes every descriptor; errors on close are ignored (the data was written or will be rolled back). */
+  async closeAll(): Promise<void> {
+    const all = [...this.#open.values()];
+    this.#open.clear();
+    await Promise.all(all.map((e) => e.fh.close().catch(() => undefined)));
+  }
+}

@@ -1,0 +1,51 @@
+//! Builds a running sink from its config block: the built-in types and custom modules.
+import { pathToFileURL } from 'node:url';
+import type { SinkConfig } from '../config/index.js';
+import { ConfigError, describeError } from '../errors.js';
+import type { Sink, SinkContext, SinkFactory } from './contract.js';
+
+/** Builds one sink. Custom modules are imported from their (resolved) path. */
+export async function buildSink(config: SinkConfig, context: SinkContext): Promise<Sink> {
+  switch (config.type) {
+    case 'file': {
+      const { createFileSink } = await import('./file/index.js');
+      return createFileSink(config, context);
+    }
+    case 'stdout': {
+      const { createStdoutSink } = await import('./stdout/index.js');
+      return createStdoutSink(config, context);
+    }
+    case 'webhook': {
+      const { createWebhookSink } = await import('./webhook/index.js');
+      return createWebhookSink(config, context);
+    }
+    case 'otlp': {
+      const { createOtlpSink } = await import('./otlp/index.js');
+      return createOtlpSink(config, context);
+    }
+    case 'module':
+      return buildModuleSink(config.path, config.options ?? {}, context);
+  }
+}
+
+async function buildModuleSink(path: string, options: Record<string, unknown>, context: SinkContext): Promise<Sink> {
+  let mod: { default?: unknown; createSink?: unknown };
+  try {
+    mod = (await import(pathToFileURL(path).href)) as typeof mod;
+  } catch (err) {
+    throw new ConfigError(`sink ${context.name}: cannot load module ${path}: ${describeError(err)}`, [`sinks.${context.name}.path: cannot load ${path}`], { cause: err });
+  }
+  const factory = (typeof mod.default === 'function' ? mod.default : mod.createSink) as SinkFactory | undefined;
+  if (typeof factory !== 'function') {
+    throw new ConfigError(`sink ${context.name}: module ${path} exports no sink factory`, [
+      `sinks.${context.name}.path: ${path} must export a default function (or createSink) returning { healthcheck, send, flush, close }`,
+    ]);
+  }
+  const sink = await factory(options, context);
+  for (const method of ['healthcheck', 'send', 'flush', 'close'] as const) {
+    if (typeof (sink as unknown as Record<string, unknown>)[method] !== 'function') {
+      throw new ConfigError(`sink ${context.name}: module ${path} returned a sink without ${method}()`, [`sinks.${context.name}.path: the sink must implement ${method}()`]);
+    }
+  }
+  return sink;
+}

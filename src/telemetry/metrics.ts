@@ -1,0 +1,56 @@
+//! The daemon's own metrics (Prometheus, prefixed `mls_`). Labels are low-cardinality:
+//! model id, sink name, status class, outcome.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Every metric the daemon exports. Create one per daemon; tests read them back. */
+export class Metrics {
+  readonly registry = new Registry();
+
+  // per model
+  readonly polls = new Counter({ name: 'mls_polls_total', help: 'Windows fetched to the end, per model.', labelNames: ['model'], registers: [this.registry] });
+  readonly pages = new Counter({ name: 'mls_pages_total', help: 'Pages of logs received, per model.', labelNames: ['model'], registers: [this.registry] });
+  readonly entriesFetched = new Counter({ name: 'mls_entries_fetched_total', help: 'Log entries received from the service, per model (before dedupe).', labelNames: ['model'], registers: [this.registry] });
+  readonly entriesNew = new Counter({ name: 'mls_entries_new_total', help: 'Entries appended to the journal after dedupe, per model.', labelNames: ['model'], registers: [this.registry] });
+  readonly duplicates = new Counter({ name: 'mls_duplicates_dropped_total', help: 'Entries recognised as already delivered (window re-reads), per model.', labelNames: ['model'], registers: [this.registry] });
+  readonly badTimes = new Counter({ name: 'mls_entries_bad_time_total', help: 'Entries whose time could not be parsed (delivered anyway), per model.', labelNames: ['model'], registers: [this.registry] });
+  readonly tokenRestarts = new Counter({ name: 'mls_window_restarts_total', help: 'Window fetches restarted from the beginning because the service rejected next_token, per model.', labelNames: ['model'], registers: [this.registry] });
+  readonly tokenLoops = new Counter({ name: 'mls_token_repeats_total', help: 'Pages whose next_token repeated the token just sent (treated as the end), per model.', labelNames: ['model'], registers: [this.registry] });
+  readonly pollErrors = new Counter({ name: 'mls_poll_errors_total', help: 'Failed page fetches after the client gave up retrying, per model and error code.', labelNames: ['model', 'code'], registers: [this.registry] });
+  readonly lag = new Gauge({ name: 'mls_model_lag_seconds', help: 'Now minus the watermark (end of the last completed window), per model.', labelNames: ['model'], registers: [this.registry] });
+  readonly lastSuccess = new Gauge({ name: 'mls_model_last_success_timestamp_seconds', help: 'When a window of this model was last fetched to the end.', labelNames: ['model'], registers: [this.registry] });
+  readonly modelUp = new Gauge({ name: 'mls_model_up', help: '1 while the model polls normally, 0 while it is paused by an error (e.g. the token was refused).', labelNames: ['model'], registers: [this.registry] });
+  readonly apiRequests = new Counter({ name: 'mls_api_requests_total', help: 'HTTP requests to the service, per model, operation and status class (2xx, 4xx, 5xx, error).', labelNames: ['model', 'operation', 'status_class'], registers: [this.registry] });
+  readonly apiRetries = new Counter({ name: 'mls_api_retries_total', help: 'Requests to the service retried by the client, per model.', labelNames: ['model'], registers: [this.registry] });
+  readonly apiLatency = new Histogram({ name: 'mls_api_request_duration_seconds', help: 'Latency of requests to the service.', labelNames: ['operation'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers: [this.registry] });
+
+  // journal
+  readonly journalEntries = new Gauge({ name: 'mls_journal_entries', help: 'Entries held in the journal.', registers: [this.registry] });
+  readonly journalBytes = new Gauge({ name: 'mls_journal_bytes', help: 'Approximate bytes held in the journal.', registers: [this.registry] });
+  readonly journalFull = new Gauge({ name: 'mls_journal_full', help: '1 while the journal is at its bounds (polling paused with when_full: block).', registers: [this.registry] });
+
+  // per sink
+  readonly delivered = new Counter({ name: 'mls_sink_delivered_total', help: 'Entries acknowledged by the sink.', labelNames: ['sink'], registers: [this.registry] });
+  readonly batches = new Counter({ name: 'mls_sink_batches_total', help: 'Batches sent, per sink and outcome (ok, retry, reject).', labelNames: ['sink', 'outcome'], registers: [this.registry] });
+  readonly sinkRetries = new Counter({ name: 'mls_sink_retries_total', help: 'Batch sends retried, per sink.', labelNames: ['sink'], registers: [this.registry] });
+  readonly sinkFailures = new Counter({ name: 'mls_sink_failures_total', help: 'Failed batch sends (retryable or not), per sink.', labelNames: ['sink'], registers: [this.registry] });
+  readonly deadLetters = new Counter({ name: 'mls_sink_dead_letters_total', help: 'Entries moved to the dead-letter table, per sink.', labelNames: ['sink'], registers: [this.registry] });
+  readonly dropped = new Counter({ name: 'mls_sink_dropped_total', help: 'Entries dropped before delivery because the journal was full (when_full: drop_oldest), per sink.', labelNames: ['sink'], registers: [this.registry] });
+  readonly backlogEntries = new Gauge({ name: 'mls_sink_backlog_entries', help: 'Entries in the journal not yet acknowledged by the sink.', labelNames: ['sink'], registers: [this.registry] });
+  readonly backlogBytes = new Gauge({ name: 'mls_sink_backlog_bytes', help: 'Approximate bytes not yet acknowledged by the sink.', labelNames: ['sink'], registers: [this.registry] });
+  readonly deliveryLatency = new Histogram({ name: 'mls_sink_delivery_latency_seconds', help: 'Time from fetching an entry to its acknowledgement by the sink (per batch, oldest entry).', labelNames: ['sink'], buckets: [0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900], registers: [this.registry] });
+  readonly sendDuration = new Histogram({ name: 'mls_sink_send_duration_seconds', help: 'Duration of one batch send.', labelNames: ['sink'], buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30], registers: [this.registry] });
+
+  constructor(options: { processMetrics?: boolean } = {}) {
+    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'mls_' });
+  }
+
+  /** Prometheus text exposition. */
+  async text(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
+
+/** `2xx` / `4xx` / `5xx` / `error` for a status code or a transport failure. */
+export function statusClass(status: number | 'error'): string {
+  return status === 'error' ? 'error' : `${Math.floor(status / 100)}xx`;
+}

@@ -1,0 +1,221 @@
+//! Timestamps of log entries, exact to the nanosecond: parsing the service's ISO 8601
+//! strings (0–9 fractional digits, `Z` or a numeric offset) into bigint nanoseconds and a
+//! fixed-width canonical form that sorts lexicographically in time order, and formatting
+//! the millisecond times sent in requests.
+//!
+//! Parsing is on the hot path of every page, so it reads character codes directly:
+//! no regular expression, no `Date.parse`, no float on the way to the nanoseconds.
+
+/** A successfully parsed entry time. */
+export interface ParsedTime {
+  ok: true;
+  /** Nanoseconds since the Unix epoch, UTC. */
+  ns: bigint;
+  /** `YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ`: always 30 characters, UTC, nine fractional digits. */
+  canonical: string;
+}
+
+/** Why a string is not a valid entry time. Parsing never throws. */
+export interface TimeParseFailure {
+  ok: false;
+  reason: string;
+}
+
+const NS_PER_SECOND = 1_000_000_000n;
+const NS_PER_MS = 1_000_000n;
+const SECONDS_PER_DAY = 86_400;
+const FRACTION_PAD = '000000000';
+/** Seconds of 0000-01-01T00:00:00Z and of 10000-01-01T00:00:00Z: the canonical form's range. */
+const MIN_SECONDS = daysFromCivil(0, 1, 1) * SECONDS_PER_DAY;
+const MAX_SECONDS_EXCLUSIVE = daysFromCivil(10_000, 1, 1) * SECONDS_PER_DAY;
+
+/**
+ * Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
+ * Exact integer arithmetic on small numbers, so doubles are fine here.
+ */
+function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const doy = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146_097 + doe - 719_468;
+}
+
+function civilFromDays(days: number): [year: number, month: number, day: number] {
+  const z = days + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const month = mp < 10 ? mp + 3 : mp - 9;
+  return [yoe + era * 400 + (month <= 2 ? 1 : 0), month, day];
+}
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+
+/** Value of the two ASCII digits at `i`, or -1 when either is not a digit. */
+function two(s: string, i: number): number {
+  const a = s.charCodeAt(i) - 48;
+  const b = s.charCodeAt(i + 1) - 48;
+  if (a < 0 || a > 9 || b < 0 || b > 9) return -1;
+  return a * 10 + b;
+}
+
+function fail(reason: string): TimeParseFailure {
+  return { ok: false, reason };
+}
+
+// Consecutive entries almost always share their date, so the last day number is reused.
+let cachedDatePrefix = '';
+let cachedDays = 0;
+
+/**
+ * Parses an entry time `YYYY-MM-DDTHH:MM:SS[.f{1,9}](Z|±HH:MM)` exactly.
+ * Offsets are converted to UTC. Anything else (more than nine fractional digits,
+ * an impossible date such as month 13, February 30 or hour 24, a leap second, stray
+ * characters) yields a failure value; this function never throws.
+ */
+export function parseEntryTime(s: string): ParsedTime | TimeParseFailure {
+  if (typeof s !== 'string') return fail('not a string');
+  const len = s.length;
+  if (len < 19) return fail('too short for YYYY-MM-DDTHH:MM:SSZ');
+  if (s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45) return fail('expected YYYY-MM-DD');
+  if (s.charCodeAt(10) !== 84) return fail("expected 'T' between date and time");
+  if (s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58) return fail('expected HH:MM:SS');
+
+  const datePrefix = s.slice(0, 10);
+  let days: number;
+  if (datePrefix === cachedDatePrefix) {
+    days = cachedDays;
+  } else {
+    const yHi = two(s, 0);
+    const yLo = two(s, 2);
+    const month = two(s, 5);
+    const day = two(s, 8);
+    if (yHi < 0 || yLo < 0 || month < 0 || day < 0) return fail('non-digit in the date');
+    const year = yHi * 100 + yLo;
+    if (month < 1 || month > 12) return fail(`month ${month} does not exist`);
+    if (day < 1 || day > daysInMonth(year, month)) return fail(`day ${day} does not exist in ${datePrefix.slice(0, 7)}`);
+    days = daysFromCivil(year, month, day);
+    cachedDatePrefix = datePrefix;
+    cachedDays = days;
+  }
+
+  const hour = two(s, 11);
+  const minute = two(s, 14);
+  const second = two(s, 17);
+  if (hour < 0 || minute < 0 || second < 0) return fail('non-digit in the time of day');
+  if (hour > 23) return fail(`hour ${hour} does not exist`);
+  if (minute > 59) return fail(`minute ${minute} does not exist`);
+  if (second > 59) return fail(`second ${second} does not exist`);
+
+  let i = 19;
+  let fraction = 0;
+  let fractionDigits = 0;
+  if (s.charCodeAt(i) === 46) {
+    i++;
+    const start = i;
+    let c = s.charCodeAt(i) - 48;
+    while (c >= 0 && c <= 9) {
+      if (i - start === 9) return fail('more than nine fractional digits');
+      fraction = fraction * 10 + c;
+      i++;
+      c = s.charCodeAt(i) - 48;
+    }
+    fractionDigits = i - start;
+    if (fractionDigits === 0) return fail("no digit after '.'");
+  }
+
+  let offsetSeconds = 0;
+  const zone = s.charCodeAt(i);
+  if (zone === 90) {
+    if (i + 1 !== len) return fail('characters after the zone designator');
+  } else if (zone === 43 || zone === 45) {
+    if (i + 6 !== len || s.charCodeAt(i + 3) !== 58) return fail('expected a zone offset ±HH:MM');
+    const oh = two(s, i + 1);
+    const om = two(s, i + 4);
+    if (oh < 0 || om < 0 || oh > 23 || om > 59) return fail('invalid zone offset');
+    offsetSeconds = (oh * 3600 + om * 60) * (zone === 45 ? -1 : 1);
+  } else {
+    return fail("expected 'Z' or a zone offset");
+  }
+
+  const scaled = fractionDigits === 0 ? 0 : fraction * 10 ** (9 - fractionDigits);
+  if (offsetSeconds === 0) {
+    const seconds = days * SECONDS_PER_DAY + hour * 3600 + minute * 60 + second;
+    const padded = fractionDigits === 0 ? FRACTION_PAD : s.slice(20, 20 + fractionDigits) + FRACTION_PAD.slice(fractionDigits);
+    return {
+      ok: true,
+      ns: BigInt(seconds) * NS_PER_SECOND + BigInt(scaled),
+      canonical: `${s.slice(0, 19)}.${padded}Z`,
+    };
+  }
+  const seconds = days * SECONDS_PER_DAY + hour * 3600 + minute * 60 + second - offsetSeconds;
+  if (seconds < MIN_SECONDS || seconds >= MAX_SECONDS_EXCLUSIVE) return fail('outside the years 0000–9999 once converted to UTC');
+  const ns = BigInt(seconds) * NS_PER_SECOND + BigInt(scaled);
+  return { ok: true, ns, canonical: canonicalFromNs(ns) };
+}
+
+function pad2(n: number): string {
+  return n < 10 ? `0${n}` : String(n);
+}
+
+/**
+ * Formats nanoseconds since the epoch as the canonical 30-character UTC form.
+ * @throws RangeError outside the years 0000–9999, which the fixed width cannot hold.
+ */
+export function canonicalFromNs(ns: bigint): string {
+  let seconds = ns / NS_PER_SECOND;
+  let fraction = ns - seconds * NS_PER_SECOND;
+  if (fraction < 0n) {
+    fraction += NS_PER_SECOND;
+    seconds -= 1n;
+  }
+  const secs = Number(seconds);
+  if (secs < MIN_SECONDS || secs >= MAX_SECONDS_EXCLUSIVE) throw new RangeError(`time ${ns}ns is outside the years 0000–9999`);
+  const days = Math.floor(secs / SECONDS_PER_DAY);
+  const sod = secs - days * SECONDS_PER_DAY;
+  const [year, month, day] = civilFromDays(days);
+  const frac = String(fraction);
+  return (
+    `${String(year).padStart(4, '0')}-${pad2(month)}-${pad2(day)}T` +
+    `${pad2(Math.floor(sod / 3600))}:${pad2(Math.floor(sod / 60) % 60)}:${pad2(sod % 60)}.` +
+    `${FRACTION_PAD.slice(frac.length)}${frac}Z`
+  );
+}
+
+/**
+ * Formats epoch milliseconds for a request: ISO 8601 UTC with exactly three fractional
+ * digits and a trailing `Z`, e.g. `2024-05-01T12:00:00.000Z`. A fractional input is
+ * truncated toward the earlier millisecond.
+ * @throws RangeError for a value that is not a finite time in the years 0000–9999.
+ */
+export function formatRequestTime(ms: number): string {
+  if (!Number.isFinite(ms)) throw new RangeError(`request time must be finite, got ${ms}`);
+  const whole = Math.floor(ms);
+  if (whole < MIN_SECONDS * 1000 || whole >= MAX_SECONDS_EXCLUSIVE * 1000) throw new RangeError(`request time ${ms} is outside the years 0000–9999`);
+  return new Date(whole).toISOString();
+}
+
+/** Nanoseconds to epoch milliseconds, rounded down (toward the earlier millisecond). */
+export function nsToMs(ns: bigint): number {
+  const q = ns / NS_PER_MS;
+  return Number(ns < 0n && q * NS_PER_MS !== ns ? q - 1n : q);
+}
+
+/** Nanoseconds to epoch milliseconds, rounded up: the inclusive end of a request window. */
+export function nsToMsCeil(ns: bigint): number {
+  const q = ns / NS_PER_MS;
+  return Number(ns > 0n && q * NS_PER_MS !== ns ? q + 1n : q);
+}
+
+/** Epoch milliseconds to nanoseconds. A fractional input is rounded down first. */
+export function msToNs(ms: number): bigint {
+  return BigInt(Math.floor(ms)) * NS_PER_MS;
+}
