@@ -194,10 +194,17 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   const scrub = (text: string): string => scrubSecrets(text.includes(token) ? text.split(token).join(REDACTED) : text);
   let lastRetryWarnAt = -Infinity;
 
+  /** Drops a response body without reading it; the connection is closed. */
+  function discard(res: Dispatcher.ResponseData): void {
+    // Destroying emits an abort error that nobody else listens for.
+    res.body.on('error', () => {});
+    res.body.destroy();
+  }
+
   async function readBody(res: Dispatcher.ResponseData, limit: number, status: number): Promise<Buffer> {
     const declared = Number(res.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) {
-      res.body.destroy();
+      discard(res);
       throw new ApiResponseTooLargeError(limit, { status });
     }
     const chunks: Buffer[] = [];
@@ -205,7 +212,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     for await (const chunk of res.body as AsyncIterable<Buffer>) {
       total += chunk.length;
       if (total > limit) {
-        res.body.destroy();
+        discard(res);
         throw new ApiResponseTooLargeError(limit, { status });
       }
       chunks.push(chunk);
@@ -219,7 +226,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       const buf = await readBody(res, ERROR_BODY_LIMIT, status);
       return parseErrorDetails(buf.toString('utf8'), { scrub });
     } catch {
-      res.body.destroy();
+      discard(res);
       return undefined;
     }
   }
@@ -301,12 +308,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         ...(signal ? { signal } : {}),
         isRetryable: (err) => err instanceof ApiError && err.retryable,
         retryAfterMs: (err) => (err instanceof ApiUnavailableError ? err.retryAfterMs : undefined),
-        deadlineError: (last) =>
-          new ApiUnavailableError(
-            `no answer from the service within the deadline of ${retry.deadlineMs} ms` +
-              (last instanceof ApiError ? `; last error: ${last.message}` : ''),
-            { cause: last, ...(last instanceof ApiError && last.status !== undefined ? { status: last.status } : {}) },
-          ),
+        deadlineError: (abortError) =>
+          new ApiUnavailableError(`no answer from the service within the deadline of ${retry.deadlineMs} ms`, { cause: abortError }),
         onRetry: ({ attempt: n, delayMs, error }) => {
           const code = errorCode(error);
           observer?.onRetry?.({ operation, modelId, attempt: n, delayMs, errorCode: code });

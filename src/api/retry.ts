@@ -62,8 +62,8 @@ export interface RetryOptions extends BackoffPolicy {
   isRetryable(err: unknown): boolean;
   /** The wait the server asked for with this error (`Retry-After`), if any. It is a minimum. */
   retryAfterMs?(err: unknown): number | undefined;
-  /** The error to throw when the deadline cuts an attempt short. */
-  deadlineError(lastError: unknown): unknown;
+  /** The error to throw when the deadline cuts the first attempt short (later ones throw the previous error). */
+  deadlineError(abortError: unknown): unknown;
   /** Called before each wait. */
   onRetry?(info: { attempt: number; delayMs: number; error: unknown }): void;
   /** Aborts the whole call; its reason is thrown. */
@@ -97,7 +97,8 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
  * Runs `fn` until it succeeds, a non-retryable error occurs, or the next wait would end
  * after the deadline; then the last error is thrown. A `Retry-After` longer than what
  * remains of the deadline ends the call at once (the error carries the wait, so the
- * caller can schedule). An attempt still running at the deadline is aborted.
+ * caller can schedule). An attempt still running at the deadline is aborted, and the
+ * error of the attempt before it is thrown.
  */
 export async function withRetry<T>(fn: (ctx: AttemptContext) => Promise<T>, options: RetryOptions): Promise<T> {
   const clock = options.clock ?? systemClock;
@@ -113,7 +114,7 @@ export async function withRetry<T>(fn: (ctx: AttemptContext) => Promise<T>, opti
         return await fn({ attempt, signal });
       } catch (err) {
         if (options.signal?.aborted) throw options.signal.reason;
-        if (deadline.signal.aborted) throw options.deadlineError(lastError ?? err);
+        if (deadline.signal.aborted) throw lastError ?? options.deadlineError(err);
         if (!options.isRetryable(err)) throw err;
         lastError = err;
       }

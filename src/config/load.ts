@@ -142,7 +142,9 @@ function secretValues(raw: Obj, substituted: { name: string; value: string }[]):
       if (isObj(s.headers)) for (const v of Object.values(s.headers)) if (typeof v === 'string') out.push(v);
     }
   }
-  return out.filter((v) => v.trim().length >= 4);
+  // a value with a line break is also scrubbed line by line, trimmed
+  const parts = out.flatMap((v) => [v, ...v.split(/[\r\n]+/).map((p) => p.trim())]);
+  return [...new Set(parts)].filter((v) => v.trim().length >= 4).sort((a, b) => b.length - a.length);
 }
 
 function scrub(text: string, secrets: readonly string[]): string {
@@ -309,7 +311,7 @@ export async function loadConfig(file: string, env: NodeJS.ProcessEnv = process.
 
 /** Parses YAML text into plain values; syntax errors become a ConfigError naming line and column. */
 export function parseYaml(text: string, source = 'config'): unknown {
-  const doc = parseDocument(text, { prettyErrors: false, merge: true, uniqueKeys: true });
+  const doc = parseDocument(text, { prettyErrors: true, merge: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
     const problems = doc.errors.map((e) => {
       const pos = e.linePos?.[0];

@@ -47,7 +47,9 @@ export function closest(word: string, candidates: readonly string[]): string | u
   let best: string | undefined;
   let bestD = Infinity;
   for (const c of candidates) {
-    const d = distance(w, c.toLowerCase());
+    const lc = c.toLowerCase();
+    // a prefix or extension of a key ("polling" for "poll") counts as one edit
+    const d = Math.min(distance(w, lc), w.length >= 3 && lc.length >= 3 && (w.startsWith(lc) || lc.startsWith(w)) ? 1 : Infinity);
     if (d < bestD) {
       bestD = d;
       best = c;

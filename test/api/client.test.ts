@@ -1,0 +1,429 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { createApiClient, type ApiClientOptions } from '../../src/api/client.js';
+import {
+  ApiAuthError,
+  ApiClientError,
+  ApiError,
+  ApiProtocolError,
+  ApiResponseTooLargeError,
+  ApiUnavailableError,
+} from '../../src/api/errors.js';
+import type { ApiClient, ApiObserver } from '../../src/api/types.js';
+import { Capture, logsPage, sendJson, startServer, TOKEN, type Handler, type TestServer } from './helpers.js';
+
+const ENTRY = { time: '2024-05-01T12:00:00.123456789Z', log: 'hello', stream: 'stdout' };
+const REQ = { modelId: 'm-1', fromMs: Date.UTC(2024, 4, 1, 12), toMs: Date.UTC(2024, 4, 1, 12, 5) };
+
+let servers: TestServer[] = [];
+let clients: ApiClient[] = [];
+
+afterEach(async () => {
+  await Promise.all(clients.map((c) => c.close()));
+  await Promise.all(servers.map((s) => s.close()));
+  servers = [];
+  clients = [];
+});
+
+async function serve(handler: Handler): Promise<TestServer> {
+  const s = await startServer(handler);
+  servers.push(s);
+  return s;
+}
+
+function client(baseUrl: string, extra: Partial<ApiClientOptions> = {}): ApiClient {
+  const c = createApiClient({
+    baseUrl,
+    token: TOKEN,
+    timeouts: { connectMs: 1000, headersMs: 2000, bodyMs: 2000 },
+    retry: { deadlineMs: 3000, baseDelayMs: 10, maxDelayMs: 50 },
+    ...extra,
+  });
+  clients.push(c);
+  return c;
+}
+
+async function failure(p: Promise<unknown>): Promise<ApiError> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(ApiError);
+    return err as ApiError;
+  }
+  throw new Error('expected a failure');
+}
+
+function expectNoToken(err: unknown, ...more: string[]): void {
+  const texts = [String(err), (err as Error).message, JSON.stringify(err), (err as Error).stack ?? '', ...more];
+  for (let cur = (err as { cause?: unknown }).cause; cur instanceof Error; cur = (cur as { cause?: unknown }).cause) texts.push(cur.message);
+  for (const t of texts) expect(t).not.toContain(TOKEN);
+}
+
+describe('request wire format', () => {
+  it.each([
+    ['', '/rest/model/logs/get/'],
+    ['/', '/rest/model/logs/get/'],
+    ['/prefix', '/prefix/rest/model/logs/get/'],
+    ['/prefix/', '/prefix/rest/model/logs/get/'],
+    ['/a/b/', '/a/b/rest/model/logs/get/'],
+  ])('posts the logs request to base%s at %s', async (suffix, path) => {
+    const s = await serve((_req, res) => sendJson(res, 200, logsPage([ENTRY])));
+    await client(s.url + suffix).getLogs(REQ);
+    expect(s.requests).toHaveLength(1);
+    expect(s.requests[0]!.method).toBe('POST');
+    expect(s.requests[0]!.url).toBe(path);
+  });
+
+  it('sends the token raw by default, JSON content type, and exactly the spec fields', async () => {
+    const s = await serve((_req, res) => sendJson(res, 200, logsPage([])));
+    await client(s.url).getLogs(REQ);
+    const r = s.requests[0]!;
+    expect(r.headers.authorization).toBe(TOKEN);
+    expect(r.headers['content-type']).toBe('application/json');
+    expect(JSON.parse(r.body)).toEqual({ model_id: 'm-1', time_from: '2024-05-01T12:00:00.000Z', time_to: '2024-05-01T12:05:00.000Z' });
+  });
+
+  it('sends "Bearer <token>" with the bearer scheme', async () => {
+    const s = await serve((_req, res) => sendJson(res, 200, logsPage([])));
+    await client(s.url, { authScheme: 'bearer' }).getLogs(REQ);
+    expect(s.requests[0]!.headers.authorization).toBe(`Bearer ${TOKEN}`);
+  });
+
+  it('sends is_less_logs and next_token only when set, and times with three digits', async () => {
+    const s = await serve((_req, res) => sendJson(res, 200, logsPage([])));
+    const c = client(s.url);
+    await c.getLogs({ modelId: 'm', fromMs: 1714564800007, toMs: 1714564800999.6, isLessLogs: false, nextToken: 'abc' });
+    await c.getLogs({ modelId: 'm', fromMs: 0, toMs: 1, isLessLogs: true });
+    expect(JSON.parse(s.requests[0]!.body)).toEqual({
+      model_id: 'm',
+      time_from: '2024-05-01T12:00:00.007Z',
+      time_to: '2024-05-01T12:00:00.999Z',
+      is_less_logs: false,
+      next_token: 'abc',
+    });
+    expect(Object.keys(JSON.parse(s.requests[1]!.body))).toEqual(['model_id', 'time_from', 'time_to', 'is_less_logs']);
+  });
+
+  it('posts a settings update with model_id and data only', async () => {
+    const s = await serve((_req, res) => sendJson(res, 200, { status: 'success', details: 'Model updated.' }));
+    const result = await client(`${s.url}/p/`).updateSettings('m-2', { min_replica: 1, is_dedicated: false });
+    expect(result).toEqual({ details: 'Model updated.' });
+    const r = s.requests[0]!;
+    expect(r.url).toBe('/p/rest/model/settings/update/');
+    expect(r.headers.authorization).toBe(TOKEN);
+    expect(JSON.parse(r.body)).toEqual({ model_id: 'm-2', data: { min_replica: 1, is_dedicated: false } });
+  });
+
+  it('keeps the connection alive between requests', async () => {
+    const s = await serve((_req, res) => sendJson(res, 200, logsPage([])));
+    const c = client(s.url);
+    for (let i = 0; i < 6; i++) await c.getLogs(REQ);
+    // The pool may open a second connection while the first settles; it reuses both.
+    expect(new Set(s.requests.map((r) => r.connection)).size).toBeLessThanOrEqual(2);
+  });
+});
+
+describe('paging', () => {
+  it.each([
+    ['absent', undefined],
+    ['null', null],
+    ['empty', ''],
+  ])('reads every page up to the end signalled by a %s next_token', async (_name, end) => {
+    const s = await serve((req, res) => {
+      const token = (JSON.parse(req.body) as { next_token?: string }).next_token;
+      const n = token === undefined ? 0 : Number(token.slice(1));
+      if (n < 2) sendJson(res, 200, logsPage([{ ...ENTRY, log: `line ${n}` }], `t${n + 1}`));
+      else sendJson(res, 200, logsPage([{ ...ENTRY, log: `line ${n}` }], end));
+    });
+    const c = client(s.url);
+    const lines: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await c.getLogs({ ...REQ, ...(token !== undefined ? { nextToken: token } : {}) });
+      lines.push(...page.entries.map((e) => e.log));
+      expect(page.httpStatus).toBe(200);
+      expect(page.bytes).toBeGreaterThan(0);
+      expect(page.latencyMs).toBeGreaterThanOrEqual(0);
+      token = page.nextToken;
+    } while (token !== undefined);
+    expect(lines).toEqual(['line 0', 'line 1', 'line 2']);
+    expect(s.requests).toHaveLength(3);
+  });
+
+  it('returns the entries unchanged, extra fields dropped', async () => {
+    const weird = { time: '2024-05-01T12:00:00Z', log: 'multi\nline ünïcode 🎉', stream: 'stderr', extra: 1 };
+    const s = await serve((_req, res) => sendJson(res, 200, { ...logsPage([weird, { ...ENTRY, log: '' }]), extra: true }));
+    const page = await client(s.url).getLogs(REQ);
+    expect(page.entries).toEqual([{ time: weird.time, log: weird.log, stream: 'stderr' }, { ...ENTRY, log: '' }]);
+  });
+});
+
+describe('failures', () => {
+  it.each([401, 403])('%d is an auth error, not retried, exit code 3, without the token', async (status) => {
+    const s = await serve((_req, res) => sendJson(res, status, { status: 'error', details: `bad token ${TOKEN}` }));
+    const err = await failure(client(s.url).getLogs(REQ));
+    expect(err).toBeInstanceOf(ApiAuthError);
+    expect(err.code).toBe('MLS_ERR_API_AUTH');
+    expect(err.exitCode).toBe(3);
+    expect(err.retryable).toBe(false);
+    expect(err.status).toBe(status);
+    expect(err.message).toMatch(/refused the API token/);
+    expect(s.requests).toHaveLength(1);
+    expectNoToken(err);
+  });
+
+  it('400 is a client error carrying the service details, not retried', async () => {
+    const s = await serve((_req, res) => sendJson(res, 400, { status: 'error', details: 'invalid next_token' }));
+    const err = await failure(client(s.url).getLogs({ ...REQ, nextToken: 'old' }));
+    expect(err).toBeInstanceOf(ApiClientError);
+    expect(err.code).toBe('MLS_ERR_API_CLIENT');
+    expect(err.status).toBe(400);
+    expect((err as ApiClientError).details).toBe('invalid next_token');
+    expect(err.message).toContain('invalid next_token');
+    expect(err.exitCode).toBe(4);
+    expect(s.requests).toHaveLength(1);
+  });
+
+  it('retries a 500 and returns the next success', async () => {
+    const s = await serve((_req, res, i) => (i === 0 ? sendJson(res, 500, { status: 'error' }) : sendJson(res, 200, logsPage([ENTRY]))));
+    const page = await client(s.url).getLogs(REQ);
+    expect(page.entries).toHaveLength(1);
+    expect(s.requests).toHaveLength(2);
+  });
+
+  it('honours Retry-After in seconds on a 503', async () => {
+    const s = await serve((_req, res, i) => (i === 0 ? sendJson(res, 503, 'down', { 'retry-after': '1' }) : sendJson(res, 200, logsPage([]))));
+    const started = performance.now();
+    await client(s.url).getLogs(REQ);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(950);
+    expect(s.requests).toHaveLength(2);
+  });
+
+  it('honours Retry-After as an HTTP date on a 429', async () => {
+    const s = await serve((_req, res, i) => {
+      // HTTP dates have whole seconds: two seconds ahead is at least one second of wait.
+      const at = new Date(Date.now() + 2000).toUTCString();
+      if (i === 0) sendJson(res, 429, { status: 'error', details: 'slow down' }, { 'retry-after': at });
+      else sendJson(res, 200, logsPage([]));
+    });
+    const started = performance.now();
+    await client(s.url, { retry: { deadlineMs: 5000, baseDelayMs: 10, maxDelayMs: 50 } }).getLogs(REQ);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(950);
+    expect(s.requests).toHaveLength(2);
+  });
+
+  it('gives up at once when Retry-After is beyond the deadline, telling how long to wait', async () => {
+    const s = await serve((_req, res) => sendJson(res, 503, 'down', { 'retry-after': '120' }));
+    const started = performance.now();
+    const err = await failure(client(s.url).getLogs(REQ));
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(err).toBeInstanceOf(ApiUnavailableError);
+    expect((err as ApiUnavailableError).retryAfterMs).toBe(120_000);
+    expect(err.status).toBe(503);
+    expect(s.requests).toHaveLength(1);
+  });
+
+  it('treats an HTML page with 200 as a protocol error, retried, with a scrubbed excerpt', async () => {
+    const html = `<!DOCTYPE html><html><body><h1>Gateway</h1><p>Authorization: ${TOKEN}</p>${'x'.repeat(500)}</body></html>`;
+    const s = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(html);
+    });
+    const err = await failure(client(s.url, { retry: { deadlineMs: 300, baseDelayMs: 10, maxDelayMs: 20 } }).getLogs(REQ));
+    expect(err).toBeInstanceOf(ApiProtocolError);
+    expect(err.code).toBe('MLS_ERR_API_PROTOCOL');
+    expect(err.retryable).toBe(true);
+    expect(err.status).toBe(200);
+    expect(err.message).toMatch(/HTML/);
+    const excerpt = (err as ApiProtocolError).excerpt;
+    expect(excerpt).toMatch(/^<!DOCTYPE html>/);
+    expect(excerpt.length).toBeLessThanOrEqual(200);
+    expect(s.requests.length).toBeGreaterThan(1);
+    expectNoToken(err, excerpt);
+  });
+
+  it('treats a body cut short as a protocol error', async () => {
+    const s = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+      res.write('{"status":"success","det');
+      setTimeout(() => res.socket?.destroy(), 20);
+    });
+    const err = await failure(client(s.url, { retry: { deadlineMs: 200, baseDelayMs: 10, maxDelayMs: 20 } }).getLogs(REQ));
+    expect(err).toBeInstanceOf(ApiProtocolError);
+    expect(err.message).toMatch(/cut short/);
+    expect(err.status).toBe(200);
+  });
+
+  it.each([
+    ['details that is not an array', { status: 'success', details: 'nope' }, /details/],
+    ['an entry without a time', { status: 'success', details: [{ log: 'x', stream: 'stdout' }] }, /time/],
+    ['a numeric next_token', { status: 'success', details: [], next_token: 5 }, /next_token/],
+    ['status other than success', { status: 'error', details: [] }, /status "error"/],
+    ['a JSON array', [], /not a JSON object/],
+  ])('treats %s as a protocol error', async (_name, body, message) => {
+    const s = await serve((_req, res) => sendJson(res, 200, body));
+    const err = await failure(client(s.url, { retry: { deadlineMs: 100, baseDelayMs: 10, maxDelayMs: 20 } }).getLogs(REQ));
+    expect(err).toBeInstanceOf(ApiProtocolError);
+    expect(err.message).toMatch(message);
+  });
+
+  it('refuses a response whose Content-Length is over the limit', async () => {
+    const s = await serve((_req, res) => sendJson(res, 200, logsPage([{ ...ENTRY, log: 'x'.repeat(5000) }])));
+    const err = await failure(client(s.url, { maxResponseBytes: 1024, retry: { deadlineMs: 100, baseDelayMs: 10, maxDelayMs: 20 } }).getLogs(REQ));
+    expect(err).toBeInstanceOf(ApiResponseTooLargeError);
+    expect(err.code).toBe('MLS_ERR_API_TOO_LARGE');
+    expect(err.retryable).toBe(true);
+  });
+
+  it('stops reading a streamed response as soon as it passes the limit', async () => {
+    let written = 0;
+    let serverSawClose = false;
+    const total = 200;
+    const s = await serve(async (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.on('close', () => {
+        serverSawClose = true;
+      });
+      res.write('{"status":"success","details":[');
+      for (let i = 0; i < total && !res.destroyed; i++) {
+        res.write(`${i ? ',' : ''}${JSON.stringify({ ...ENTRY, log: 'y'.repeat(1000) })}`);
+        written++;
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      if (!res.destroyed) res.end(']}');
+    });
+    const err = await failure(client(s.url, { maxResponseBytes: 10_000, retry: { deadlineMs: 50, baseDelayMs: 100, maxDelayMs: 100 } }).getLogs(REQ));
+    expect(err).toBeInstanceOf(ApiResponseTooLargeError);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(serverSawClose).toBe(true);
+    expect(written).toBeLessThan(total / 2);
+  });
+
+  it('retries 5xx until the deadline, then throws the last error', async () => {
+    const s = await serve((_req, res) => sendJson(res, 502, { status: 'error', details: 'bad gateway' }));
+    const started = performance.now();
+    const err = await failure(client(s.url, { retry: { deadlineMs: 400, baseDelayMs: 20, maxDelayMs: 80 } }).getLogs(REQ));
+    const elapsed = performance.now() - started;
+    expect(err).toBeInstanceOf(ApiUnavailableError);
+    expect(err.status).toBe(502);
+    expect(err.message).toContain('bad gateway');
+    expect(elapsed).toBeLessThan(1000);
+    expect(s.requests.length).toBeGreaterThan(2);
+  });
+
+  it('cuts a hanging request at the deadline', async () => {
+    const s = await serve(() => {
+      // never answers
+    });
+    const started = performance.now();
+    const err = await failure(client(s.url, { retry: { deadlineMs: 300, baseDelayMs: 10, maxDelayMs: 20 }, timeouts: { headersMs: 10_000 } }).getLogs(REQ));
+    const elapsed = performance.now() - started;
+    expect(err).toBeInstanceOf(ApiUnavailableError);
+    expect(err.message).toMatch(/deadline/);
+    expect(elapsed).toBeGreaterThanOrEqual(250);
+    expect(elapsed).toBeLessThan(1500);
+  });
+
+  it('retries a headers timeout', async () => {
+    const s = await serve((_req, res, i) => {
+      if (i > 0) sendJson(res, 200, logsPage([ENTRY]));
+    });
+    const page = await client(s.url, { timeouts: { headersMs: 100 }, retry: { deadlineMs: 3000, baseDelayMs: 10, maxDelayMs: 20 } }).getLogs(REQ);
+    expect(page.entries).toHaveLength(1);
+    expect(s.requests).toHaveLength(2);
+  });
+
+  it('reports a refused connection as unavailable after retrying', async () => {
+    const s = await serve(() => {});
+    const url = s.url;
+    await s.close();
+    servers = [];
+    const err = await failure(client(url, { retry: { deadlineMs: 200, baseDelayMs: 10, maxDelayMs: 20 } }).getLogs(REQ));
+    expect(err).toBeInstanceOf(ApiUnavailableError);
+    expect(err.message).toMatch(/connection refused/);
+  });
+
+  it('retries a connection reset', async () => {
+    const s = await serve((_req, res, i) => {
+      if (i === 0) res.socket?.destroy();
+      else sendJson(res, 200, logsPage([ENTRY]));
+    });
+    const page = await client(s.url).getLogs(REQ);
+    expect(page.entries).toHaveLength(1);
+  });
+
+  it('stops at once when the caller aborts', async () => {
+    const s = await serve(() => {});
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error('stop')), 50);
+    const started = performance.now();
+    await expect(client(s.url).getLogs(REQ, controller.signal)).rejects.toThrow('stop');
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
+  it('keeps the token out of every error and log line', async () => {
+    const lines = new Capture();
+    const logger = pino({ level: 'debug' }, lines);
+    let mode = 'retry';
+    const s = await serve((req, res, i) => {
+      const echo = `token was ${String(req.headers.authorization)}`;
+      if (mode === 'retry') sendJson(res, i % 2 ? 200 : 500, i % 2 ? logsPage([]) : { status: 'error', details: echo });
+      else if (mode === 'html') sendJson(res, 200, `<html>${echo}</html>`);
+      else if (mode === 'details') sendJson(res, 400, { status: 'error', details: echo });
+      else sendJson(res, 401, echo);
+    });
+    const c = client(s.url, { logger, authScheme: 'bearer', retry: { deadlineMs: 100, baseDelayMs: 5, maxDelayMs: 10 } });
+    await c.getLogs(REQ);
+    const errs: ApiError[] = [];
+    for (const m of ['html', 'details', 'auth']) {
+      mode = m;
+      errs.push(await failure(c.getLogs(REQ)));
+    }
+    expect(errs.map((e) => e.constructor)).toEqual([ApiProtocolError, ApiClientError, ApiAuthError]);
+    expect((errs[0] as ApiProtocolError).excerpt).toContain('[REDACTED]');
+    expect((errs[1] as ApiClientError).details).toContain('[REDACTED]');
+    for (const e of errs) expectNoToken(e, (e as ApiProtocolError).excerpt ?? '', (e as ApiClientError).details ?? '');
+    expect(lines.text).toContain('retrying');
+    expect(lines.text).not.toContain(TOKEN);
+  });
+});
+
+describe('observer and lifecycle', () => {
+  it('reports every attempt and every retry', async () => {
+    const attempts: unknown[] = [];
+    const retries: unknown[] = [];
+    const observer: ApiObserver = { onAttempt: (i) => attempts.push(i), onRetry: (i) => retries.push(i) };
+    const s = await serve((_req, res, i) => (i === 0 ? sendJson(res, 500, {}) : sendJson(res, 200, logsPage([]))));
+    await client(s.url, { observer }).getLogs(REQ);
+    expect(attempts).toMatchObject([
+      { operation: 'logs', modelId: 'm-1', status: 500, errorCode: 'MLS_ERR_API_UNAVAILABLE' },
+      { operation: 'logs', modelId: 'm-1', status: 200 },
+    ]);
+    expect(retries).toMatchObject([{ operation: 'logs', modelId: 'm-1', attempt: 1, errorCode: 'MLS_ERR_API_UNAVAILABLE' }]);
+  });
+
+  it('closes idempotently', async () => {
+    const c = createApiClient({ baseUrl: 'http://127.0.0.1:1', token: TOKEN });
+    const a = c.close();
+    expect(c.close()).toBe(a);
+    await a;
+  });
+
+  it.each([
+    ['ftp://host/', /http/],
+    ['not a url', /valid URL/],
+    ['http://user:pw@host/', /credentials/],
+  ])('refuses the base URL %s', (baseUrl, message) => {
+    expect(() => createApiClient({ baseUrl, token: TOKEN })).toThrow(message);
+  });
+
+  it('refuses an empty token or one with a line break, without echoing it', () => {
+    expect(() => createApiClient({ baseUrl: 'http://h/', token: ' ' })).toThrow(/empty/);
+    try {
+      createApiClient({ baseUrl: 'http://h/', token: `${TOKEN}\n` });
+      expect.unreachable();
+    } catch (err) {
+      expect(String(err)).not.toContain(TOKEN);
+    }
+  });
+});

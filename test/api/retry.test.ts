@@ -1,0 +1,130 @@
+import { describe, expect, it } from 'vitest';
+import { backoffCeiling, fullJitterDelay, parseRetryAfter, withRetry, type RetryOptions } from '../../src/api/retry.js';
+
+const policy = { baseDelayMs: 100, maxDelayMs: 1000 };
+
+describe('backoff', () => {
+  it('doubles the ceiling each retry up to the maximum', () => {
+    expect([0, 1, 2, 3, 4, 5, 60, 2000].map((a) => backoffCeiling(a, policy))).toEqual([100, 200, 400, 800, 1000, 1000, 1000, 1000]);
+  });
+  it('draws the delay anywhere in [0, ceiling)', () => {
+    expect(fullJitterDelay(3, policy, () => 0)).toBe(0);
+    expect(fullJitterDelay(3, policy, () => 0.5)).toBe(400);
+    expect(fullJitterDelay(3, policy, () => 0.999999)).toBe(799);
+  });
+});
+
+describe('parseRetryAfter', () => {
+  const now = Date.UTC(2024, 4, 1, 12, 0, 0);
+  it.each([
+    ['0', 0],
+    ['5', 5000],
+    [' 120 ', 120_000],
+    [['7', '9'], 7000],
+    ['Wed, 01 May 2024 12:00:30 GMT', 30_000],
+    ['Wed, 01 May 2024 11:00:00 GMT', 0],
+  ] as const)('reads %j', (value, expected) => {
+    expect(parseRetryAfter(value as string | string[], now)).toBe(expected);
+  });
+  it.each([undefined, '', '-5', '1.5', 'soon', '5s', '99999999999999999999'])('ignores %j', (value) => {
+    expect(parseRetryAfter(value, now)).toBeUndefined();
+  });
+});
+
+class Fail extends Error {
+  constructor(readonly retryable: boolean, readonly retryAfterMs?: number) {
+    super(retryable ? 'transient' : 'permanent');
+  }
+}
+
+function harness(deadlineMs: number) {
+  let now = 1_000;
+  const waits: number[] = [];
+  const options: RetryOptions = {
+    deadlineMs,
+    baseDelayMs: 100,
+    maxDelayMs: 1000,
+    clock: { now: () => now },
+    random: () => 0.5,
+    isRetryable: (e) => e instanceof Fail && e.retryable,
+    retryAfterMs: (e) => (e instanceof Fail ? e.retryAfterMs : undefined),
+    deadlineError: () => new Error('deadline'),
+    sleep: async (ms) => {
+      waits.push(ms);
+      now += ms;
+    },
+  };
+  return { options, waits, advance: (ms: number) => (now += ms) };
+}
+
+describe('withRetry', () => {
+  it('retries retryable errors with growing jittered waits and returns the success', async () => {
+    const h = harness(10_000);
+    let calls = 0;
+    const result = await withRetry(async ({ attempt }) => {
+      calls++;
+      if (attempt < 3) throw new Fail(true);
+      return 'ok';
+    }, h.options);
+    expect(result).toBe('ok');
+    expect(calls).toBe(4);
+    expect(h.waits).toEqual([50, 100, 200]);
+  });
+
+  it('throws a non-retryable error at once', async () => {
+    const h = harness(10_000);
+    await expect(withRetry(async () => { throw new Fail(false); }, h.options)).rejects.toThrow('permanent');
+    expect(h.waits).toEqual([]);
+  });
+
+  it('waits at least what Retry-After asks', async () => {
+    const h = harness(10_000);
+    let calls = 0;
+    await withRetry(async () => {
+      if (calls++ === 0) throw new Fail(true, 3000);
+      return 1;
+    }, h.options);
+    expect(h.waits).toEqual([3000]);
+  });
+
+  it('throws the last error when the next wait would pass the deadline', async () => {
+    const h = harness(1000);
+    let calls = 0;
+    const err = await withRetry(async () => {
+      calls++;
+      h.advance(100);
+      throw new Fail(true);
+    }, h.options).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Fail);
+    // waits 50, 100, 200, 400 would be followed by 500 with 100 left: stop.
+    expect(h.waits).toEqual([50, 100, 200]);
+    expect(calls).toBe(4);
+  });
+
+  it('throws at once when Retry-After reaches past the deadline', async () => {
+    const h = harness(5000);
+    const err = await withRetry(async () => { throw new Fail(true, 60_000); }, h.options).catch((e: unknown) => e);
+    expect((err as Fail).retryAfterMs).toBe(60_000);
+    expect(h.waits).toEqual([]);
+  });
+
+  it('aborts an attempt that runs into the deadline', async () => {
+    const started = performance.now();
+    const err = await withRetry(
+      ({ signal }) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason))),
+      { deadlineMs: 50, baseDelayMs: 10, maxDelayMs: 10, isRetryable: () => true, deadlineError: () => new Error('deadline') },
+    ).catch((e: unknown) => e);
+    expect((err as Error).message).toBe('deadline');
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+
+  it('throws the caller’s abort reason', async () => {
+    const controller = new AbortController();
+    const p = withRetry(
+      ({ signal }) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted request')))),
+      { deadlineMs: 5000, baseDelayMs: 10, maxDelayMs: 10, isRetryable: () => true, deadlineError: () => new Error('deadline'), signal: controller.signal },
+    );
+    controller.abort(new Error('user stop'));
+    await expect(p).rejects.toThrow('user stop');
+  });
+});

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { countOccurrence, type KeyCounts } from '../../src/dedupe/occurrences.js';
+
+/** Runs fetches of entries (keys) through occurrence counting; returns what was delivered. */
+function run(fetches: string[][]): { delivered: string[]; store: Map<string, KeyCounts> } {
+  const store = new Map<string, KeyCounts>();
+  const delivered: string[] = [];
+  fetches.forEach((entries, i) => {
+    for (const key of entries) {
+      const { counts, isNew } = countOccurrence(store.get(key), i + 1);
+      store.set(key, counts);
+      if (isNew) delivered.push(key);
+    }
+  });
+  return { delivered, store };
+}
+
+describe('occurrence-counted dedupe', () => {
+  it('delivers both genuine twins once each and nothing again on a re-read (the worked example)', () => {
+    // fetch 1 spans two pages: "a b" then "b"; fetch 2 re-reads an overlapping window "b a b c".
+    const { delivered, store } = run([['a', 'b', 'b'], ['b', 'a', 'b', 'c']]);
+    expect(delivered).toEqual(['a', 'b', 'b', 'c']);
+    expect(store.get('b')!.delivered).toBe(2);
+    expect(store.get('a')!.delivered).toBe(1);
+  });
+
+  it('a naive set of keys would lose the second twin; counts do not', () => {
+    const { delivered } = run([['x', 'x']]);
+    expect(delivered).toEqual(['x', 'x']);
+  });
+
+  it('a later fetch that shows a third copy delivers exactly one more', () => {
+    const { delivered } = run([['t', 't'], ['t', 't', 't']]);
+    expect(delivered).toEqual(['t', 't', 't']);
+  });
+
+  it('a resumed fetch (same fetch id) continues counting instead of starting over', () => {
+    const store = new Map<string, KeyCounts>();
+    const deliver = (key: string, fetchId: number) => {
+      const r = countOccurrence(store.get(key), fetchId);
+      store.set(key, r.counts);
+      return r.isNew;
+    };
+    expect(deliver('k', 7)).toBe(true);
+    // crash and resume the same fetch from its saved token: the next page shows a second copy
+    expect(deliver('k', 7)).toBe(true);
+    // a restarted window (new fetch id) re-reads both copies: nothing new
+    expect(deliver('k', 8)).toBe(false);
+    expect(deliver('k', 8)).toBe(false);
+  });
+});

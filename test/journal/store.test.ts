@@ -1,0 +1,172 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { StateStore, type PreparedEntry } from '../../src/journal/store.js';
+import { acquireStateLock } from '../../src/journal/lock.js';
+import { contentHash } from '../../src/dedupe/key.js';
+import { parseEntryTime } from '../../src/time/timestamp.js';
+import { StateError } from '../../src/errors.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'mls-store-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+function prep(time: string, log: string, stream = 'stdout'): PreparedEntry {
+  const t = parseEntryTime(time);
+  if (!t.ok) throw new Error(t.reason);
+  return { entry: { time, log, stream }, timeNs: t.ns, hash: contentHash(stream, log) };
+}
+
+const T = Date.UTC(2026, 10, 22, 10, 0, 0);
+
+describe('state store', () => {
+  it('creates the state file with mode 0600 inside a 0700 folder', () => {
+    const path = join(dir, 'sub', 'state.db');
+    StateStore.open(path).close();
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dir, 'sub')).mode & 0o777).toBe(0o700);
+  });
+
+  it('commits a page with its token, resumes, and moves the watermark only at the end', () => {
+    const path = join(dir, 'state.db');
+    let s = StateStore.open(path);
+    s.ensureCheckpoint('m', T);
+    let cp = s.beginWindow('m', T, T + 60_000);
+    const page1 = [prep('2026-11-22T10:00:01.000000001Z', 'a'), prep('2026-11-22T10:00:02Z', 'b')];
+    expect(s.commitPage('m', cp.fetchId, T, page1, { nextToken: 'tok-2' }, T).appended).toBe(2);
+    s.close();
+
+    // restart: the window and token survive
+    s = StateStore.open(path);
+    cp = s.getCheckpoint('m')!;
+    expect(cp.window).toEqual({ fromMs: T, toMs: T + 60_000, nextToken: 'tok-2' });
+    expect(cp.watermarkMs).toBeUndefined();
+    const r = s.commitPage('m', cp.fetchId, T, [prep('2026-11-22T10:00:03Z', 'c')], { end: true }, T);
+    expect(r.appended).toBe(1);
+    cp = s.getCheckpoint('m')!;
+    expect(cp.window).toBeUndefined();
+    expect(cp.watermarkMs).toBe(T + 60_000);
+    expect(s.readAfter(0, 10).map((e) => e.log)).toEqual(['a', 'b', 'c']);
+    expect(s.readAfter(0, 10)[0]!.timeNs).toBe(1795341601000000001n);
+    s.close();
+  });
+
+  it('re-reading a window delivers nothing new; twins are kept', () => {
+    const s = StateStore.open(join(dir, 'state.db'));
+    s.ensureCheckpoint('m', T);
+    const twins = [prep('2026-11-22T10:00:01Z', 'same'), prep('2026-11-22T10:00:01Z', 'same')];
+    let cp = s.beginWindow('m', T, T + 10_000);
+    expect(s.commitPage('m', cp.fetchId, T, twins, { end: true }, T).appended).toBe(2);
+    cp = s.beginWindow('m', T, T + 20_000);
+    const again = s.commitPage('m', cp.fetchId, T, [...twins, prep('2026-11-22T10:00:15Z', 'new')], { end: true }, T);
+    expect(again).toMatchObject({ appended: 1, duplicates: 2 });
+    s.close();
+  });
+
+  it('prunes keys once the horizon passes them, and not before', () => {
+    const s = StateStore.open(join(dir, 'state.db'));
+    s.ensureCheckpoint('m', T);
+    const cp = s.beginWindow('m', T, T + 10_000);
+    s.commitPage('m', cp.fetchId, T, [prep('2026-11-22T10:00:01Z', 'x')], { end: true }, T);
+    expect(s.pruneKeys('m', T)).toBe(0);
+    expect(s.pruneKeys('m', T + 5_000)).toBe(1);
+    s.close();
+  });
+
+  it('cursors: a new sink starts at the end; the journal is trimmed below the slowest cursor', () => {
+    const s = StateStore.open(join(dir, 'state.db'));
+    s.ensureCheckpoint('m', T);
+    expect(s.ensureSink('a').cursor).toBe(0);
+    s.ensureSink('b');
+    const cp = s.beginWindow('m', T, T + 10_000);
+    s.commitPage('m', cp.fetchId, T, [prep('2026-11-22T10:00:01Z', '1'), prep('2026-11-22T10:00:02Z', '2')], { nextToken: 't' }, T);
+    expect(s.ensureSink('a').cursor).toBe(0);
+    s.commitPage('m', cp.fetchId, T, [prep('2026-11-22T10:00:03Z', '3')], { end: true }, T);
+    const late = s.ensureSink('late');
+    expect(late.cursor).toBe(3);
+    s.ack('a', 3, 3, '{"x":1}');
+    s.ack('b', 1, 1);
+    expect(s.trimJournal()).toBe(1);
+    expect(s.journalSize().entries).toBe(2);
+    expect(s.getSink('a')!.state).toBe('{"x":1}');
+    expect(s.removeSinksExcept(['a', 'late'])).toEqual(['b']);
+    expect(s.trimJournal()).toBe(2);
+    s.close();
+  });
+
+  it('seq never goes backwards, even after the journal was emptied and reopened', () => {
+    const path = join(dir, 'state.db');
+    let s = StateStore.open(path);
+    s.ensureCheckpoint('m', T);
+    s.ensureSink('a');
+    const cp = s.beginWindow('m', T, T + 10_000);
+    s.commitPage('m', cp.fetchId, T, [prep('2026-11-22T10:00:01Z', '1')], { end: true }, T);
+    s.ack('a', 1, 1);
+    s.trimJournal();
+    s.close();
+    s = StateStore.open(path);
+    const cp2 = s.beginWindow('m', T, T + 20_000);
+    const r = s.commitPage('m', cp2.fetchId, T, [prep('2026-11-22T10:00:11Z', '2')], { end: true }, T);
+    expect(r.firstSeq).toBe(2);
+    s.close();
+  });
+
+  it('dead letters keep their entries and move the cursor past them', () => {
+    const s = StateStore.open(join(dir, 'state.db'));
+    s.ensureCheckpoint('m', T);
+    s.ensureSink('hook');
+    const cp = s.beginWindow('m', T, T + 10_000);
+    s.commitPage('m', cp.fetchId, T, [prep('2026-11-22T10:00:01.5Z', 'bad')], { end: true }, T);
+    const entries = s.readAfter(0, 10);
+    s.deadLetter('hook', 1, 1, entries, 'HTTP 400: nope');
+    expect(s.getSink('hook')!.cursor).toBe(1);
+    const [d] = s.listDeadLetters('hook');
+    expect(d!.entries).toEqual(entries);
+    expect(s.requestReplay('hook')).toBe(1);
+    expect(s.nextReplay('hook')!.id).toBe(d!.id);
+    s.close();
+  });
+
+  it('drop_oldest moves lagging cursors and counts what each sink lost', () => {
+    const s = StateStore.open(join(dir, 'state.db'));
+    s.ensureCheckpoint('m', T);
+    s.ensureSink('fast');
+    s.ensureSink('slow');
+    const cp = s.beginWindow('m', T, T + 10_000);
+    s.commitPage('m', cp.fetchId, T, [1, 2, 3, 4].map((i) => prep(`2026-11-22T10:00:0${i}Z`, `${i}`)), { end: true }, T);
+    s.ack('fast', 4, 4);
+    const dropped = s.dropOldest(2);
+    expect(dropped.get('slow')).toBe(2);
+    expect(dropped.has('fast')).toBe(false);
+    expect(s.getSink('slow')!.cursor).toBe(2);
+    expect(s.readAfter(s.getSink('slow')!.cursor, 10).map((e) => e.log)).toEqual(['3', '4']);
+    s.close();
+  });
+
+  it('a corrupt state file gives a clear error naming the file and the way out', () => {
+    const path = join(dir, 'state.db');
+    writeFileSync(path, 'this is not a database'.repeat(1000));
+    let err: unknown;
+    try {
+      StateStore.open(path);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(StateError);
+    expect((err as StateError).code).toBe('MLS_ERR_STATE_CORRUPT');
+    expect((err as Error).message).toContain(path);
+    expect((err as Error).message).toContain('mls state check');
+  });
+
+  it('a second writer is refused while the lock is held, and admitted after release', () => {
+    const path = join(dir, 'state.db');
+    const lock = acquireStateLock(path);
+    expect(() => acquireStateLock(path)).toThrow(/in use by another mls daemon \(pid \d+\)/);
+    lock.release();
+    lock.release();
+    acquireStateLock(path).release();
+  });
+});

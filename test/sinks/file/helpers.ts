@@ -1,0 +1,108 @@
+//! Shared pieces of the file sink tests: entries, a context whose committed state lives
+//! in memory, and a reader of everything under an output directory.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import type { SinkBatch, SinkContext, SinkEntry } from '../../../src/sinks/contract.js';
+import type { FileSinkOptions } from '../../../src/sinks/file/index.js';
+
+/** An entry of `model` at ISO `time` whose log names its seq. */
+export function entry(seq: number, opts: { model?: string; time?: string; log?: string; stream?: string } = {}): SinkEntry {
+  const time = opts.time ?? '2026-11-22T10:00:00.000000001Z';
+  return {
+    seq,
+    modelId: opts.model ?? 'm1',
+    time,
+    timeNs: BigInt(Date.parse(time)) * 1_000_000n,
+    stream: opts.stream ?? 'stdout',
+    log: opts.log ?? `line ${seq}`,
+    fetchedAtMs: 0,
+  };
+}
+
+/** A batch of consecutive entries. */
+export function batchOf(entries: SinkEntry[]): SinkBatch {
+  const first = entries[0]?.seq ?? 0;
+  const last = entries[entries.length - 1]?.seq ?? 0;
+  return { id: `file:${first}-${last}`, firstSeq: first, lastSeq: last, entries };
+}
+
+/** A log record captured by {@link MemoryStore}. */
+export interface Captured {
+  level: 'debug' | 'info' | 'warn' | 'error';
+  obj: object;
+  msg: string | undefined;
+}
+
+/** The delivery loop's store, in memory: the committed state and cursor. */
+export class MemoryStore {
+  state: string | undefined;
+  cursor = 0;
+  logs: Captured[] = [];
+  clock = Date.parse('2026-11-22T10:00:00Z');
+  commits = 0;
+  /** When set, `commitState` stores the state and then throws, like a crash right after the commit. */
+  crashAfterCommitState = false;
+
+  ctx(): SinkContext {
+    const log = (level: Captured['level']) => (obj: object, msg?: string) => void this.logs.push({ level, obj, msg });
+    return {
+      name: 'file',
+      state: this.state,
+      now: () => this.clock,
+      logger: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') },
+      commitState: (s: string) => {
+        this.state = s;
+        this.commits++;
+        if (this.crashAfterCommitState) throw new Error('simulated crash after commitState');
+      },
+    };
+  }
+
+  /** What the delivery loop does after `ok`: commit the state with the cursor. */
+  ack(lastSeq: number, state: string | undefined): void {
+    this.cursor = lastSeq;
+    if (state !== undefined) this.state = state;
+  }
+
+  errors(): Captured[] {
+    return this.logs.filter((l) => l.level === 'error');
+  }
+}
+
+/** Default options with `path` under `dir`. */
+export function options(dir: string, over: Partial<FileSinkOptions> = {}): FileSinkOptions {
+  return { path: join(dir, '{model_id}/%Y-%m-%d.ndjson'), fsync: 'batch', compress: 'none', file_mode: 0o644, dir_mode: 0o755, ...over };
+}
+
+/** Every file under `dir` (relative path → content), `.gz` files gunzipped (and keyed with `.gz`). */
+export function readTree(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (d: string): void => {
+    for (const name of readdirSync(d).sort()) {
+      const p = join(d, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else out[relative(dir, p)] = name.endsWith('.gz') ? gunzipSync(readFileSync(p)).toString('utf8') : readFileSync(p, 'utf8');
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+/** The seqs of all lines in all files under `dir`, from logs written as `line <seq>…`. */
+export function seqsIn(dir: string): number[] {
+  const seqs: number[] = [];
+  for (const text of Object.values(readTree(dir))) {
+    for (const line of text.split('\n')) {
+      if (line === '') continue;
+      const m = /^line (\d+)/.exec((JSON.parse(line) as { log: string }).log);
+      if (m) seqs.push(Number(m[1]));
+    }
+  }
+  return seqs.sort((a, b) => a - b);
+}
+
+/** 1..n */
+export function range(from: number, to: number): number[] {
+  return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+}
