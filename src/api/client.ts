@@ -164,7 +164,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   };
   const maxResponseBytes = positive('maxResponseBytes', options.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES);
   const clock = options.clock ?? systemClock;
-  const logger = options.logger?.child({ component: 'api' });
+  const logger = options.logger && 'component' in options.logger.bindings() ? options.logger : options.logger?.child({ component: 'api' });
   const observer = options.observer;
   const userAgent = options.userAgent ?? 'model-log-shipper';
 

@@ -48,6 +48,19 @@ const SIZE_JSON = {
   ],
 };
 
+/**
+ * Lets a number or boolean field take a string, as `${VAR}` interpolation produces:
+ * `"8"` → 8, `"true"` → true. Anything else goes to the inner schema unchanged.
+ */
+function scalar<T extends z.ZodType>(schema: T) {
+  return z.preprocess((v) => {
+    if (typeof v !== 'string') return v;
+    const t = v.trim();
+    if (/^-?\d+(\.\d+)?$/.test(t)) return Number(t);
+    return t === 'true' ? true : t === 'false' ? false : v;
+  }, schema);
+}
+
 /** A duration (`500ms`, `10s`, `5m`, `1h`, `1d`, or compound `1h30m`), parsed to milliseconds. */
 function duration(description: string, options: { positive?: boolean } = {}) {
   return leaf(description, DURATION_JSON, (v) => parseDurationValue(v, { min: options.positive ? 1 : 0 }));
@@ -177,10 +190,7 @@ const apiSchema = z
       '64MiB',
     ),
     ca_file: filePath('PEM file of extra certificate authorities to trust for the service.').optional(),
-    insecure_skip_verify: z
-      .boolean()
-      .default(false)
-      .describe('Do not verify the TLS certificate of the service. Only for testing: anyone on the path can read the token.'),
+    insecure_skip_verify: scalar(z.boolean().default(false)).describe('Do not verify the TLS certificate of the service. Only for testing: anyone on the path can read the token.'),
   })
   .describe('The model-management service to poll.');
 
@@ -213,13 +223,13 @@ const pollSchema = z
       'Where to start for a model without a checkpoint: `now`, a duration back from now such as `-1h`, or an ISO timestamp such as `2026-01-01T00:00:00Z`.',
     ).prefault('-1h'),
     max_window: duration('Longest time window asked for in one request; longer catch-ups are split.', { positive: true }).prefault('1h'),
-    concurrency: z.number().int().min(1).default(8).describe('Requests in flight at once, across all models.'),
+    concurrency: scalar(z.number().int().min(1).default(8)).describe('Requests in flight at once, across all models.'),
     rate_limit: leaf<RateLimit | null>(
       'Requests allowed per interval across all models: `N/s`, `N/m`, `N/h` (e.g. `20/s`), or `0` / `none` for no limit. Parsed to `{count, perMs}` or null.',
       { anyOf: [{ const: 0 }, { type: 'string', pattern: '^(none|0|\\d+\\s*/\\s*\\S+)$' }] },
       parseRateLimitValue,
     ).prefault('20/s'),
-    jitter: z.number().min(0).lt(1).default(0.1).describe('Random spread of the interval, as a fraction: 0.1 = ±10%.'),
+    jitter: scalar(z.number().min(0).lt(1).default(0.1)).describe('Random spread of the interval, as a fraction: 0.1 = ±10%.'),
   })
   .describe('How often and how far back models are polled.');
 
@@ -227,7 +237,7 @@ const pollSchema = z
 export const modelSchema = z
   .strictObject({
     id: text('The model_id of the model on the service.'),
-    is_less_logs: z.boolean().optional().describe('Sent as is_less_logs with every request for this model; left out when not set.'),
+    is_less_logs: scalar(z.boolean().optional()).describe('Sent as is_less_logs with every request for this model; left out when not set.'),
     start_at: startAt('Overrides poll.start_at for this model.').optional(),
     resource: stringMap('OTLP resource attributes for this model (e.g. service.name: billing-model), added to every OTLP sink.').prefault({}),
   })
@@ -250,7 +260,7 @@ const sinkCommon = {
   name: sinkName,
   batch: z
     .strictObject({
-      max_entries: z.number().int().min(1).default(1000).describe('Most entries in one batch.'),
+      max_entries: scalar(z.number().int().min(1).default(1000)).describe('Most entries in one batch.'),
       max_bytes: size('Most bytes (of log text) in one batch.', { positive: true }).prefault('1MiB'),
       max_delay: duration('Longest time an entry waits for its batch to fill.', { positive: true }).prefault('1s'),
     })
@@ -322,7 +332,7 @@ const webhookSinkSchema = z
     compression: z.enum(['none', 'gzip']).default('none').describe('Compression of the request body.'),
     headers: stringMap('Extra request headers (values are treated as secrets).', { headers: true }).prefault({}),
     timeout: duration('Time allowed for one request.', { positive: true }).prefault('30s'),
-    concurrency: z.number().int().min(1).default(1).describe('Requests in flight at once for this sink. Above 1, batches may arrive out of order.'),
+    concurrency: scalar(z.number().int().min(1).default(1)).describe('Requests in flight at once for this sink. Above 1, batches may arrive out of order.'),
     signing_secret: secret('When set, each request carries an HMAC-SHA256 signature of its body made with this secret.').optional(),
     ca_file: filePath('PEM file of extra certificate authorities to trust for this endpoint.').optional(),
   })
@@ -349,7 +359,7 @@ const otlpSinkSchema = z
         ca_file: filePath('PEM file of extra certificate authorities to trust.').optional(),
         cert_file: filePath('Client certificate (PEM) for mutual TLS; needs key_file.').optional(),
         key_file: filePath('Client private key (PEM) for mutual TLS; needs cert_file.').optional(),
-        insecure: z.boolean().default(false).describe('Do not verify the receiver certificate. Only for testing.'),
+        insecure: scalar(z.boolean().default(false)).describe('Do not verify the receiver certificate. Only for testing.'),
       })
       .optional()
       .describe('TLS settings of the connection to the receiver.'),
@@ -377,7 +387,7 @@ export const sinkSchema = z
 
 const bufferSchema = z
   .strictObject({
-    max_entries: z.number().int().min(1).default(1_000_000).describe('Most entries kept in the journal and not yet delivered to every sink.'),
+    max_entries: scalar(z.number().int().min(1).default(1_000_000)).describe('Most entries kept in the journal and not yet delivered to every sink.'),
     max_bytes: size('Most bytes kept in the journal and not yet delivered to every sink.', { positive: true }).prefault('1GiB'),
     when_full: z
       .enum(['block', 'drop_oldest'])

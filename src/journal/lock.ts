@@ -1,9 +1,10 @@
 //! Single-writer lock of a state file: a second daemon on the same state refuses to
 //! start. The lock is an exclusive SQLite transaction held on `<state>.lock`; the
 //! operating system releases it when the process dies, even by SIGKILL.
-import { closeSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { StateError } from '../errors.js';
+import { StateError, describeError } from '../errors.js';
 
 /** A held lock. `release()` is idempotent. */
 export interface StateLock {
@@ -14,8 +15,14 @@ export interface StateLock {
 export function acquireStateLock(statePath: string): StateLock {
   const lockPath = `${statePath}.lock`;
   const pidPath = `${statePath}.pid`;
-  closeSync(openSync(lockPath, 'a', 0o600));
-  const db = new Database(lockPath, { timeout: 0 });
+  let db: Database.Database;
+  try {
+    mkdirSync(dirname(statePath), { recursive: true, mode: 0o700 });
+    closeSync(openSync(lockPath, 'a', 0o600));
+    db = new Database(lockPath, { timeout: 0 });
+  } catch (err) {
+    throw new StateError('MLS_ERR_STATE_OPEN', `cannot create the lock file ${lockPath}: ${describeError(err)}`, { cause: err });
+  }
   try {
     db.pragma('locking_mode = EXCLUSIVE');
     db.exec('BEGIN EXCLUSIVE');

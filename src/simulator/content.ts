@@ -2,7 +2,6 @@
 //! real model produces (tracebacks, unicode, empty lines, very long lines, characters that
 //! need JSON escaping). A line is a pure function of its 32-bit content seed, so entries
 //! are rendered only when first served.
-import { mulberry32 } from './prng.js';
 
 /** Probabilities of the unusual kinds of line. */
 export interface ContentRates {
@@ -24,40 +23,56 @@ const UNICODE = [
 ];
 const ERRORS = ['CUDA out of memory', 'upstream timeout after 30s', 'invalid input shape (1, 3, 224)', 'connection reset by peer'];
 
-function pick<T>(arr: readonly T[], u: number): T {
-  return arr[Math.floor(u * arr.length)]!;
+// A module-level generator state (mulberry32) rather than a generator object per line:
+// rendering runs once per served entry and its garbage dominated the serving cost.
+let state = 0;
+function nextU32(): number {
+  state = (state + 0x6d2b79f5) >>> 0;
+  let t = state;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return (t ^ (t >>> 14)) >>> 0;
+}
+function next(): number {
+  return nextU32() / 4_294_967_296;
+}
+function int(min: number, max: number): number {
+  return min + Math.floor(next() * (max - min + 1));
+}
+function pick<T>(arr: readonly T[]): T {
+  return arr[Math.floor(next() * arr.length)]!;
 }
 
 /** Renders the line and stream of a content seed under the given rates. */
 export function renderContent(seed: number, rates: ContentRates): { log: string; stream: string } {
-  const r = mulberry32(seed);
-  const kind = r.next();
+  state = seed >>> 0;
+  const kind = next();
   let acc = rates.emptyRate;
-  if (kind < acc) return { log: '', stream: r.next() < 0.5 ? 'stdout' : 'stderr' };
+  if (kind < acc) return { log: '', stream: next() < 0.5 ? 'stdout' : 'stderr' };
   acc += rates.multilineRate;
   if (kind < acc) {
-    const err = pick(ERRORS, r.next());
-    const line = r.int(10, 400);
+    const err = pick(ERRORS);
+    const line = int(10, 400);
     return {
-      log: `Traceback (most recent call last):\n  File "/app/server.py", line ${line}, in handle\n    out = model(batch)\n  File "/app/model.py", line ${r.int(1, 99)}, in forward\nRuntimeError: ${err}`,
+      log: `Traceback (most recent call last):\n  File "/app/server.py", line ${line}, in handle\n    out = model(batch)\n  File "/app/model.py", line ${int(1, 99)}, in forward\nRuntimeError: ${err}`,
       stream: 'stderr',
     };
   }
   acc += rates.unicodeRate;
-  if (kind < acc) return { log: `${pick(UNICODE, r.next())} #${r.int(0, 9999)}`, stream: 'stdout' };
+  if (kind < acc) return { log: `${pick(UNICODE)} #${int(0, 9999)}`, stream: 'stdout' };
   acc += rates.longRate;
   if (kind < acc) {
-    const head = `DEBUG payload dump id=${r.nextU32().toString(16)} data=`;
-    const chunk = `{"k":"v${r.int(0, 9)}","n":${r.int(0, 999)}},`;
+    const head = `DEBUG payload dump id=${nextU32().toString(16)} data=`;
+    const chunk = `{"k":"v${int(0, 9)}","n":${int(0, 999)}},`;
     return { log: head + chunk.repeat(Math.ceil((9 * 1024 - head.length) / chunk.length)), stream: 'stdout' };
   }
-  const t = r.next();
-  const worker = r.int(0, WORKERS - 1);
+  const t = next();
+  const worker = int(0, WORKERS - 1);
   if (t < 0.55) {
-    return { log: `INFO [worker-${worker}] POST ${pick(ROUTES, r.next())} 200 in ${(r.next() * 250).toFixed(1)}ms`, stream: 'stdout' };
+    return { log: `INFO [worker-${worker}] POST ${pick(ROUTES)} 200 in ${int(0, 249)}.${int(0, 9)}ms`, stream: 'stdout' };
   }
-  if (t < 0.75) return { log: `DEBUG batch ${r.int(1, 99_999)} size=${r.int(1, 64)} queue=${r.int(0, 32)}`, stream: 'stdout' };
-  if (t < 0.85) return { log: `WARNING: GPU memory at ${r.int(70, 99)}% on device ${r.int(0, 3)}`, stream: 'stderr' };
-  if (t < 0.93) return { log: `ERROR [worker-${worker}] ${pick(ERRORS, r.next())}`, stream: 'stderr' };
-  return { log: `request body={"prompt":"say \\"hi\\"","path":"C:\\\\models\\\\v${r.int(1, 9)}"}\ttook=${r.int(1, 900)}ms`, stream: 'stdout' };
+  if (t < 0.75) return { log: `DEBUG batch ${int(1, 99_999)} size=${int(1, 64)} queue=${int(0, 32)}`, stream: 'stdout' };
+  if (t < 0.85) return { log: `WARNING: GPU memory at ${int(70, 99)}% on device ${int(0, 3)}`, stream: 'stderr' };
+  if (t < 0.93) return { log: `ERROR [worker-${worker}] ${pick(ERRORS)}`, stream: 'stderr' };
+  return { log: `request body={"prompt":"say \\"hi\\"","path":"C:\\\\models\\\\v${int(1, 9)}"}\ttook=${int(1, 900)}ms`, stream: 'stdout' };
 }

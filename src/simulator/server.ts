@@ -33,7 +33,10 @@ export interface SimulatorOptions {
   models: string[];
   /** New entries per second per model; may be fractional or 0. */
   ratePerSec: number;
-  /** Span of entries already present at start, in ms. Default 0. */
+  /**
+   * Span of entries already present at start, in ms. Default 0. Each entry costs about
+   * 40 bytes, so keep `historyMs / 1000 × ratePerSec × models` below about 5 million.
+   */
   historyMs?: number;
   /** Each entry becomes visible after a random delay in [min, max] ms (late arrivals). Default none. */
   ingestDelayMs?: { min: number; max: number };
@@ -414,6 +417,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     }
     const raw = chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
 
+    // Faults come from the infrastructure in front of the service, so they precede every check.
     const fault = pickFault(faults, faultRng);
     if (fault !== undefined) stats.faultsInjected[fault] = (stats.faultsInjected[fault] ?? 0) + 1;
     const early = fault === undefined ? undefined : faultAnswer(fault);

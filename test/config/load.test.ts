@@ -179,6 +179,20 @@ describe('interpolation', () => {
     expect(parseConfig(raw, { env: { INTERVAL: '20s' } }).poll.interval).toBe(20_000);
   });
 
+  test('number and boolean fields take interpolated strings', () => {
+    const raw = {
+      ...withApi({ token: 't', insecure_skip_verify: '${INSECURE}' }),
+      poll: { concurrency: '${CONC}', jitter: '${JITTER:-0.25}' },
+      models: [{ id: 'a', is_less_logs: '${LESS}' }],
+    };
+    const c = parseConfig(raw, { env: { CONC: '3', INSECURE: 'true', LESS: 'false' } });
+    expect([c.poll.concurrency, c.poll.jitter, c.api.insecure_skip_verify, c.models[0]!.is_less_logs]).toEqual([3, 0.25, true, false]);
+    expect(problemsOf(() => parseConfig(raw, { env: { CONC: 'many', INSECURE: 'true', LESS: 'no' } }))).toEqual([
+      'poll.concurrency: expected a number, got "many"',
+      'models[0].is_less_logs: expected true or false, got "no"',
+    ]);
+  });
+
   test('$${ is a literal ${', () => {
     const raw = { ...minimal(), sinks: [{ name: 'm', type: 'module', path: '/x.js', options: { template: '$${user}-${WHO}' } }] };
     const sink = parseConfig(raw, { env: { WHO: 'me' } }).sinks[0]!;

@@ -1,3 +1,4 @@
+//! Generated content, twins, determinism and the ground truth of the simulator.
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
 import { TOKEN, bag, canonical, fetchWindow, manualClock } from './helpers.js';

@@ -1,3 +1,4 @@
+//! Each injected fault of the simulator, and that a faulty answer consumes nothing.
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';

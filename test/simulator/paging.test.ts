@@ -1,3 +1,4 @@
+//! Window bounds, paging consistency, end styles and tokens of the simulated logs operation.
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
 import { TOKEN, bag, entryMs, fetchWindow, iso, manualClock, post } from './helpers.js';

@@ -1,3 +1,4 @@
+//! Header, auth, body and timestamp checks of the simulated service.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { TOKEN, iso, post } from './helpers.js';

@@ -1,3 +1,4 @@
+//! Validation and recording of settings updates by the simulator.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { TOKEN, post } from './helpers.js';

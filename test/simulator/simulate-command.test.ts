@@ -1,3 +1,4 @@
+//! `mls simulate`: flag parsing, token handling, start and stop.
 import { Command } from 'commander';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
@@ -60,7 +61,7 @@ describe('mls simulate', () => {
       { port: '0', models: 'alpha,beta', history: '1m', rate: '5' },
       { env: { MLS_API_TOKEN: 'secret-token-xyz' }, stderr, signal: ac.signal, onListening: (s) => (url = s.url) },
     );
-    await vi_waitFor(() => url !== '');
+    await waitFor(() => url !== '');
     expect(out).toMatch(/^simulator listening on http:\/\/127\.0\.0\.1:\d+ \(models: alpha, beta\)\n/);
     expect(out).not.toContain('secret-token-xyz');
     const body = { model_id: 'beta', time_from: iso(Date.now() - 60_000), time_to: iso(Date.now()) };
@@ -76,7 +77,7 @@ describe('mls simulate', () => {
     const ac = new AbortController();
     let url = '';
     const done = runSimulate({ port: '0', history: '0s' }, { env: {}, stderr: new PassThrough(), signal: ac.signal, onListening: (s) => (url = s.url) });
-    await vi_waitFor(() => url !== '');
+    await waitFor(() => url !== '');
     const body = { model_id: 'model-1', time_from: iso(Date.now() - 1000), time_to: iso(Date.now()) };
     expect((await post(url, '/rest/model/logs/get/', body, { authorization: 'sim-token' })).status).toBe(200);
     ac.abort();
@@ -94,7 +95,7 @@ describe('mls simulate', () => {
   });
 });
 
-async function vi_waitFor(cond: () => boolean): Promise<void> {
+async function waitFor(cond: () => boolean): Promise<void> {
   for (let i = 0; i < 200 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
   if (!cond()) throw new Error('timed out');
 }

@@ -1,3 +1,4 @@
+//! Measures how many entries per second the simulator serves.
 import { Agent, request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { startSimulator } from '../../src/simulator/index.js';
@@ -5,7 +6,7 @@ import { TOKEN, iso } from './helpers.js';
 
 const T0 = Date.parse('2024-05-01T12:00:00.000Z');
 
-// Prints the serving rate; the figure depends on the machine, so nothing is asserted on it.
+// The figure depends on the machine, so it is printed and not asserted.
 describe('simulator throughput', () => {
   it('serves 1,000-entry pages over one keep-alive connection', async () => {
     const sim = await startSimulator({ token: TOKEN, models: ['m1'], ratePerSec: 2_000, historyMs: 150_000, pageSize: 1_000, seed: 1, clock: () => T0 });

@@ -461,6 +461,7 @@ class FileSink implements Sink {
     let dir = dirname(resolve(this.#template.staticPrefix + 'x'));
     for (;;) {
       try {
+        if (!(await stat(dir)).isDirectory()) return { ok: false, detail: `${dir} is not a directory` };
         await access(dir, constants.W_OK);
         return { ok: true, detail: `${dir} is writable` };
       } catch (err) {

@@ -222,8 +222,14 @@ describe('file sink: rotation', () => {
     expect(tree['out.20261122T100000Z.ndjson.gz']).toBe(lines(4).map(entryToNdjson).join(''));
     expect(tree['out.20261122T100000Z.1.ndjson.gz']).toBe(lines(4, 5).map(entryToNdjson).join(''));
     expect(seqsIn(dir)).toEqual(range(1, 11));
-    const state = JSON.parse(store.state!) as { rotated: unknown[] };
-    expect(state.rotated).toEqual([]);
+    // The compressed files leave the state with the next commit.
+    const b = await open(store, options(dir, { path, rotate: { max_bytes: line * 4 }, compress: 'gzip' }));
+    await deliver(b, store, batchOf(lines(1, 12)));
+    const pending = (JSON.parse(store.state!) as { rotated: { path: string }[] }).rotated.map((r) => r.path);
+    expect(pending).not.toContain(join(dir, 'out.20261122T100000Z.ndjson'));
+    expect(pending).not.toContain(join(dir, 'out.20261122T100000Z.1.ndjson'));
+    expect(seqsIn(dir)).toEqual(range(1, 12));
+    expect(store.errors()).toEqual([]);
   });
 
   it('compresses at the next open what a crash left uncompressed, replacing a partial temporary file', async () => {
@@ -293,7 +299,7 @@ describe('file sink: errors and lifecycle', () => {
     expect(store.errors()).toHaveLength(1);
     await sink.send(batchOf(lines(1)), signal);
     expect(store.errors()).toHaveLength(1);
-    expect(await sink.healthcheck()).toMatchObject({ ok: false });
+    expect(await sink.healthcheck()).toMatchObject({ ok: false, detail: expect.stringMatching(/not a directory/) as string });
   });
 
   it('reports healthy when the nearest existing directory is writable', async () => {

@@ -1,0 +1,135 @@
+// Whole-daemon test harness: writes a config, runs `mls run` as a child process, kills it,
+// waits for it to drain, and compares sink output with the simulator's ground truth.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { stringify } from 'yaml';
+import { StateStore } from '../../src/journal/store.js';
+import { parseEntryTime } from '../../src/time/timestamp.js';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const MLS_BIN = join(ROOT, 'dist', 'cli', 'main.js');
+
+/** A running `mls` child process with its captured output. */
+export interface MlsProcess {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Starts `mls <args>` with `env` added to the environment. */
+export function startMls(args: string[], env: Record<string, string> = {}): MlsProcess {
+  const child = spawn(process.execPath, [MLS_BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  return { child, stdout: () => out, stderr: () => err, exited };
+}
+
+/** Runs `mls <args>` to completion. */
+export async function runMls(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const p = startMls(args, env);
+  const { code } = await p.exited;
+  return { code, stdout: p.stdout(), stderr: p.stderr() };
+}
+
+/** Writes a config object as YAML and returns its path. */
+export function writeConfig(dir: string, config: unknown, name = 'mls.yaml'): string {
+  const path = join(dir, name);
+  writeFileSync(path, stringify(config));
+  return path;
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Polls `check` until it returns true or `timeoutMs` passes. */
+export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string, everyMs = 200): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+/** Reads checkpoints and cursors from a state file without disturbing a running daemon. */
+export function readState(path: string): { watermarks: Map<string, number | undefined>; starts: Map<string, number>; cursors: Map<string, number>; lastSeq: number } | undefined {
+  if (!existsSync(path)) return undefined;
+  let store: StateStore | undefined;
+  try {
+    store = StateStore.open(path, { readonly: true });
+    const cps = store.listCheckpoints();
+    return {
+      watermarks: new Map(cps.map((c) => [c.modelId, c.watermarkMs])),
+      starts: new Map(cps.map((c) => [c.modelId, c.startMs])),
+      cursors: new Map(store.listSinks().map((s) => [s.name, s.cursor])),
+      lastSeq: store.lastSeq(),
+    };
+  } catch {
+    return undefined;
+  } finally {
+    store?.close();
+  }
+}
+
+/** The identity of an entry for multiset comparison. */
+export function entryKey(e: { model_id: string; time: string; stream: string; log: string }): string {
+  return JSON.stringify([e.model_id, e.time, e.stream, e.log]);
+}
+
+/** Reads every NDJSON line under `dir` (recursively). Throws on a torn or invalid line. */
+export function readNdjsonTree(dir: string): Array<{ model_id: string; time: string; stream: string; log: string }> {
+  const out: Array<{ model_id: string; time: string; stream: string; log: string }> = [];
+  if (!existsSync(dir)) return out;
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) {
+      out.push(...readNdjsonTree(p));
+      continue;
+    }
+    if (!name.endsWith('.ndjson')) continue;
+    const text = readFileSync(p, 'utf8');
+    if (text.length > 0 && !text.endsWith('\n')) throw new Error(`${p} ends with a partial line`);
+    for (const line of text.split('\n')) if (line !== '') out.push(JSON.parse(line) as (typeof out)[number]);
+  }
+  return out;
+}
+
+/** Loss/duplication figures of `got` against `expected` (multisets of entryKey). */
+export function compareMultisets(expected: Iterable<string>, got: Iterable<string>): { expected: number; delivered: number; lost: number; duplicated: number; unexpected: number } {
+  const want = new Map<string, number>();
+  let expectedN = 0;
+  for (const k of expected) {
+    want.set(k, (want.get(k) ?? 0) + 1);
+    expectedN++;
+  }
+  const have = new Map<string, number>();
+  let deliveredN = 0;
+  for (const k of got) {
+    have.set(k, (have.get(k) ?? 0) + 1);
+    deliveredN++;
+  }
+  let lost = 0;
+  let duplicated = 0;
+  let unexpected = 0;
+  for (const [k, n] of want) {
+    const h = have.get(k) ?? 0;
+    if (h < n) lost += n - h;
+    if (h > n) duplicated += h - n;
+  }
+  for (const [k, n] of have) if (!want.has(k)) unexpected += n;
+  return { expected: expectedN, delivered: deliveredN, lost, duplicated, unexpected };
+}
+
+/** Ground-truth entries of a model at or after its start (ms-truncated, as windows are inclusive in ms). */
+export function truthSince<T extends { model_id: string; time: string }>(truth: readonly T[], starts: ReadonlyMap<string, number>): T[] {
+  return truth.filter((e) => {
+    const start = starts.get(e.model_id);
+    const t = parseEntryTime(e.time);
+    return start !== undefined && t.ok && t.ns / 1_000_000n >= BigInt(start);
+  });
+}

@@ -1,0 +1,115 @@
+//! Drives sinks through the real delivery loop in tests: a StateStore on a temporary
+//! SQLite file, journal appends the way the poller commits pages, and SinkDelivery
+//! loops with fast retry settings.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { contentHash } from '../../src/dedupe/key.js';
+import { SinkDelivery, type DeliverySettings } from '../../src/delivery/sink-delivery.js';
+import { StateStore, type PreparedEntry } from '../../src/journal/store.js';
+import type { Sink, SinkContext } from '../../src/sinks/contract.js';
+import { Metrics } from '../../src/telemetry/metrics.js';
+
+/** A temporary directory, removed by the returned function. */
+export function tempDir(prefix = 'mls-test-'): { dir: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** The log text of the `i`-th test entry of `model`: unique, so deliveries can be counted. */
+export function logText(model: string, i: number): string {
+  return `${model} line ${i}`;
+}
+
+/** A store on a temporary SQLite file, with helpers to append entries and read a sink's row. */
+export class TestJournal {
+  readonly store: StateStore;
+  private readonly counters = new Map<string, number>();
+  private readonly baseMs = Date.parse('2026-11-22T10:00:00Z');
+
+  constructor(readonly path: string) {
+    this.store = StateStore.open(path);
+  }
+
+  /**
+   * Appends `n` new entries of `model` in one committed page, as the poller does, and
+   * returns their log texts. Times advance by 1 µs per entry.
+   */
+  append(model: string, n: number): string[] {
+    const first = this.counters.get(model) ?? 0;
+    this.counters.set(model, first + n);
+    const { store } = this;
+    store.ensureCheckpoint(model, this.baseMs);
+    const cp = store.beginWindow(model, this.baseMs, this.baseMs + 3_600_000);
+    const prepared: PreparedEntry[] = [];
+    const logs: string[] = [];
+    for (let i = first; i < first + n; i++) {
+      const ns = BigInt(this.baseMs) * 1_000_000n + BigInt(i) * 1000n;
+      const time = new Date(this.baseMs + Math.floor(i / 1000)).toISOString().replace('Z', `${String(i % 1000).padStart(3, '0')}000Z`).replace(/\.(\d{3})(\d{3})000Z$/, '.$1$2000Z');
+      const log = logText(model, i);
+      logs.push(log);
+      prepared.push({ entry: { time, log, stream: i % 2 === 0 ? 'stdout' : 'stderr' }, timeNs: ns, hash: contentHash('stdout', log) });
+    }
+    store.commitPage(model, cp.fetchId, this.baseMs, prepared, { end: true }, Date.now());
+    return logs;
+  }
+
+  /** The sink's cursor row (created on first use, at the journal's current end). */
+  sink(name: string) {
+    return this.store.ensureSink(name);
+  }
+
+  close(): void {
+    this.store.close();
+  }
+}
+
+/** A sink context backed by the store, like the daemon builds it. */
+export function contextFor(journal: TestJournal, name: string, logger: SinkContext['logger'] = silentLogger()): SinkContext {
+  const row = journal.store.ensureSink(name);
+  return {
+    name,
+    state: row.state,
+    now: () => Date.now(),
+    logger,
+    commitState: (state: string) => journal.store.setSinkState(name, state),
+  };
+}
+
+/** A logger that drops everything. */
+export function silentLogger(): SinkContext['logger'] & ReturnType<typeof pino> {
+  return pino({ level: 'silent' });
+}
+
+/** Fast settings for tests: small batches, no batching delay to speak of, quick retries. */
+export function testSettings(over: Partial<DeliverySettings> = {}): DeliverySettings {
+  return { maxEntries: 10, maxBytes: 1 << 20, maxDelayMs: 5, retryBaseMs: 20, retryMaxMs: 200, models: undefined, ...over };
+}
+
+/** Starts a delivery loop for `sink` on the journal; the sink's row must exist already. */
+export function startDelivery(journal: TestJournal, name: string, sink: Sink, settings: DeliverySettings = testSettings()): SinkDelivery {
+  journal.store.ensureSink(name);
+  const delivery = new SinkDelivery({
+    name,
+    sink,
+    store: journal.store,
+    metrics: new Metrics({ processMetrics: false }),
+    logger: silentLogger(),
+    now: () => Date.now(),
+    settings,
+  });
+  void delivery.start();
+  delivery.notify();
+  return delivery;
+}
+
+/** Polls `check` every 10 ms until it returns true; fails after `timeoutMs` with `what`. */
+export async function waitUntil(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
