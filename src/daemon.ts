@@ -165,6 +165,7 @@ export class Daemon {
           lookbackMs: config.poll.lookback,
           settleMs: config.poll.settle,
           maxWindowMs: config.poll.max_window,
+          reread: config.poll.reread.mode === 'sparse' ? { mode: 'sparse', agesMs: config.poll.reread.ages } : { mode: 'sliding' },
           startAt: m.start_at ?? config.poll.start_at,
           isLessLogs: m.is_less_logs,
         },

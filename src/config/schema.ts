@@ -230,6 +230,21 @@ const pollSchema = z
       parseRateLimitValue,
     ).prefault('20/s'),
     jitter: scalar(z.number().min(0).lt(1).default(0.1)).describe('Random spread of the interval, as a fraction: 0.1 = ±10%.'),
+    reread: z
+      .strictObject({
+        mode: z
+          .enum(['sparse', 'sliding'])
+          .default('sparse')
+          .describe(
+            '`sparse`: each poll reads only the new span; older spans are read again once they are older than each of `ages`, and a last time once older than `lookback` (about 2 + ages reads per entry). `sliding`: each poll re-reads the whole lookback (about lookback/interval reads per entry). Both deliver every entry that becomes visible within `lookback` of its timestamp.',
+          ),
+        ages: z
+          .array(duration('An age at which spans are read again.', { positive: true }))
+          .prefault(['30s'])
+          .describe('Ages (shorter than lookback) at which `sparse` reads a span again before the final read at `lookback`; shorter ages deliver late entries sooner.'),
+      })
+      .prefault({})
+      .describe('How spans before the checkpoint are read again to catch late entries.'),
   })
   .describe('How often and how far back models are polled.');
 

@@ -23,7 +23,8 @@ export const MIGRATIONS: readonly Migration[] = [
         win_to       INTEGER,
         next_token   TEXT,               -- token for the next page of the window in progress
         fetch_id     INTEGER NOT NULL DEFAULT 0,
-        plan_state   TEXT,               -- planner state (JSON), e.g. the re-read schedule
+        plan_state   TEXT,               -- planner state (JSON), e.g. the re-read frontiers
+        plan_pending TEXT,               -- planner state to adopt when the window in progress completes
         last_entry_ns INTEGER,           -- newest entry time seen
         updated_ms   INTEGER NOT NULL
       );

@@ -144,11 +144,13 @@ export class StateStore {
       getCheckpoint: db.prepare('SELECT * FROM checkpoints WHERE model_id = ?').safeIntegers(true),
       insertCheckpoint: db.prepare('INSERT OR IGNORE INTO checkpoints (model_id, start_ms, updated_ms) VALUES (?, ?, ?)'),
       beginWindow: db.prepare(
-        'UPDATE checkpoints SET win_from = ?, win_to = ?, next_token = NULL, fetch_id = fetch_id + 1, updated_ms = ? WHERE model_id = ?',
+        'UPDATE checkpoints SET win_from = ?, win_to = ?, plan_pending = ?, next_token = NULL, fetch_id = fetch_id + 1, updated_ms = ? WHERE model_id = ?',
       ),
+      restartWindow: db.prepare('UPDATE checkpoints SET next_token = NULL, fetch_id = fetch_id + 1, updated_ms = ? WHERE model_id = ?'),
       setToken: db.prepare('UPDATE checkpoints SET next_token = ?, updated_ms = ? WHERE model_id = ?'),
       endWindow: db.prepare(
-        'UPDATE checkpoints SET watermark_ms = max(coalesce(watermark_ms, win_to), win_to), win_from = NULL, win_to = NULL, next_token = NULL, updated_ms = ? WHERE model_id = ?',
+        `UPDATE checkpoints SET watermark_ms = max(coalesce(watermark_ms, win_to), win_to), plan_state = coalesce(plan_pending, plan_state),
+           plan_pending = NULL, win_from = NULL, win_to = NULL, next_token = NULL, updated_ms = ? WHERE model_id = ?`,
       ),
       setLastEntry: db.prepare('UPDATE checkpoints SET last_entry_ns = max(coalesce(last_entry_ns, ?), ?) WHERE model_id = ?'),
       setPlanState: db.prepare('UPDATE checkpoints SET plan_state = ?, updated_ms = ? WHERE model_id = ?'),
@@ -207,9 +209,19 @@ export class StateStore {
     return this.getCheckpoint(modelId)!;
   }
 
-  /** Starts a new fetch of window [fromMs, toMs]: a fresh fetch id and no token. */
-  beginWindow(modelId: string, fromMs: number, toMs: number): Checkpoint {
-    this.s.beginWindow.run(Math.floor(fromMs), Math.ceil(toMs), this.now(), modelId);
+  /**
+   * Starts a new fetch of window [fromMs, toMs]: a fresh fetch id and no token.
+   * `planStateAfter` is the planner state to adopt once the window has been fetched to
+   * the end; it is applied in the transaction of the last page.
+   */
+  beginWindow(modelId: string, fromMs: number, toMs: number, planStateAfter?: string): Checkpoint {
+    this.s.beginWindow.run(Math.floor(fromMs), Math.ceil(toMs), planStateAfter ?? null, this.now(), modelId);
+    return this.getCheckpoint(modelId)!;
+  }
+
+  /** Restarts the window in progress from its first page (new fetch id, no token). */
+  restartWindow(modelId: string): Checkpoint {
+    this.s.restartWindow.run(this.now(), modelId);
     return this.getCheckpoint(modelId)!;
   }
 

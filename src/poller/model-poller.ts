@@ -101,7 +101,7 @@ export class ModelPoller {
           await sleep(jittered(settings.intervalMs, settings.jitter), this.stopController.signal);
           continue;
         }
-        cp = store.beginWindow(modelId, next.fromMs, next.toMs);
+        cp = store.beginWindow(modelId, next.fromMs, next.toMs, next.planStateAfter);
       }
       const outcome = await this.fetchWindow(cp);
       if (outcome.kind === 'stopped') return;
@@ -114,10 +114,12 @@ export class ModelPoller {
       this.updateLag(done);
       metrics.polls.inc({ model: modelId });
       metrics.lastSuccess.set({ model: modelId }, clock.now() / 1000);
-      if (done.watermarkMs !== undefined) store.pruneKeys(modelId, pruneHorizonMs(done.watermarkMs, settings));
-      // Caught up: wait for the next interval. Behind: fetch the next window at once.
+      if (done.watermarkMs !== undefined) store.pruneKeys(modelId, pruneHorizonMs({ ...done, watermarkMs: done.watermarkMs }, settings));
+      // Caught up: wait for the next interval, unless a re-read is due. Behind: fetch the next window at once.
       const caughtUp = done.watermarkMs !== undefined && done.watermarkMs >= clock.now() - settings.settleMs - settings.intervalMs;
-      if (caughtUp) await sleep(jittered(settings.intervalMs, settings.jitter), this.stopController.signal);
+      if (caughtUp && planWindows(done, clock.now(), settings)[0]?.kind !== 'reread') {
+        await sleep(jittered(settings.intervalMs, settings.jitter), this.stopController.signal);
+      }
     }
   }
 
@@ -147,7 +149,7 @@ export class ModelPoller {
           restarts++;
           metrics.tokenRestarts.inc({ model: modelId });
           logger.warn({ model: modelId, status: err.status, details: err.message }, 'next_token rejected; restarting the window from its start');
-          fetchId = store.beginWindow(modelId, window.fromMs, window.toMs).fetchId;
+          fetchId = store.restartWindow(modelId).fetchId;
           token = undefined;
           continue;
         }

@@ -1,47 +1,145 @@
 //! The window planner: a pure function from a model's checkpoint, the current time and
 //! the poll settings to the windows to fetch next. Paging, checkpoints and dedupe do not
 //! depend on how windows are chosen, only on the windows themselves.
+//!
+//! Two schedules:
+//! - `sliding`: every poll reads `[watermark − lookback, now − settle]`; each entry is read
+//!   about lookback/interval times.
+//! - `sparse` (default): every poll reads only the fresh span `[watermark, now − settle]`;
+//!   older spans are read again once they are older than each configured re-read age and
+//!   finally once older than `lookback`. Each span is read 1 + ages + 1 times in all, and
+//!   an entry that becomes visible within `lookback` of its timestamp is still delivered.
+//!   Progress of the re-reads is kept as one frontier per age in the checkpoint's plan
+//!   state: everything before `frontier[a]` has been read when it was at least `a` old.
 
 /** The poll settings the planner needs (milliseconds). */
 export interface PlannerSettings {
   lookbackMs: number;
   settleMs: number;
   maxWindowMs: number;
+  /** Poll interval: sparse re-reads are batched to spans of at least this length. */
+  intervalMs?: number;
+  /** Re-read schedule; `sliding` when absent. */
+  reread?: { mode: 'sliding' } | { mode: 'sparse'; agesMs: readonly number[] };
 }
 
 /** The part of a checkpoint the planner reads. */
 export interface PlannerCheckpoint {
   startMs: number;
   watermarkMs: number | undefined;
+  planState?: string | undefined;
 }
 
 /** A window to fetch: both bounds inclusive, in epoch milliseconds. */
 export interface PlannedWindow {
   fromMs: number;
   toMs: number;
+  kind: 'fresh' | 'reread';
+  /** Planner state to store once this window has been fetched to the end (sparse only). */
+  planStateAfter?: string;
+}
+
+interface SparseState {
+  /** re-read age (ms, as a string key) → frontier (epoch ms) */
+  f: Record<string, number>;
 }
 
 /**
- * Plans the next windows: `[max(watermark − lookback, start), now − settle]`, cut into
- * consecutive pieces no longer than `maxWindowMs`. Returns no window when there is
- * nothing new to read (the end is not past the watermark, e.g. after the clock stepped back).
- * Completing a piece moves the watermark to its end, so a long catch-up walks the missed
- * span piece after piece.
+ * Plans the next windows, most urgent first. Returns no window when there is nothing due
+ * (e.g. after the clock stepped back behind the watermark). Completing a fresh window moves
+ * the watermark to its end; a long catch-up is cut into pieces of at most `maxWindowMs`.
  */
 export function planWindows(cp: PlannerCheckpoint, nowMs: number, s: PlannerSettings): PlannedWindow[] {
+  return s.reread?.mode === 'sparse' ? planSparse(cp, nowMs, s, s.reread.agesMs) : planSliding(cp, nowMs, s);
+}
+
+function planSliding(cp: PlannerCheckpoint, nowMs: number, s: PlannerSettings): PlannedWindow[] {
   const end = Math.floor(nowMs - s.settleMs);
   const reached = cp.watermarkMs ?? cp.startMs;
   if (end <= reached) return [];
   const begin = Math.max(cp.watermarkMs === undefined ? cp.startMs : cp.watermarkMs - s.lookbackMs, cp.startMs);
-  const windows: PlannedWindow[] = [];
-  const step = Math.max(1, s.maxWindowMs);
-  for (let from = begin; from < end; from += step) {
-    windows.push({ fromMs: from, toMs: Math.min(from + step, end) });
-  }
-  return windows;
+  return cut(begin, end, s.maxWindowMs).map((w) => ({ ...w, kind: 'fresh' as const }));
 }
 
-/** The oldest time any future window can start at: dedupe keys older than this can go. */
-export function pruneHorizonMs(watermarkMs: number, s: PlannerSettings): number {
-  return watermarkMs - s.lookbackMs - 1_000;
+/** The ages at which spans are read again, ascending, ending with the lookback. */
+export function rereadAges(s: PlannerSettings, agesMs: readonly number[]): number[] {
+  return [...new Set([...agesMs.filter((a) => a > 0 && a < s.lookbackMs), s.lookbackMs])].sort((a, b) => a - b);
+}
+
+function readState(cp: PlannerCheckpoint, ages: readonly number[]): Map<number, number> {
+  let parsed: SparseState | undefined;
+  try {
+    parsed = cp.planState ? (JSON.parse(cp.planState) as SparseState) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  const frontiers = new Map<number, number>();
+  for (const a of ages) {
+    const v = parsed?.f?.[String(a)];
+    frontiers.set(a, typeof v === 'number' && Number.isFinite(v) ? Math.max(v, cp.startMs) : cp.startMs);
+  }
+  return frontiers;
+}
+
+function advance(frontiers: ReadonlyMap<number, number>, w: { fromMs: number; toMs: number }, readAtMs: number): Map<number, number> {
+  const next = new Map(frontiers);
+  for (const [age, f] of frontiers) {
+    // Contiguous with what is already covered: the part of the window that is at least `age` old now.
+    if (w.fromMs <= f) next.set(age, Math.max(f, Math.min(w.toMs, readAtMs - age)));
+  }
+  return next;
+}
+
+function encode(frontiers: ReadonlyMap<number, number>): string {
+  const f: Record<string, number> = {};
+  for (const [a, v] of frontiers) f[String(a)] = v;
+  return JSON.stringify({ f } satisfies SparseState);
+}
+
+function planSparse(cp: PlannerCheckpoint, nowMs: number, s: PlannerSettings, agesMs: readonly number[]): PlannedWindow[] {
+  const ages = rereadAges(s, agesMs);
+  let frontiers = readState(cp, ages);
+  const end = Math.floor(nowMs - s.settleMs);
+  const interval = Math.max(1, s.intervalMs ?? 1);
+  const out: PlannedWindow[] = [];
+  const w = cp.watermarkMs;
+  // Fresh span: due once half an interval has accrued (or at once for a new model / a catch-up).
+  if (w === undefined ? end > cp.startMs : end - w >= interval / 2) {
+    for (const piece of cut(w ?? cp.startMs, end, s.maxWindowMs)) {
+      frontiers = advance(frontiers, piece, nowMs);
+      out.push({ ...piece, kind: 'fresh', planStateAfter: encode(frontiers) });
+    }
+  }
+  if (out.length > 1) return out; // catching up: fresh pieces first, their reads count as re-reads too
+  const reached = w ?? cp.startMs;
+  for (const age of ages) {
+    const f = frontiers.get(age)!;
+    const target = Math.min(Math.floor(nowMs - age), reached);
+    const chunk = Math.min(Math.max(interval, age / 5), s.maxWindowMs);
+    if (target - f < chunk) continue;
+    for (const piece of cut(f, target, s.maxWindowMs)) {
+      frontiers = advance(frontiers, piece, nowMs);
+      out.push({ ...piece, kind: 'reread', planStateAfter: encode(frontiers) });
+    }
+  }
+  return out;
+}
+
+function cut(begin: number, end: number, maxWindowMs: number): Array<{ fromMs: number; toMs: number }> {
+  const out: Array<{ fromMs: number; toMs: number }> = [];
+  const step = Math.max(1, maxWindowMs);
+  for (let from = begin; from < end; from += step) out.push({ fromMs: from, toMs: Math.min(from + step, end) });
+  return out;
+}
+
+/**
+ * The oldest time any future window can start at: dedupe keys older than this can go.
+ * Sliding: the watermark minus the lookback. Sparse: also no later than the oldest frontier.
+ */
+export function pruneHorizonMs(cp: PlannerCheckpoint & { watermarkMs: number }, s: PlannerSettings): number {
+  let horizon = cp.watermarkMs - s.lookbackMs;
+  if (s.reread?.mode === 'sparse') {
+    for (const f of readState(cp, rereadAges(s, s.reread.agesMs)).values()) horizon = Math.min(horizon, f);
+  }
+  return horizon - 1_000;
 }

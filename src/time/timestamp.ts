@@ -158,8 +158,8 @@ export function parseEntryTime(s: string): ParsedTime | TimeParseFailure {
   }
   const seconds = days * SECONDS_PER_DAY + hour * 3600 + minute * 60 + second - offsetSeconds;
   if (seconds < MIN_SECONDS || seconds >= MAX_SECONDS_EXCLUSIVE) return fail('outside the years 0000–9999 once converted to UTC');
-  const ns = BigInt(seconds) * NS_PER_SECOND + BigInt(scaled);
-  return { ok: true, ns, canonical: canonicalFromNs(ns) };
+  const padded = fractionDigits === 0 ? FRACTION_PAD : s.slice(20, 20 + fractionDigits) + FRACTION_PAD.slice(fractionDigits);
+  return { ok: true, ns: BigInt(seconds) * NS_PER_SECOND + BigInt(scaled), canonical: canonicalFromParts(seconds, padded) };
 }
 
 function pad2(n: number): string {
@@ -179,14 +179,18 @@ export function canonicalFromNs(ns: bigint): string {
   }
   const secs = Number(seconds);
   if (secs < MIN_SECONDS || secs >= MAX_SECONDS_EXCLUSIVE) throw new RangeError(`time ${ns}ns is outside the years 0000–9999`);
+  const frac = String(fraction);
+  return canonicalFromParts(secs, FRACTION_PAD.slice(frac.length) + frac);
+}
+
+/** The canonical form from whole epoch seconds (in range) and the nine fractional digits. */
+function canonicalFromParts(secs: number, nineDigits: string): string {
   const days = Math.floor(secs / SECONDS_PER_DAY);
   const sod = secs - days * SECONDS_PER_DAY;
   const [year, month, day] = civilFromDays(days);
-  const frac = String(fraction);
   return (
     `${String(year).padStart(4, '0')}-${pad2(month)}-${pad2(day)}T` +
-    `${pad2(Math.floor(sod / 3600))}:${pad2(Math.floor(sod / 60) % 60)}:${pad2(sod % 60)}.` +
-    `${FRACTION_PAD.slice(frac.length)}${frac}Z`
+    `${pad2(Math.floor(sod / 3600))}:${pad2(Math.floor(sod / 60) % 60)}:${pad2(sod % 60)}.${nineDigits}Z`
   );
 }
 

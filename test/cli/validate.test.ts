@@ -1,3 +1,4 @@
+//! `mls validate`: summary and exit 0 for a valid config, one line per problem and exit 78 otherwise.
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';

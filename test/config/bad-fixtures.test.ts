@@ -1,3 +1,4 @@
+//! Every broken config under test/fixtures/config/bad is one precise problem, as its first-line comment says.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -1,3 +1,4 @@
+//! The example configs validate, and the example custom sink module works.
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

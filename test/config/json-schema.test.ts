@@ -1,3 +1,4 @@
+//! The committed JSON Schema of the config file matches the zod schema, and documents every key.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect, test } from 'vitest';

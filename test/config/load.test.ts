@@ -1,3 +1,4 @@
+//! Loading the config: defaults, notations, interpolation, secrets, token resolution, paths, freezing.
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

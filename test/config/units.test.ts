@@ -1,3 +1,4 @@
+//! The scalar notations of the config file: durations, sizes, rates, start points, modes, addresses, path templates.
 import { describe, expect, test } from 'vitest';
 import { checkPathTemplate, parseListen, renderPathTemplate } from '../../src/config/index.js';
 import { Fail, parseDurationValue, parseFileModeValue, parseRateLimitValue, parseSizeValue, parseStartAtValue } from '../../src/config/units.js';

@@ -49,7 +49,7 @@ describe('crash safety of the file sink', () => {
     const config = writeConfig(dir, {
       api: { base_url: sim.url, token: '${MLS_API_TOKEN}', retry: { deadline: '3s', base_delay: '20ms', max_delay: '300ms' }, timeouts: { connect: '2s', headers: '2s', body: '2s' } },
       state: { path: statePath },
-      poll: { interval: '400ms', lookback: '8s', settle: '300ms', start_at: '-50s', max_window: '15s', concurrency: 4, rate_limit: 'none', jitter: 0.2 },
+      poll: { interval: '400ms', lookback: '8s', settle: '300ms', start_at: '-50s', max_window: '15s', concurrency: 4, rate_limit: 'none', jitter: 0.2, reread: { mode: 'sparse', ages: ['2s'] } },
       models: MODELS.map((id) => ({ id })),
       sinks: [{ name: 'archive', type: 'file', path: join(outDir, '{model_id}', '%Y-%m-%d-%H.ndjson'), fsync: 'batch', batch: { max_entries: 200, max_delay: '100ms' } }],
       shutdown_timeout: '10s',

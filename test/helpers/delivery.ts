@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { contentHash } from '../../src/dedupe/key.js';
 import { SinkDelivery, type DeliverySettings } from '../../src/delivery/sink-delivery.js';
 import { StateStore, type PreparedEntry } from '../../src/journal/store.js';
@@ -34,7 +34,7 @@ export class TestJournal {
 
   /**
    * Appends `n` new entries of `model` in one committed page, as the poller does, and
-   * returns their log texts. Times advance by 1 µs per entry.
+   * returns their log texts. Times advance by 1 µs per entry (up to a million entries per model).
    */
   append(model: string, n: number): string[] {
     const first = this.counters.get(model) ?? 0;
@@ -46,10 +46,11 @@ export class TestJournal {
     const logs: string[] = [];
     for (let i = first; i < first + n; i++) {
       const ns = BigInt(this.baseMs) * 1_000_000n + BigInt(i) * 1000n;
-      const time = new Date(this.baseMs + Math.floor(i / 1000)).toISOString().replace('Z', `${String(i % 1000).padStart(3, '0')}000Z`).replace(/\.(\d{3})(\d{3})000Z$/, '.$1$2000Z');
+      const time = `2026-11-22T10:00:00.${String(i * 1000).padStart(9, '0')}Z`;
       const log = logText(model, i);
       logs.push(log);
-      prepared.push({ entry: { time, log, stream: i % 2 === 0 ? 'stdout' : 'stderr' }, timeNs: ns, hash: contentHash('stdout', log) });
+      const stream = i % 2 === 0 ? 'stdout' : 'stderr';
+      prepared.push({ entry: { time, log, stream }, timeNs: ns, hash: contentHash(stream, log) });
     }
     store.commitPage(model, cp.fetchId, this.baseMs, prepared, { end: true }, Date.now());
     return logs;
@@ -78,7 +79,7 @@ export function contextFor(journal: TestJournal, name: string, logger: SinkConte
 }
 
 /** A logger that drops everything. */
-export function silentLogger(): SinkContext['logger'] & ReturnType<typeof pino> {
+export function silentLogger(): Logger {
   return pino({ level: 'silent' });
 }
 
@@ -87,8 +88,8 @@ export function testSettings(over: Partial<DeliverySettings> = {}): DeliverySett
   return { maxEntries: 10, maxBytes: 1 << 20, maxDelayMs: 5, retryBaseMs: 20, retryMaxMs: 200, models: undefined, ...over };
 }
 
-/** Starts a delivery loop for `sink` on the journal; the sink's row must exist already. */
-export function startDelivery(journal: TestJournal, name: string, sink: Sink, settings: DeliverySettings = testSettings()): SinkDelivery {
+/** Starts a delivery loop for `sink` on the journal (creating the sink's row if needed). */
+export function startDelivery(journal: TestJournal, name: string, sink: Sink, settings: DeliverySettings = testSettings(), onAck?: () => void): SinkDelivery {
   journal.store.ensureSink(name);
   const delivery = new SinkDelivery({
     name,
@@ -98,6 +99,7 @@ export function startDelivery(journal: TestJournal, name: string, sink: Sink, se
     logger: silentLogger(),
     now: () => Date.now(),
     settings,
+    ...(onAck ? { onAck } : {}),
   });
   void delivery.start();
   delivery.notify();

@@ -1,18 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { planWindows, pruneHorizonMs } from '../../src/poller/planner.js';
+import { planWindows, pruneHorizonMs, type PlannerCheckpoint, type PlannerSettings } from '../../src/poller/planner.js';
 
 const S = { lookbackMs: 300_000, settleMs: 2_000, maxWindowMs: 3_600_000 };
 const T0 = Date.UTC(2026, 10, 22, 10, 0, 0);
 
 describe('window planner', () => {
   it('starts a new model at its start and ends at now - settle', () => {
-    expect(planWindows({ startMs: T0, watermarkMs: undefined }, T0 + 60_000, S)).toEqual([{ fromMs: T0, toMs: T0 + 58_000 }]);
+    expect(planWindows({ startMs: T0, watermarkMs: undefined }, T0 + 60_000, S)).toEqual([{ fromMs: T0, toMs: T0 + 58_000, kind: 'fresh' }]);
   });
 
   it('re-reads the lookback before the watermark, never before the start', () => {
     const w = T0 + 600_000;
-    expect(planWindows({ startMs: T0, watermarkMs: w }, w + 10_000, S)).toEqual([{ fromMs: w - 300_000, toMs: w + 8_000 }]);
-    expect(planWindows({ startMs: T0, watermarkMs: T0 + 60_000 }, T0 + 70_000, S)).toEqual([{ fromMs: T0, toMs: T0 + 68_000 }]);
+    expect(planWindows({ startMs: T0, watermarkMs: w }, w + 10_000, S)).toEqual([{ fromMs: w - 300_000, toMs: w + 8_000, kind: 'fresh' }]);
+    expect(planWindows({ startMs: T0, watermarkMs: T0 + 60_000 }, T0 + 70_000, S)).toEqual([{ fromMs: T0, toMs: T0 + 68_000, kind: 'fresh' }]);
   });
 
   it('cuts a long catch-up span into pieces no longer than max_window', () => {
@@ -47,8 +47,70 @@ describe('window planner', () => {
 
   it('prunes only keys older than any future window can reach', () => {
     const w = T0 + 3_600_000;
-    const horizon = pruneHorizonMs(w, S);
+    const horizon = pruneHorizonMs({ startMs: T0, watermarkMs: w }, S);
     const [next] = planWindows({ startMs: T0, watermarkMs: w }, w + 60_000, S);
     expect(horizon).toBeLessThan(next!.fromMs);
+  });
+});
+
+/** Simulates the poll loop over `durationMs`: fetch what is due, adopt the plan state, sleep the interval. */
+function simulate(s: PlannerSettings, durationMs: number, startMs = T0): { reads: Array<{ fromMs: number; toMs: number; atMs: number; kind: string }>; cp: PlannerCheckpoint } {
+  let cp: PlannerCheckpoint = { startMs, watermarkMs: undefined };
+  const reads: Array<{ fromMs: number; toMs: number; atMs: number; kind: string }> = [];
+  for (let now = startMs; now <= startMs + durationMs; now += s.intervalMs!) {
+    for (let guard = 0; guard < 50; guard++) {
+      const [w] = planWindows(cp, now, s);
+      if (!w) break;
+      reads.push({ fromMs: w.fromMs, toMs: w.toMs, atMs: now, kind: w.kind });
+      cp = { ...cp, watermarkMs: Math.max(cp.watermarkMs ?? -Infinity, w.kind === 'fresh' ? w.toMs : -Infinity), planState: w.planStateAfter ?? cp.planState };
+      if (cp.watermarkMs === -Infinity) cp.watermarkMs = undefined;
+    }
+  }
+  return { reads, cp };
+}
+
+describe('sparse re-read schedule', () => {
+  const SPARSE: PlannerSettings = { lookbackMs: 300_000, settleMs: 2_000, maxWindowMs: 3_600_000, intervalMs: 10_000, reread: { mode: 'sparse', agesMs: [30_000] } };
+
+  it('reads every instant fresh, then again after 30 s, then again after the lookback', () => {
+    const { reads } = simulate(SPARSE, 3_600_000, T0);
+    // every millisecond instant in the steady part must be covered by a read at age ~0, one at age >= 30 s and one at age >= lookback
+    for (let t = T0 + 600_000; t < T0 + 3_000_000; t += 997) {
+      const covering = reads.filter((r) => r.fromMs <= t && t <= r.toMs);
+      const ages = covering.map((r) => r.atMs - t);
+      expect(Math.min(...ages)).toBeLessThan(15_000);
+      expect(ages.some((a) => a >= 30_000)).toBe(true);
+      expect(ages.some((a) => a >= 300_000)).toBe(true);
+      // away from window boundaries (shared inclusive milliseconds), exactly three reads
+      expect(covering.filter((r) => r.fromMs < t && t < r.toMs).length).toBeLessThanOrEqual(3);
+    }
+  });
+
+  it('reads each span about three times, ten times fewer than the sliding window', () => {
+    const span = 3_600_000;
+    const readMs = (rs: Array<{ fromMs: number; toMs: number }>) => rs.reduce((n, r) => n + (r.toMs - r.fromMs), 0);
+    const sparse = simulate(SPARSE, span).reads;
+    const sliding = simulate({ ...SPARSE, reread: { mode: 'sliding' } }, span).reads;
+    const sparseAmp = readMs(sparse) / span;
+    const slidingAmp = readMs(sliding) / span;
+    expect(sparseAmp).toBeLessThanOrEqual(3.05);
+    expect(slidingAmp / sparseAmp).toBeGreaterThan(9);
+  });
+
+  it('a catch-up from an old start reads the missed span once, without extra re-reads', () => {
+    const cp = { startMs: T0, watermarkMs: undefined };
+    const windows = planWindows(cp, T0 + 3 * 3_600_000, { ...SPARSE });
+    expect(windows.every((w) => w.kind === 'fresh')).toBe(true);
+    expect(windows).toHaveLength(3);
+    const after = { startMs: T0, watermarkMs: windows.at(-1)!.toMs, planState: windows.at(-1)!.planStateAfter };
+    expect(planWindows(after, T0 + 3 * 3_600_000 + 1_000, SPARSE)).toEqual([]);
+  });
+
+  it('never prunes keys a pending re-read can still reach', () => {
+    const { cp } = simulate(SPARSE, 1_200_000);
+    const horizon = pruneHorizonMs({ ...cp, watermarkMs: cp.watermarkMs! }, SPARSE);
+    for (let now = T0 + 1_200_000; now < T0 + 1_500_000; now += 10_000) {
+      for (const w of planWindows(cp, now, SPARSE)) expect(w.fromMs).toBeGreaterThan(horizon);
+    }
   });
 });

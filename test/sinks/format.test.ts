@@ -1,3 +1,4 @@
+//! The NDJSON line format: key order, escaping, awkward logs.
 import { describe, expect, it } from 'vitest';
 import { entryToNdjson } from '../../src/sinks/format.js';
 import { entry } from './file/helpers.js';

@@ -112,7 +112,8 @@ class FileSink implements Sink {
   constructor(cfg: FileSinkOptions, ctx: SinkContext, tuning: FileSinkTuning) {
     this.#cfg = cfg;
     this.#ctx = ctx;
-    this.#template = compileTemplate(cfg.path);
+    // Resolved once: placeholders render to single segments that can never be `.` or `..`.
+    this.#template = compileTemplate(resolve(cfg.path));
     this.#sync = cfg.fsync !== 'never';
     this.#idleCloseMs = tuning.idleCloseMs ?? 300_000;
     this.#durable = parseState(ctx.state);
@@ -167,8 +168,21 @@ class FileSink implements Sink {
 
   // ---- reconciliation -------------------------------------------------------------
 
-  /** Makes the files on disk match `#durable`: completes renames, cuts uncommitted tails. */
+  /**
+   * Makes the files on disk match `#durable`: completes renames, cuts uncommitted tails.
+   * What cannot be matched (a file shorter than committed, or gone) is adopted as found,
+   * and that adoption committed at once, so a crash before the next batch's commit does
+   * not measure the next batch's lines against offsets that no longer hold.
+   */
   async #reconcile(): Promise<void> {
+    const before = serializeState(this.#durable);
+    await this.#matchDisk();
+    const after = serializeState(this.#durable);
+    if (after !== before) this.#ctx.commitState?.(after);
+    this.#dirty = false;
+  }
+
+  async #matchDisk(): Promise<void> {
     if (this.#compressing !== undefined) await this.#compressing;
     await this.#handles.closeAll();
     const log = this.#ctx.logger;
@@ -218,7 +232,6 @@ class FileSink implements Sink {
       }
       file.off = await this.#cutBack(path, size, file.off);
     }
-    this.#dirty = false;
   }
 
   /** Truncates `path` (of `size` bytes) to `committed`; returns the offset to adopt. */
@@ -368,7 +381,7 @@ class FileSink implements Sink {
     const groups = new Map<string, string[]>();
     for (const e of batch.entries) {
       if (e.seq <= doneSeq) continue;
-      const path = resolve(this.#template.render(e.modelId, Number(e.timeNs / 1_000_000n)));
+      const path = this.#template.render(e.modelId, Number(e.timeNs / 1_000_000n));
       let lines = groups.get(path);
       if (lines === undefined) groups.set(path, (lines = []));
       lines.push(entryToNdjson(e));

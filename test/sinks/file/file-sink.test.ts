@@ -1,3 +1,4 @@
+//! The file sink in process: writing, reconciliation after simulated crashes, rotation, gzip, errors.
 import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,3 +1,5 @@
+//! The file sink under real `kill -9`: a child writer committing to SQLite is killed
+//! at random moments, restarted, and the output must hold every entry exactly once.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';

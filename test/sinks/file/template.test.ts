@@ -1,3 +1,4 @@
+//! Path templates: every code, model id sanitising, rejected templates, the render cache.
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/errors.js';
 import { compileTemplate, sanitizeModelId, validateTemplate } from '../../../src/sinks/file/template.js';

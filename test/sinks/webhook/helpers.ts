@@ -1,0 +1,46 @@
+//! Shared pieces of the webhook sink tests: parsed configs, contexts and batches.
+import { sinkSchema, type WebhookSinkConfig } from '../../../src/config/index.js';
+import type { SinkBatch, SinkContext, SinkEntry } from '../../../src/sinks/contract.js';
+
+/** A webhook sink block as the config layer parses it (durations in ms). */
+export function webhookConfig(url: string, over: Record<string, unknown> = {}): WebhookSinkConfig {
+  return sinkSchema.parse({ name: 'hook', type: 'webhook', url, ...over }) as WebhookSinkConfig;
+}
+
+/** A log record captured by {@link captureContext}. */
+export interface LogRecord {
+  level: string;
+  obj: object;
+  msg: string | undefined;
+}
+
+/** A context whose logger keeps every record. */
+export function captureContext(name = 'hook', now: () => number = Date.now): { ctx: SinkContext; logs: LogRecord[] } {
+  const logs: LogRecord[] = [];
+  const log = (level: string) => (obj: object, msg?: string) => void logs.push({ level, obj, msg });
+  return { ctx: { name, state: undefined, now, logger: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') } }, logs };
+}
+
+/** Entry `seq` of `model`, with a log line that names it. */
+export function entry(seq: number, over: Partial<SinkEntry> = {}): SinkEntry {
+  return {
+    seq,
+    modelId: 'llama-3',
+    time: `2026-11-22T10:00:00.${String(seq).padStart(9, '0')}Z`,
+    timeNs: 1_795_255_200_000_000_000n + BigInt(seq),
+    stream: seq % 2 === 0 ? 'stdout' : 'stderr',
+    log: `line ${seq}`,
+    fetchedAtMs: 0,
+    ...over,
+  };
+}
+
+/** A batch of entries `first..last` with a stable id. */
+export function batch(first: number, last: number, id = `hook-${first}-${last}`): SinkBatch {
+  const entries: SinkEntry[] = [];
+  for (let s = first; s <= last; s++) entries.push(entry(s));
+  return { id, firstSeq: first, lastSeq: last, entries };
+}
+
+/** A signal that never aborts. */
+export const never = new AbortController().signal;
