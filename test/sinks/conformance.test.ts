@@ -42,6 +42,10 @@ interface SinkCase {
   type: string;
   /** What reaches the destination across a stop and reopen. */
   guarantee: 'exactly once' | 'at least once';
+  /** Names of the destination's failure modes (keys of `failures`), known before it opens. */
+  failureModes: string[];
+  /** Whether the destination can refuse a batch for good. */
+  rejects: boolean;
   open(dir: string): Promise<Destination>;
 }
 
@@ -72,6 +76,8 @@ function readTreeLogs(dir: string): string[] {
 const fileCase: SinkCase = {
   type: 'file',
   guarantee: 'exactly once',
+  failureModes: ['a blocked output directory'],
+  rejects: false,
   async open(dir) {
     const out = join(dir, 'out');
     const config = parse<FileSinkConfig>({ name: 'file', type: 'file', path: join(out, '{model_id}', 'log.ndjson') });
@@ -96,6 +102,8 @@ const fileCase: SinkCase = {
 const stdoutCase: SinkCase = {
   type: 'stdout',
   guarantee: 'at least once',
+  failureModes: [],
+  rejects: false,
   async open() {
     let text = '';
     const stream = new Writable({
@@ -108,7 +116,7 @@ const stdoutCase: SinkCase = {
     return {
       build: async (ctx) => createStdoutSink(config, ctx, stream),
       delivered: () => logsOfLines(text),
-      deliveredOnce: () => logsOfLines(text),
+      deliveredOnce: () => [...new Set(logsOfLines(text))],
       failures: {},
       close: async () => undefined,
     };
@@ -118,6 +126,8 @@ const stdoutCase: SinkCase = {
 const webhookCase: SinkCase = {
   type: 'webhook',
   guarantee: 'at least once',
+  failureModes: ['HTTP 503', 'HTTP 500 with Retry-After', 'timeouts', 'a receiver that is down'],
+  rejects: true,
   async open() {
     const receiver = await startWebhookReceiver();
     const config = parse<WebhookSinkConfig>({ name: 'webhook', type: 'webhook', url: receiver.url, timeout: '150ms', compression: 'gzip' });
@@ -157,6 +167,8 @@ const OTLP_RECEIVER = '../helpers/otlp-receiver.js';
 const otlpCase: SinkCase = {
   type: 'otlp',
   guarantee: 'at least once',
+  failureModes: ['HTTP 503'],
+  rejects: true,
   async open() {
     // Loaded lazily, so the other sinks' cases run even while this helper is missing.
     const { startOtlpReceiver } = (await import(/* @vite-ignore */ OTLP_RECEIVER)) as { startOtlpReceiver(opts: { protocol: string }): Promise<OtlpReceiver> };
@@ -181,6 +193,8 @@ const EXAMPLE_MODULE = fileURLToPath(new URL('../../config/examples/custom-sink.
 const moduleCase: SinkCase = {
   type: 'module',
   guarantee: 'at least once',
+  failureModes: [],
+  rejects: false,
   async open(dir) {
     const file = join(dir, 'module.ndjson');
     const config = parse<ModuleSinkConfig>({ name: 'module', type: 'module', path: EXAMPLE_MODULE, options: { path: file } });
@@ -244,8 +258,6 @@ describe.each(CASES)('$type sink conformance', (c) => {
     return { delivery, violations };
   }
 
-  const failureNames = Object.keys(c.failures ?? {});
-
   it('acknowledges only entries that reached the destination', async () => {
     const sink = await build();
     const logs = journal.append(MODEL, 45);
@@ -255,8 +267,7 @@ describe.each(CASES)('$type sink conformance', (c) => {
     expect(missing(logs, dest.delivered())).toEqual([]);
   });
 
-  // The failure modes are known only once the destination is open; the names are static per type.
-  const modes = failureModeNames(c.type);
+  const modes = c.failureModes;
   it.skipIf(modes.length === 0).each(modes.length ? modes : ['none'])('does not move the cursor while the destination fails (%s)', async (mode) => {
     expect(Object.keys(dest.failures)).toContain(mode);
     const sink = await build();
@@ -275,6 +286,7 @@ describe.each(CASES)('$type sink conformance', (c) => {
   });
 
   it.skipIf(modes.length === 0).each(modes.length ? modes : ['none'])('retries through %s until success and loses nothing', async (mode) => {
+    expect(Object.keys(dest.failures)).toContain(mode);
     const sink = await build();
     await dest.failures[mode]!.start();
     const logs = journal.append(MODEL, 25);
@@ -287,7 +299,7 @@ describe.each(CASES)('$type sink conformance', (c) => {
     expect(journal.store.listDeadLetters(name)).toEqual([]);
   });
 
-  it.skipIf(!rejects(c.type))('dead-letters a permanently rejected batch with its entries, and carries on', async () => {
+  it.skipIf(!c.rejects)('dead-letters a permanently rejected batch with its entries, and carries on', async () => {
     const sink = await build();
     dest.rejectNext!();
     const rejected = journal.append(MODEL, 10);
@@ -359,24 +371,5 @@ describe.each(CASES)('$type sink conformance', (c) => {
     expect(sink.close()).toBe(first);
     await sink.close();
   });
-
-  void failureNames;
 });
 
-/** The failure modes each destination offers (static, so tests can be named up front). */
-function failureModeNames(type: string): string[] {
-  switch (type) {
-    case 'file':
-      return ['a blocked output directory'];
-    case 'webhook':
-      return ['HTTP 503', 'HTTP 500 with Retry-After', 'timeouts', 'a receiver that is down'];
-    case 'otlp':
-      return ['HTTP 503'];
-    default:
-      return [];
-  }
-}
-
-function rejects(type: string): boolean {
-  return type === 'webhook' || type === 'otlp';
-}

@@ -165,6 +165,19 @@ describe('file sink: exactly once across a crash', () => {
     expect(seqsIn(dir)).toEqual([4]);
   });
 
+  it('records an adopted shorter file at once, so a crash in the next batch still replays it exactly once', async () => {
+    const store = new MemoryStore();
+    const a = await open(store, options(dir));
+    await deliver(a, store, batchOf(lines(3)));
+    rmSync(join(dir, 'm1/2026-11-22.ndjson'));
+    const b = await open(store, options(dir));
+    const replayed = batchOf(lines(2, 4));
+    expect((await b.send(replayed, signal)).status).toBe('ok');
+    const c = await open(store, options(dir));
+    await deliver(c, store, replayed);
+    expect(seqsIn(dir)).toEqual([4, 5]);
+  });
+
   it('rejects a stored state that is not its own', async () => {
     const store = new MemoryStore();
     store.state = '{"cursor": 3}';
