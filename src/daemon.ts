@@ -108,6 +108,7 @@ export class Daemon {
       const daemon = new Daemon(config, logger, clock, store, lock, client, metrics);
       await daemon.startSinks(config.sinks);
       daemon.startPollers(config);
+      daemon.updateGauges();
       logger.info({ models: config.models.length, sinks: config.sinks.map((s) => s.name), state: config.state.path }, 'mls daemon started');
       return daemon;
     } catch (err) {

@@ -1,0 +1,143 @@
+// Process behaviour of `mls run`: single-writer lock, clean shutdown, admin endpoints,
+// `mls status`, and configuration reload on SIGHUP.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { readNdjsonTree, readState, runMls, sleep, startMls, waitFor, type MlsProcess } from './harness.js';
+
+const TOKEN = 'tok-daemon-test-51b2e8';
+let dir: string;
+let sim: Simulator;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'mls-daemon-'));
+  sim = await startSimulator({ token: TOKEN, models: ['m1', 'm2', 'm3'], ratePerSec: 20, historyMs: 20_000, seed: 3 });
+});
+afterAll(async () => {
+  await sim?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function config(name: string, over: { models?: string[]; sinks?: unknown[]; admin?: boolean } = {}) {
+  const base = join(dir, name);
+  return {
+    api: { base_url: sim.url, token: '${MLS_API_TOKEN}' },
+    state: { path: join(base, 'state.db') },
+    poll: { interval: '300ms', lookback: '2s', settle: '100ms', start_at: '-15s', max_window: '1m', rate_limit: 'none' },
+    models: (over.models ?? ['m1', 'm2']).map((id) => ({ id })),
+    sinks: over.sinks ?? [{ name: 'files', type: 'file', path: join(base, 'out', '{model_id}.ndjson'), batch: { max_delay: '50ms' } }],
+    ...(over.admin ? { admin: { listen: '127.0.0.1:0' } } : {}),
+    shutdown_timeout: '10s',
+  };
+}
+
+function write(name: string, cfg: unknown): string {
+  const p = join(dir, `${name}.yaml`);
+  writeFileSync(p, stringify(cfg));
+  return p;
+}
+
+const env = { MLS_API_TOKEN: TOKEN };
+
+async function adminAddress(p: MlsProcess): Promise<string> {
+  let address = '';
+  await waitFor(() => {
+    const m = /"address":"([^"]+)"[^\n]*admin server listening/.exec(p.stderr());
+    if (m) address = m[1]!;
+    return address !== '';
+  }, 15_000, 'the admin server to listen');
+  return address;
+}
+
+describe('mls run', () => {
+  it('refuses a second daemon on the same state file, and stops cleanly on SIGTERM', { timeout: 60_000 }, async () => {
+    const file = write('lock', config('lock'));
+    const first = startMls(['run', '--config', file], env);
+    await waitFor(() => (readState(join(dir, 'lock', 'state.db'))?.lastSeq ?? 0) > 0, 15_000, 'entries');
+    const second = await runMls(['run', '--config', file], env);
+    expect(second.code).toBe(5);
+    expect(second.stderr).toMatch(/in use by another mls daemon \(pid \d+\)/);
+    first.child.kill('SIGTERM');
+    const end = await first.exited;
+    expect(end.code, first.stderr()).toBe(0);
+    expect(first.stderr()).toContain('"msg":"stopped"');
+    expect(first.stderr() + second.stderr).not.toContain(TOKEN);
+  });
+
+  it('serves /metrics, /healthz, /readyz and /status, and mls status reads them', { timeout: 60_000 }, async () => {
+    const file = write('admin', config('admin', { admin: true }));
+    const p = startMls(['run', '--config', file], env);
+    try {
+      const address = await adminAddress(p);
+      await waitFor(async () => (await fetch(`http://${address}/readyz`)).status === 200, 20_000, 'readiness');
+      const metrics = await (await fetch(`http://${address}/metrics`)).text();
+      for (const name of ['mls_model_lag_seconds{model="m1"}', 'mls_entries_fetched_total{model="m2"}', 'mls_sink_delivered_total{sink="files"}', 'mls_sink_backlog_entries{sink="files"}', 'mls_api_request_duration_seconds_bucket', 'mls_process_resident_memory_bytes']) {
+        expect(metrics).toContain(name);
+      }
+      expect(metrics).not.toContain(TOKEN);
+      expect((await fetch(`http://${address}/healthz`)).status).toBe(200);
+      const status = (await (await fetch(`http://${address}/status`)).json()) as { models: { id: string }[]; sinks: { name: string }[] };
+      expect(status.models.map((m) => m.id).sort()).toEqual(['m1', 'm2']);
+      expect(status.sinks.map((s) => s.name)).toEqual(['files']);
+      // a config naming the daemon's actual admin address lets `mls status` ask it
+      const cfg = config('admin', { admin: true });
+      const asked = write('admin-status', { ...cfg, admin: { listen: address } });
+      const st = await runMls(['status', '--config', asked], env);
+      expect(st.code, st.stderr).toBe(0);
+      expect(st.stdout).toContain(`source: daemon at ${address}`);
+      expect(st.stdout).toMatch(/m1\s+\d{4}-/);
+      expect(st.stdout + st.stderr).not.toContain(TOKEN);
+    } finally {
+      p.child.kill('SIGTERM');
+      await p.exited;
+    }
+    // stopped: the same command reads the state file
+    const st = await runMls(['status', '--config', file], env);
+    expect(st.code, st.stderr).toBe(0);
+    expect(st.stdout).toContain('source: state file');
+    expect(st.stdout).toMatch(/files\s+file\s+\d+/);
+  });
+
+  it('reloads on SIGHUP: adds a model and a sink, and keeps the old config when the new one is invalid', { timeout: 60_000 }, async () => {
+    const base = join(dir, 'reload');
+    const file = write('reload', config('reload', { models: ['m1'] }));
+    const p = startMls(['run', '--config', file], env);
+    try {
+      await waitFor(() => readNdjsonTree(join(base, 'out')).length > 0, 15_000, 'first entries');
+      const sinks = [
+        { name: 'files', type: 'file', path: join(base, 'out', '{model_id}.ndjson'), batch: { max_delay: '50ms' } },
+        { name: 'second', type: 'file', path: join(base, 'second', '{model_id}.ndjson'), batch: { max_delay: '50ms' } },
+      ];
+      write('reload', config('reload', { models: ['m1', 'm3'], sinks }));
+      p.child.kill('SIGHUP');
+      await waitFor(() => p.stderr().includes('configuration reloaded'), 10_000, 'the reload');
+      await waitFor(() => readNdjsonTree(join(base, 'out')).some((e) => e.model_id === 'm3'), 15_000, 'entries of the added model');
+      await waitFor(() => readNdjsonTree(join(base, 'second')).length > 0, 15_000, 'entries in the added sink');
+
+      writeFileSync(file, 'api: {base_url: 42}\nbogus: true\n');
+      p.child.kill('SIGHUP');
+      await waitFor(() => p.stderr().includes('reload rejected'), 10_000, 'the rejection');
+      const before = readNdjsonTree(join(base, 'out')).length;
+      await sleep(1_500);
+      expect(readNdjsonTree(join(base, 'out')).length).toBeGreaterThan(before);
+      expect(p.child.exitCode).toBeNull();
+    } finally {
+      p.child.kill('SIGTERM');
+      const end = await p.exited;
+      expect(end.code, p.stderr()).toBe(0);
+    }
+    expect(p.stderr()).not.toContain(TOKEN);
+  });
+
+  it('exits 78 with every problem when the config is invalid', async () => {
+    const file = join(dir, 'bad.yaml');
+    writeFileSync(file, stringify({ api: { base_url: 'not a url' }, models: [], sinks: [{ name: 'x', type: 'file' }] }));
+    const r = await runMls(['run', '--config', file], env);
+    expect(r.code).toBe(78);
+    expect(r.stderr).toContain('api.base_url');
+    expect(r.stderr).toContain('sinks[0].path');
+  });
+});
