@@ -60,6 +60,7 @@ export class ModelPoller {
   private readonly stopController = new AbortController();
   private runPromise: Promise<void> | undefined;
   private failures = 0;
+  private clockWarned = false;
   private authFailures = 0;
   /** Last error, for status output. */
   lastError: { code: string; message: string; atMs: number } | undefined;
@@ -89,14 +90,19 @@ export class ModelPoller {
   }
 
   private async loop(): Promise<void> {
-    const { store, clock, settings, modelId, metrics } = this.d;
+    const { store, clock, settings, modelId, metrics, logger } = this.d;
     store.ensureCheckpoint(modelId, resolveStart(settings.startAt, clock.now()));
     metrics.modelUp.set({ model: modelId }, 1);
     while (!this.stopping) {
       let cp = store.getCheckpoint(modelId)!;
       this.updateLag(cp);
       if (!cp.window) {
-        const [next] = planWindows(cp, clock.now(), settings);
+        const now = clock.now();
+        const [next] = planWindows(cp, now, settings);
+        if (!next && cp.watermarkMs !== undefined && now - settings.settleMs < cp.watermarkMs - settings.intervalMs) {
+          if (!this.clockWarned) logger.warn({ model: modelId, behindMs: cp.watermarkMs - now }, 'the clock is behind this model\'s watermark; waiting for it to catch up (nothing is skipped)');
+          this.clockWarned = true;
+        } else if (next) this.clockWarned = false;
         if (!next) {
           await sleep(jittered(settings.intervalMs, settings.jitter), this.stopController.signal);
           continue;

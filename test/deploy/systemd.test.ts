@@ -1,7 +1,7 @@
 // The systemd unit: its hardening directives, and `systemd-analyze verify` when the
 // command is on this machine (it checks every directive against the installed systemd).
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -53,7 +53,7 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
  */
 function verifiable(text: string, name: string): string {
   const stub = path.join(tmp, 'bin', 'mls');
-  spawnSync('mkdir', ['-p', path.dirname(stub)]);
+  mkdirSync(path.dirname(stub), { recursive: true });
   writeFileSync(stub, '#!/bin/sh\nexit 0\n');
   chmodSync(stub, 0o755);
   const file = path.join(tmp, name);
