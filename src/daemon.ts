@@ -169,6 +169,7 @@ export class Daemon {
           reread: config.poll.reread.mode === 'sparse' ? { mode: 'sparse', agesMs: config.poll.reread.ages } : { mode: 'sliding' },
           startAt: m.start_at ?? config.poll.start_at,
           isLessLogs: m.is_less_logs,
+          authRetryMs: config.poll.auth_retry,
         },
         store: this.store,
         client: this.client,

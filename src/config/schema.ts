@@ -230,6 +230,7 @@ const pollSchema = z
       parseRateLimitValue,
     ).prefault('20/s'),
     jitter: scalar(z.number().min(0).lt(1).default(0.1)).describe('Random spread of the interval, as a fraction: 0.1 = ±10%.'),
+    auth_retry: duration('After the service refuses the token for a model, poll that model again after this long, doubling up to 10m; other models go on.', { positive: true }).prefault('30s'),
     reread: z
       .strictObject({
         mode: z

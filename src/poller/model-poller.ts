@@ -34,6 +34,8 @@ export interface ModelPollerSettings extends PlannerSettings {
   jitter: number;
   startAt: StartAt;
   isLessLogs: boolean | undefined;
+  /** First delay after the token was refused; doubles up to 10 minutes. */
+  authRetryMs: number;
 }
 
 /** What a poller needs from the daemon. */
@@ -53,7 +55,6 @@ export interface ModelPollerDeps {
   metrics: Metrics;
 }
 
-const AUTH_RETRY_MS = [30_000, 60_000, 120_000, 300_000, 600_000];
 
 /** The poll loop of one model. `stop()` lets the page in flight finish and commit. */
 export class ModelPoller {
@@ -216,7 +217,7 @@ export class ModelPoller {
     metrics.pollErrors.inc({ model: modelId, code });
     this.lastError = { code, message: describeError(err), atMs: this.d.clock.now() };
     if (err instanceof ApiAuthError) {
-      const delay = AUTH_RETRY_MS[Math.min(this.authFailures, AUTH_RETRY_MS.length - 1)]!;
+      const delay = Math.min(this.d.settings.authRetryMs * 2 ** Math.min(this.authFailures, 10), Math.max(600_000, this.d.settings.authRetryMs));
       this.authFailures++;
       metrics.modelUp.set({ model: modelId }, 0);
       logger.error({ model: modelId, status: err.status, retryInMs: delay }, 'the service refused the API token; polling of this model is paused until it is accepted (check api.token)');

@@ -104,6 +104,8 @@ export interface Simulator {
   inject(modelId: string, entries: LogEntry[], visibleAfterMs?: number): void;
   /** Changes fault probabilities and behaviour from now on. */
   setFaults(f: Partial<FaultRates>): void;
+  /** Test hook: answer 401 to every request for these models (as if the token lost access to them); [] restores. */
+  denyModels(modelIds: readonly string[]): void;
   /** Accepted settings updates, oldest first. */
   settingsUpdates: SettingsUpdate[];
   stats(): SimulatorStats;
@@ -225,6 +227,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     byStatus: {},
   };
   const settingsUpdates: SettingsUpdate[] = [];
+  let denied = new Set<string>();
   const timers = new Set<NodeJS.Timeout>();
 
   function parseCommon(req: IncomingMessage, raw: string): { body: Record<string, unknown> } | { error: Answer } {
@@ -254,6 +257,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     const { body } = parsed;
     const model = findModel(body);
     if (!(model instanceof ModelLog)) return model;
+    if (denied.has(model.id)) return errorAnswer(401, 'Invalid token');
     const bounds: number[] = [];
     for (const field of ['time_from', 'time_to'] as const) {
       const v = body[field];
@@ -502,6 +506,9 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
         return p;
       });
       entries.forEach((e, k) => m.inject(e, parsed[k]!.ms, parsed[k]!.ns, t + visibleAfterMs));
+    },
+    denyModels(modelIds) {
+      denied = new Set(modelIds);
     },
     setFaults(f) {
       validateFaults(f);

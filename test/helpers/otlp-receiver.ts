@@ -198,7 +198,7 @@ export async function startOtlpReceiver(options: { protocol: 'http' | 'grpc' }):
       for (let i = 0; i < count; i++) state.failures.push({ status, retryAfterSeconds });
     },
   };
-  return options.protocol === 'grpc' ? startGrpc(root, state, common) : startHttp(root, state, common);
+  return options.protocol === 'grpc' ? startGrpc(state, common) : startHttp(root, state, common);
 }
 
 type State = {
@@ -276,7 +276,7 @@ async function startHttp(root: protobuf.Root, state: State, common: Common): Pro
   };
 }
 
-async function startGrpc(_root: protobuf.Root, state: State, common: Common): Promise<OtlpReceiver> {
+async function startGrpc(state: State, common: Common): Promise<OtlpReceiver> {
   const definition = protoLoader.loadSync(SERVICE_PROTO, { includeDirs: [PROTO_ROOT], keepCase: false, longs: String, enums: Number, bytes: String, defaults: false, oneofs: true });
   const pkg = grpc.loadPackageDefinition(definition) as unknown as {
     opentelemetry: { proto: { collector: { logs: { v1: { LogsService: grpc.ServiceClientConstructor } } } } };

@@ -3,7 +3,8 @@
 //!
 //! HTTP: the exporter reports a non-2xx answer as an `OTLPExporterError` whose `code` is the
 //! status. 408, 429 and 5xx are retried; any other 4xx (400, 401, 403, 404, 413, …) is
-//! rejected. Network errors and time-outs carry no status and are retried. Note that the
+//! rejected; anything else (a redirect, which the exporter does not follow) is retried.
+//! Network errors and time-outs carry no status and are retried. Note that the
 //! 0.301 HTTP exporters already retry 429/502/503/504 and network errors by themselves
 //! (up to 5 times, honouring `Retry-After`, but only while the export's `timeout` lasts),
 //! and then report a bare "retryable status" error without the status or `Retry-After`;
