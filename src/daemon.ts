@@ -133,7 +133,7 @@ export class Daemon {
       now: () => this.clock.now(),
       logger: log,
       commitState: (state: string) => this.store.setSinkState(sc.name, state),
-    });
+    }, { modelResources: new Map(this.config.models.map((m) => [m.id, m.resource])) });
     const delivery = new SinkDelivery({
       name: sc.name,
       sink,

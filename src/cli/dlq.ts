@@ -101,7 +101,7 @@ async function replayDirectly(config: Config, only: string | undefined): Promise
       const letters = store.listDeadLetters(sc.name, 1_000_000);
       if (letters.length === 0) continue;
       const row = store.ensureSink(sc.name);
-      const sink = await buildSink(sc, { name: sc.name, state: row.state, now: Date.now, logger: logger.child({ sink: sc.name }), commitState: (s) => store.setSinkState(sc.name, s) });
+      const sink = await buildSink(sc, { name: sc.name, state: row.state, now: Date.now, logger: logger.child({ sink: sc.name }), commitState: (s) => store.setSinkState(sc.name, s) }, { modelResources: new Map(config.models.map((m) => [m.id, m.resource])) });
       try {
         for (const d of letters) {
           const outcome = await sink.send({ id: batchId(sc.name, d.firstSeq, d.lastSeq), firstSeq: d.firstSeq, lastSeq: d.lastSeq, entries: d.entries }, AbortSignal.timeout(60_000));

@@ -19,4 +19,3 @@ export {
 } from './schema.js';
 export { loadConfig, parseConfig, parseYaml, configSecrets, deepFreeze, TOKEN_ENV, TOKEN_CREDENTIAL, type ParseConfigOptions } from './load.js';
 export { parseListen, type ListenAddress, type RateLimit, type StartAt } from './units.js';
-export { renderPathTemplate, checkPathTemplate } from './template.js';

@@ -15,7 +15,7 @@ import {
   type RateLimit,
   type StartAt,
 } from './units.js';
-import { checkPathTemplate } from './template.js';
+import { validateTemplate } from '../sinks/file/template.js';
 import type { RawProblem } from './problems.js';
 
 /** JSON Schema keywords attached to a leaf (merged into the generated schema). */
@@ -305,8 +305,8 @@ const fileSinkSchema = z
       { type: 'string', minLength: 1 },
       (v) => {
         if (typeof v !== 'string' || v.trim() === '') return new Fail(`expected a non-empty string, got ${show(v)}`);
-        const problem = checkPathTemplate(v);
-        return problem ? new Fail(`${show(v)} ${problem}`) : v;
+        const problem = validateTemplate(v);
+        return problem ? new Fail(problem) : v;
       },
     ),
     fsync: z
@@ -358,9 +358,10 @@ const otlpSinkSchema = z
   .strictObject({
     type: z.literal('otlp').describe('Exports OpenTelemetry log records.'),
     ...sinkCommon,
-    endpoint: httpUrl('Base URL of the OTLP receiver, e.g. http://localhost:4318 (HTTP) or http://localhost:4317 (gRPC); /v1/logs is appended for HTTP.', {
-      stripSlash: true,
-    }),
+    endpoint: httpUrl(
+      'Base URL of the OTLP receiver; default http://localhost:4318 for HTTP and http://localhost:4317 for gRPC. /v1/logs is appended for HTTP unless already there.',
+      { stripSlash: true },
+    ).optional(),
     protocol: z.enum(['http/protobuf', 'http/json', 'grpc']).default('http/protobuf').describe('OTLP transport.'),
     headers: stringMap('Extra request headers or gRPC metadata (values are treated as secrets).', { headers: true }).prefault({}),
     compression: z.enum(['gzip', 'none']).default('gzip').describe('Compression of the export requests.'),

@@ -4,8 +4,14 @@ import type { SinkConfig } from '../config/index.js';
 import { ConfigError, describeError } from '../errors.js';
 import type { Sink, SinkContext, SinkFactory } from './contract.js';
 
+/** What sinks may need from the rest of the config. */
+export interface SinkEnvironment {
+  /** Per-model OTLP resource attributes (`models[].resource`). */
+  modelResources?: ReadonlyMap<string, Readonly<Record<string, string>>>;
+}
+
 /** Builds one sink. Custom modules are imported from their (resolved) path. */
-export async function buildSink(config: SinkConfig, context: SinkContext): Promise<Sink> {
+export async function buildSink(config: SinkConfig, context: SinkContext, env: SinkEnvironment = {}): Promise<Sink> {
   switch (config.type) {
     case 'file': {
       const { createFileSink } = await import('./file/index.js');
@@ -21,7 +27,7 @@ export async function buildSink(config: SinkConfig, context: SinkContext): Promi
     }
     case 'otlp': {
       const { createOtlpSink } = await import('./otlp/index.js');
-      return createOtlpSink(config, context);
+      return createOtlpSink(config, context, { modelResources: env.modelResources });
     }
     case 'module':
       return buildModuleSink(config.path, config.options ?? {}, context);

@@ -48,6 +48,8 @@ describe('defaults', () => {
       concurrency: 8,
       rate_limit: { count: 20, perMs: 1_000 },
       jitter: 0.1,
+      auth_retry: 30_000,
+      reread: { mode: 'sparse', ages: [30_000] },
     });
     expect(c.models).toEqual([{ id: 'model-a', resource: {} }]);
     expect(c.sinks[0]).toEqual({

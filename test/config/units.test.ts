@@ -1,6 +1,6 @@
 //! The scalar notations of the config file: durations, sizes, rates, start points, modes, addresses, path templates.
 import { describe, expect, test } from 'vitest';
-import { checkPathTemplate, parseListen, renderPathTemplate } from '../../src/config/index.js';
+import { parseListen } from '../../src/config/index.js';
 import { Fail, parseDurationValue, parseFileModeValue, parseRateLimitValue, parseSizeValue, parseStartAtValue } from '../../src/config/units.js';
 
 const failed = (v: unknown): string => (v instanceof Fail ? v.message : `no failure: ${JSON.stringify(v)}`);
@@ -84,21 +84,4 @@ test('listen addresses', () => {
   expect(parseListen(':9464')).toEqual({ host: '', port: 9464 });
   expect(parseListen('localhost:70000')).toBeUndefined();
   expect(parseListen('9464')).toBeUndefined();
-});
-
-describe('path templates', () => {
-  test('valid templates pass; unknown codes and placeholders are named', () => {
-    expect(checkPathTemplate('./out/{model_id}/%Y-%m-%d_%H%M%S.%j.ndjson')).toBeUndefined();
-    expect(checkPathTemplate('100%%.ndjson')).toBeUndefined();
-    expect(checkPathTemplate('%Y-%q')).toMatch(/unknown strftime code %q/);
-    expect(checkPathTemplate('out-%')).toMatch(/lone %/);
-    expect(checkPathTemplate('{modelid}.ndjson')).toMatch(/unknown placeholder \{modelid\}/);
-    expect(checkPathTemplate('{model id}.ndjson')).toMatch(/opens no placeholder/);
-    expect(checkPathTemplate('out/{model_id}/')).toMatch(/names a directory/);
-  });
-
-  test('rendering uses UTC', () => {
-    const at = Date.UTC(2026, 1, 3, 4, 5, 6); // 2026-02-03T04:05:06Z, day 34
-    expect(renderPathTemplate('/o/{model_id}/%Y-%m-%d/%H%M%S-%j-100%%.ndjson', 'm1', at)).toBe('/o/m1/2026-02-03/040506-034-100%.ndjson');
-  });
 });

@@ -129,20 +129,6 @@ describe('parseEntryTime', () => {
       { numRuns: 3000 },
     );
   });
-
-  it('parses hundreds of thousands of timestamps a second even on a loaded machine', () => {
-    const inputs = Array.from({ length: 1000 }, (_, i) => `2024-05-01T12:${String(i % 60).padStart(2, '0')}:${String((i * 7) % 60).padStart(2, '0')}.${String(i * 123457).padStart(9, '0').slice(0, 9)}Z`);
-    let sink = 0n;
-    for (let r = 0; r < 200; r++) for (const s of inputs) sink ^= (parseEntryTime(s) as { ns: bigint }).ns;
-    const rounds = 1000;
-    const started = performance.now();
-    for (let r = 0; r < rounds; r++) for (const s of inputs) sink ^= (parseEntryTime(s) as { ns: bigint }).ns;
-    const perSecond = (rounds * inputs.length) / ((performance.now() - started) / 1000);
-    expect(sink).not.toBe(-1n);
-    // The target is above 2M/s (about 3–4M/s measured on an idle machine); the floor only
-    // catches a pathological slowdown, so that a busy CI machine does not fail it.
-    expect(perSecond).toBeGreaterThan(250_000);
-  });
 });
 
 describe('canonicalFromNs', () => {
