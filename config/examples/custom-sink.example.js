@@ -1,9 +1,8 @@
 //! An example custom sink for `type: module`: appends each batch as NDJSON to the file
 //! named in `options.path`. Copy it, point `path:` of a module sink at it, and adapt.
 //!
-//! The daemon calls the default export once with the sink's config block
-//! (`{ name, type, path, options, batch, retry, models }`) and a context
-//! (`{ name, state, now, logger }`), and then uses the returned object:
+//! The daemon calls the default export once with the sink's `options` block and a
+//! context (`{ name, state, now, logger, commitState }`), and then uses the returned object:
 //!   healthcheck()        → { ok, detail? }            informational only
 //!   send(batch, signal)  → { status: 'ok' }           delivered (acknowledged)
 //!                        | { status: 'retry', error, afterMs? }   try the same batch again
@@ -14,11 +13,11 @@
 import { open } from 'node:fs/promises';
 
 /**
- * @param {{ options?: { path?: string } }} config
+ * @param {{ path?: string }} options
  * @param {{ name: string, logger: { info(obj: object, msg?: string): void } }} context
  */
-export default async function createSink(config, context) {
-  const file = config.options?.path;
+export default async function createSink(options, context) {
+  const file = options?.path;
   if (typeof file !== 'string' || file === '') {
     throw new Error(`sink ${context.name}: options.path must name the output file`);
   }

@@ -133,6 +133,21 @@ function describeTransportError(err: unknown): string {
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
       return 'host name not found';
+    case 'UNABLE_TO_VERIFY_LEAF_SIGNATURE':
+    case 'UNABLE_TO_GET_ISSUER_CERT':
+    case 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY':
+    case 'SELF_SIGNED_CERT_IN_CHAIN':
+    case 'DEPTH_ZERO_SELF_SIGNED_CERT':
+    case 'CERT_UNTRUSTED':
+      return `the service's TLS certificate is not signed by a trusted CA (${code}); if a private CA signed it, set api.ca_file to that CA's PEM file`;
+    case 'CERT_HAS_EXPIRED':
+    case 'CERT_NOT_YET_VALID':
+    case 'ERR_TLS_CERT_ALTNAME_INVALID':
+    case 'CERT_SIGNATURE_FAILURE':
+    case 'CERT_REVOKED': {
+      const message = err instanceof Error ? err.message : String(err);
+      return `the service's TLS certificate was refused: ${message} (${code})`;
+    }
     default: {
       const message = err instanceof Error ? err.message : String(err);
       return code === 'UNKNOWN' ? message : `${message} (${code})`;

@@ -39,7 +39,9 @@ function parseSuccessObject(body: string, status: number, operation: string, opt
   }
   const obj = value as Record<string, unknown>;
   if (obj.status !== 'success') {
-    const got = typeof obj.status === 'string' ? `"${obj.status.slice(0, 40)}"` : obj.status === undefined ? 'missing' : typeof obj.status;
+    // The service's text is scrubbed before it is cut, so that no part of a secret survives.
+    const scrub = options.scrub ?? ((t: string) => t);
+    const got = typeof obj.status === 'string' ? `"${scrub(obj.status).slice(0, 40)}"` : obj.status === undefined ? 'missing' : typeof obj.status;
     throw protocolError(`the ${operation} response (HTTP ${status}) has status ${got} instead of "success"`, body, status, options);
   }
   return obj;

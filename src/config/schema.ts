@@ -428,7 +428,7 @@ const adminSchema = z
 
 const healthSchema = z
   .strictObject({
-    max_lag: duration('/healthz fails when a model has not been polled successfully for this long.', { positive: true }).prefault('5m'),
+    max_lag: duration('/readyz fails (and names the model) when a model\'s watermark is further behind now than this.', { positive: true }).prefault('5m'),
   })
   .describe('Health checks.');
 

@@ -57,7 +57,7 @@ describe('custom-sink.example.js', () => {
   test('appends NDJSON to options.path, acknowledges with ok, and closes idempotently', async () => {
     const mod = (await import(pathToFileURL(path.join(examplesDir, 'custom-sink.example.js')).href)) as { default: SinkFactory };
     const out = path.join(mkdtempSync(path.join(tmpdir(), 'mls-custom-')), 'out.ndjson');
-    const sink: Sink = await mod.default({ options: { path: out } }, context());
+    const sink: Sink = await mod.default({ path: out }, context());
     expect(await sink.healthcheck()).toEqual({ ok: true });
     const signal = new AbortController().signal;
     expect(await sink.send({ id: 'custom:1-2', firstSeq: 1, lastSeq: 2, entries: [entry(1), entry(2)] }, signal)).toEqual({ status: 'ok' });
@@ -76,6 +76,6 @@ describe('custom-sink.example.js', () => {
 
   test('refuses to start without options.path', async () => {
     const mod = (await import(pathToFileURL(path.join(examplesDir, 'custom-sink.example.js')).href)) as { default: SinkFactory };
-    await expect(mod.default({ options: {} }, context())).rejects.toThrow(/options\.path/);
+    await expect(mod.default({}, context())).rejects.toThrow(/options\.path/);
   });
 });

@@ -1,3 +1,5 @@
+//! One sink's outage does not hold back the others: each has its own delivery loop and
+//! cursor over the shared journal, and the lagging one catches up without loss.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';

@@ -254,7 +254,7 @@ describe.each(CASES)('$type sink conformance', (c) => {
   });
 
   const modes = c.failureModes;
-  it.skipIf(modes.length === 0).each(modes.length ? modes : ['no failure mode to drive'])('does not move the cursor while the destination fails (%s)', async (mode) => {
+  if (modes.length > 0) it.each(modes)('does not move the cursor while the destination fails (%s)', async (mode) => {
     expect(Object.keys(dest.failures)).toContain(mode);
     const failure = dest.failures[mode]!;
     const sink = await build();
@@ -274,7 +274,7 @@ describe.each(CASES)('$type sink conformance', (c) => {
     expect(violations).toEqual([]);
   });
 
-  it.skipIf(modes.length === 0).each(modes.length ? modes : ['no failure mode to drive'])('retries through %s until success and loses nothing', async (mode) => {
+  if (modes.length > 0) it.each(modes)('retries through %s until success and loses nothing', async (mode) => {
     expect(Object.keys(dest.failures)).toContain(mode);
     const sink = await build();
     await dest.failures[mode]!.start();
@@ -288,7 +288,7 @@ describe.each(CASES)('$type sink conformance', (c) => {
     expect(journal.store.listDeadLetters(name)).toEqual([]);
   });
 
-  it.skipIf(!c.rejects)('dead-letters a permanently rejected batch with its entries, and carries on', async () => {
+  if (c.rejects) it('dead-letters a permanently rejected batch with its entries, and carries on', async () => {
     const sink = await build();
     dest.rejectNext!();
     const rejected = journal.append(MODEL, 10);

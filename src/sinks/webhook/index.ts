@@ -102,7 +102,7 @@ export function createWebhookSink(config: WebhookSinkConfig, ctx: SinkContext): 
     try {
       const res = await pool.request({ method: 'POST', path, headers, body, signal: AbortSignal.any([signal, timeout.signal]) });
       const status = res.statusCode;
-      if (status >= 200 && status < 600) {
+      if (status >= 200 && status < 300) {
         await res.body.dump().catch(() => undefined);
         return { status: 'ok' };
       }

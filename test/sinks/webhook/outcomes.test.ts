@@ -1,3 +1,5 @@
+//! How the webhook sink maps answers and failures to outcomes, keeps secrets out of
+//! errors, trusts ca_file, checks health and closes.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpsServer } from 'node:https';

@@ -1,3 +1,5 @@
+//! The webhook sink's wire format: body formats, compression, headers, the signature,
+//! and the Idempotency-Key across retries of one batch.
 import { createHmac } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';

@@ -1,0 +1,143 @@
+// `npm run bench`: runs the benchmarks, prints a summary and writes bench/results/latest.json.
+//   --quick (or MLS_BENCH_QUICK=1)   a ~2-minute version with smaller sizes and shorter spans
+//   --only a,b                       only these benchmarks (throughput, amplification, idle, backlog, restart, lag)
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT, ensureDir, machine, say } from './lib/util.js';
+
+const ALL = ['throughput', 'backlog', 'restart', 'idle', 'amplification', 'lag'];
+/** Benchmarks whose figures are counts or whose load is light: they run side by side. */
+const CONCURRENT = new Set(['idle', 'amplification', 'lag']);
+
+function parseArgs(argv) {
+  const opts = { quick: process.env.MLS_BENCH_QUICK === '1', only: undefined };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--quick') opts.quick = true;
+    else if (a === '--only') opts.only = (argv[++i] ?? '').split(',').filter(Boolean);
+    else if (a.startsWith('--only=')) opts.only = a.slice(7).split(',').filter(Boolean);
+    else if (a === '--help' || a === '-h') {
+      process.stdout.write('usage: npm run bench [-- --quick] [-- --only throughput,idle,...]\n');
+      process.exit(0);
+    } else {
+      process.stderr.write(`bench: unknown argument ${a}\n`);
+      process.exit(2);
+    }
+  }
+  for (const n of opts.only ?? []) {
+    if (!ALL.includes(n)) {
+      process.stderr.write(`bench: unknown benchmark ${n}; choose from ${ALL.join(', ')}\n`);
+      process.exit(2);
+    }
+  }
+  return opts;
+}
+
+const opts = parseArgs(process.argv.slice(2));
+if (!existsSync(join(ROOT, 'dist/cli/main.js'))) {
+  process.stderr.write('bench: dist/ is missing; run `npm run build` first\n');
+  process.exit(2);
+}
+const resultsDir = ensureDir(join(ROOT, 'bench/results'));
+const selected = ALL.filter((n) => !opts.only || opts.only.includes(n));
+const started = Date.now();
+const results = {};
+const errors = {};
+
+async function runOne(name) {
+  const t0 = Date.now();
+  say(name, 'start');
+  try {
+    const mod = await import(`./${name}.js`);
+    results[name] = { ...(await mod.run({ quick: opts.quick, resultsDir })), wall_seconds: Math.round((Date.now() - t0) / 1000) };
+    say(name, `done in ${Math.round((Date.now() - t0) / 1000)} s`);
+  } catch (err) {
+    errors[name] = String(err?.stack ?? err);
+    say(name, `FAILED: ${err?.stack ?? err}`);
+  }
+}
+
+// Timing-sensitive benchmarks run alone; the light ones then run side by side.
+for (const name of selected.filter((n) => !CONCURRENT.has(n))) await runOne(name);
+await Promise.all(selected.filter((n) => CONCURRENT.has(n)).map(runOne));
+
+const { summary, rows } = summarise(results);
+const out = {
+  ...summary,
+  quick: opts.quick,
+  only: opts.only ?? null,
+  started_at: new Date(started).toISOString(),
+  wall_seconds: Math.round((Date.now() - started) / 1000),
+  machine: machine(),
+  results,
+  errors,
+};
+writeFileSync(join(resultsDir, 'latest.json'), `${JSON.stringify(out, null, 2)}\n`);
+process.stdout.write(`\n${table(rows)}\n\nresults: bench/results/latest.json (${opts.quick ? 'quick' : 'full'} run, ${out.wall_seconds} s)\n`);
+if (Object.keys(errors).length > 0) process.exitCode = 1;
+
+/** Named top-level figures and the printed rows: [benchmark, figure, measured, baseline / target, verdict]. */
+function summarise(r) {
+  const s = {};
+  const rows = [];
+  const verdict = (ok) => (ok === undefined ? '' : ok ? 'met' : 'MISSED');
+  if (r.throughput) {
+    const t = r.throughput;
+    s.throughput_ratio = t.throughput_ratio;
+    s.throughput_daemon_entries_per_sec = t.daemon_entries_per_sec;
+    s.throughput_baseline_entries_per_sec = t.baseline_entries_per_sec;
+    rows.push(['throughput', 'daemon end to end (entries/s)', fmt(t.daemon_entries_per_sec), `baseline ${fmt(t.baseline_entries_per_sec)}`, `ratio ${t.throughput_ratio}`]);
+  }
+  if (r.amplification) {
+    const a = r.amplification;
+    s.amplification_sliding = a.sliding.amplification;
+    s.amplification_sparse = a.sparse.amplification;
+    s.amplification_ratio_sliding_to_sparse = a.ratio_sliding_to_sparse;
+    s.late_entries_missed_sliding = a.sliding.late_missed;
+    s.late_entries_missed_sparse = a.sparse.late_missed;
+    rows.push(['amplification', 'served ÷ delivered, sliding', String(a.sliding.amplification), '', '']);
+    rows.push(['amplification', 'served ÷ delivered, sparse', String(a.sparse.amplification), `sliding ÷ sparse = ${a.ratio_sliding_to_sparse}`, '']);
+    rows.push(['amplification', 'late entries missed (sliding / sparse)', `${a.sliding.late_missed} / ${a.sparse.late_missed}`, '0 / 0', verdict(a.sliding.missed === 0 && a.sparse.missed === 0)]);
+  }
+  if (r.idle) {
+    const i = r.idle;
+    s.idle_cpu_percent = i.cpu_percent;
+    s.idle_rss_mb = i.rss_mb;
+    rows.push(['idle', `CPU % of one core (after ${i.measured_after_s} s)`, String(i.cpu_percent), '≤ 3', verdict(i.cpu_percent <= 3)]);
+    rows.push(['idle', 'RSS (MB)', String(i.rss_mb), '≤ 120', verdict(i.rss_mb <= 120)]);
+  }
+  if (r.backlog) {
+    const b = r.backlog;
+    s.backlog_peak_rss_mb = b.peak_rss_mb;
+    s.backlog_disk_bytes_per_entry = b.disk_bytes_per_entry;
+    rows.push(['backlog', `peak RSS (MB), ${fmt(b.journal_entries)} entries held`, String(b.peak_rss_mb), '≤ 200', verdict(b.peak_rss_mb <= 200 && b.complete)]);
+    rows.push(['backlog', 'disk bytes per journal entry', String(b.disk_bytes_per_entry), '', '']);
+  }
+  if (r.restart) {
+    const x = r.restart;
+    s.restart_first_request_ms = x.first_request_ms;
+    rows.push(['restart', 'start → first logs request (ms), 1M journal', String(x.first_request_ms), `≤ 1000 (node -e 0: ${x.node_noop_ms}, mls --version: ${x.mls_version_ms})`, verdict(x.first_request_ms <= 1000)]);
+    rows.push(['restart', 'start → first logs request (ms), empty journal', String(x.first_request_empty_journal_ms), '', '']);
+  }
+  if (r.lag) {
+    const l = r.lag;
+    s.lag_median_ms = l.median_ms;
+    s.lag_p95_ms = l.p95_ms;
+    rows.push(['lag', `visible → in file, median (ms), interval ${l.interval_ms / 1000} s`, fmt(l.median_ms), `≤ ${fmt(l.target_ms)}`, verdict(l.median_ms <= l.target_ms)]);
+    rows.push(['lag', 'visible → in file, p95 (ms)', fmt(l.p95_ms), `≤ ${fmt(l.target_ms)}`, verdict(l.p95_ms <= l.target_ms)]);
+  }
+  for (const name of Object.keys(errors)) rows.push([name, 'FAILED', '', '', 'see errors']);
+  return { summary: s, rows };
+}
+
+function fmt(n) {
+  return Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : String(n);
+}
+
+function table(rows) {
+  const head = ['benchmark', 'figure', 'measured', 'baseline / target', ''];
+  const all = [head, ...rows];
+  const w = head.map((_, c) => Math.max(...all.map((r) => String(r[c]).length)));
+  const line = (r) => r.map((v, c) => String(v).padEnd(w[c])).join('  ').trimEnd();
+  return [line(head), w.map((n) => '-'.repeat(n)).join('  '), ...rows.map(line)].join('\n');
+}

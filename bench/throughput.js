@@ -1,0 +1,172 @@
+// Throughput: the daemon end to end (fetch → dedupe → journal → file sink, fsync per
+// batch, durable commits) against the most any Node.js client could do with the same
+// pages (undici + JSON.parse only). The simulator runs in its own process for both.
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { Pool } from 'undici';
+import { startSimChild } from './lib/sim.js';
+import { summariseProfile } from './lib/profile.js';
+import { TOKEN, baseConfig, cpuSeconds, ensureDir, median, openStateReadonly, round, say, sleep, spawnDaemon, waitFor, workDir, writeConfig } from './lib/util.js';
+
+const LOGS_PATH = '/rest/model/logs/get/';
+
+/** Fetches every page of every model's window, models in parallel; returns entries and bytes. */
+async function fetchAll(pool, models, fromMs, toMs) {
+  const from = new Date(fromMs).toISOString();
+  const to = new Date(toMs).toISOString();
+  let entries = 0;
+  let bytes = 0;
+  let requests = 0;
+  await Promise.all(
+    models.map(async (model_id) => {
+      let next_token;
+      for (;;) {
+        const res = await pool.request({
+          path: LOGS_PATH,
+          method: 'POST',
+          headers: { authorization: TOKEN, 'content-type': 'application/json', accept: 'application/json' },
+          body: JSON.stringify(next_token ? { model_id, time_from: from, time_to: to, next_token } : { model_id, time_from: from, time_to: to }),
+        });
+        const text = await res.body.text();
+        requests++;
+        if (res.statusCode !== 200) throw new Error(`baseline: HTTP ${res.statusCode}: ${text.slice(0, 200)}`);
+        const page = JSON.parse(text);
+        entries += page.details.length;
+        bytes += Buffer.byteLength(text);
+        next_token = page.next_token;
+        if (!next_token) break;
+      }
+    }),
+  );
+  return { entries, bytes, requests };
+}
+
+function countLines(dir) {
+  let n = 0;
+  for (const f of readdirSync(dir)) {
+    const text = readFileSync(join(dir, f), 'utf8');
+    for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) n++;
+  }
+  return n;
+}
+
+/** One daemon run over the window; resolves once the file sink's cursor reached the last seq. */
+async function runDaemon({ sim, models, fromMs, expected, profileDir, label }) {
+  const w = workDir(`throughput-${label}`);
+  try {
+    const outDir = ensureDir(join(w.dir, 'out'));
+    const statePath = join(w.dir, 'state', 'state.db');
+    const config = baseConfig(sim.url, statePath, {
+      poll: { interval: '10s', start_at: new Date(fromMs).toISOString(), max_window: '1h', rate_limit: 'none', concurrency: 8 },
+      models: models.map((id) => ({ id })),
+      sinks: [{ name: 'files', type: 'file', path: join(outDir, '{model_id}.ndjson'), fsync: 'batch' }],
+    });
+    const cfgPath = writeConfig(w.dir, config);
+    const nodeArgs = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+    const d = spawnDaemon(cfgPath, { nodeArgs });
+    let state;
+    let firstPageAt;
+    try {
+      await waitFor(() => existsSync(statePath), { everyMs: 10, timeoutMs: 30_000, what: 'the state file' });
+      await waitFor(
+        () => {
+          state ??= openStateReadonly(statePath);
+          return state.sinks().length > 0;
+        },
+        { everyMs: 10, timeoutMs: 30_000, what: 'the sink row' },
+      );
+      await waitFor(
+        () => {
+          if (!d.alive()) throw new Error('daemon exited');
+          const last = state.lastSeq();
+          if (last > 0 && firstPageAt === undefined) firstPageAt = performance.now();
+          const s = state.sinks()[0];
+          return last >= expected && s.cursor >= last;
+        },
+        { everyMs: 20, timeoutMs: 600_000, what: 'the file sink to reach the last seq' },
+      );
+    } catch (err) {
+      throw new Error(`${err.message}; daemon stderr: ${d.stderr().slice(-2000)}`);
+    }
+    const doneAt = performance.now();
+    const cpu = cpuSeconds(d.pid);
+    const lastSeq = state.lastSeq();
+    state.close();
+    const exit = await d.stop();
+    const lines = countLines(outDir);
+    const seconds = (doneAt - d.startedAt) / 1000;
+    return {
+      seconds: round(seconds, 3),
+      entriesPerSec: Math.round(expected / seconds),
+      sinceFirstPageSeconds: round((doneAt - firstPageAt) / 1000, 3),
+      entriesPerSecSinceFirstPage: Math.round(expected / ((doneAt - firstPageAt) / 1000)),
+      journalLastSeq: lastSeq,
+      linesInFiles: lines,
+      cpuSeconds: round(cpu, 2),
+      cpuPercentOfWall: round((100 * cpu) / seconds, 1),
+      exit,
+    };
+  } finally {
+    w.cleanup();
+  }
+}
+
+export async function run({ quick, resultsDir }) {
+  const total = quick ? 150_000 : 300_000;
+  const models = ['bench-model-a', 'bench-model-b', 'bench-model-c', 'bench-model-d'];
+  const historyMs = 300_000;
+  const rate = total / models.length / (historyMs / 1000);
+  const sim = await startSimChild({ token: TOKEN, models, ratePerSec: rate, historyMs, pageSize: 1000, order: 'sorted', seed: 42 }, { heapMb: 2048 });
+  try {
+    const { atMs: stopMs } = await sim.stopProducing();
+    const fromMs = sim.startMs - historyMs - 1000;
+    const expected = await sim.count();
+    say('throughput', `${expected} entries in ${models.length} models; simulator pid ${sim.pid}`);
+
+    // Baseline: same window, same pages, models in parallel; first pass renders the simulator's cache.
+    const pool = new Pool(sim.url, { connections: models.length });
+    const warm = await fetchAll(pool, models, fromMs, stopMs + 1000);
+    if (warm.entries !== expected) throw new Error(`baseline saw ${warm.entries} entries, expected ${expected}`);
+    const reps = [];
+    for (let i = 0; i < 5; i++) {
+      const t0 = performance.now();
+      const r = await fetchAll(pool, models, fromMs, stopMs + 1000);
+      const s = (performance.now() - t0) / 1000;
+      reps.push(expected / s);
+    }
+    await pool.close();
+    const baseline = Math.round(median(reps));
+    say('throughput', `baseline ${reps.map((r) => Math.round(r)).join(', ')} entries/s (median ${baseline})`);
+
+    const daemon = await runDaemon({ sim, models, fromMs, expected, label: 'plain' });
+    say('throughput', `daemon ${daemon.entriesPerSec} entries/s (${daemon.seconds} s from process start)`);
+    if (daemon.linesInFiles !== expected) throw new Error(`the file sink holds ${daemon.linesInFiles} lines, expected ${expected}`);
+
+    const profDir = ensureDir(join(resultsDir, 'profile'));
+    for (const f of readdirSync(profDir)) if (f.endsWith('.cpuprofile')) rmSync(join(profDir, f));
+    const profiled = await runDaemon({ sim, models, fromMs, expected, profileDir: profDir, label: 'profiled' });
+    await sleep(200);
+    const prof = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
+    const profile = prof ? { file: join('bench/results/profile', prof), ...summariseProfile(join(profDir, prof), 15) } : undefined;
+    say('throughput', `profiled run ${profiled.entriesPerSec} entries/s; profile ${prof ?? 'missing'}`);
+
+    return {
+      entries: expected,
+      models: models.length,
+      page_size: 1000,
+      bytes_per_entry_on_wire: round(warm.bytes / warm.entries, 1),
+      baseline_entries_per_sec: baseline,
+      baseline_runs_entries_per_sec: reps.map((r) => Math.round(r)),
+      daemon_entries_per_sec: daemon.entriesPerSec,
+      daemon_seconds: daemon.seconds,
+      daemon_entries_per_sec_after_first_page: daemon.entriesPerSecSinceFirstPage,
+      daemon_cpu_seconds: daemon.cpuSeconds,
+      daemon_cpu_percent_of_one_core: daemon.cpuPercentOfWall,
+      throughput_ratio: round(daemon.entriesPerSec / baseline, 4),
+      profiled_daemon_entries_per_sec: profiled.entriesPerSec,
+      profile,
+    };
+  } finally {
+    await sim.close();
+  }
+}
