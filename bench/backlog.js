@@ -1,0 +1,94 @@
+// Memory under backlog: the only sink is down (a webhook to a closed port, retried
+// forever) while millions of entries arrive; the journal keeps all of them. Reports the
+// daemon's peak RSS and the state file's bytes per journal entry.
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { startSimChild } from './lib/sim.js';
+import { TOKEN, baseConfig, closedPort, memory, mb, openStateReadonly, round, say, sleep, spawnDaemon, waitFor, workDir, writeConfig } from './lib/util.js';
+
+const size = (p) => (existsSync(p) ? statSync(p).size : 0);
+
+export async function run({ quick }) {
+  const total = quick ? 500_000 : 5_000_000;
+  const timeoutMs = quick ? 120_000 : 480_000;
+  const models = ['backlog-a', 'backlog-b', 'backlog-c', 'backlog-d'];
+  const historyMs = 3_600_000;
+  const rate = total / models.length / (historyMs / 1000);
+  const w = workDir('backlog');
+  const sim = await startSimChild({ token: TOKEN, models, ratePerSec: rate, historyMs, pageSize: 1000, order: 'sorted', seed: 7 }, { heapMb: 6144 });
+  let d;
+  try {
+    const { atMs: stopMs } = await sim.stopProducing();
+    const fromMs = sim.startMs - historyMs - 1000;
+    const port = await closedPort();
+    const statePath = join(w.dir, 'state', 'state.db');
+    const cfg = writeConfig(
+      w.dir,
+      baseConfig(sim.url, statePath, {
+        poll: { interval: '10s', start_at: new Date(fromMs).toISOString(), max_window: '2h', rate_limit: 'none' },
+        models: models.map((id) => ({ id })),
+        sinks: [{ name: 'down', type: 'webhook', url: `http://127.0.0.1:${port}/ingest`, timeout: '2s' }],
+        buffer: { max_entries: 20_000_000, max_bytes: '64GiB', when_full: 'block' },
+      }),
+    );
+    d = spawnDaemon(cfg);
+    let peak = 0;
+    const sampler = setInterval(() => {
+      try {
+        peak = Math.max(peak, memory(d.pid).rss);
+      } catch {
+        /* exited */
+      }
+    }, 100);
+    let state;
+    let complete = true;
+    try {
+      await waitFor(
+        () => {
+          if (!d.alive()) throw new Error('daemon exited');
+          if (!existsSync(statePath)) return false;
+          state ??= openStateReadonly(statePath);
+          const cps = state.checkpoints();
+          return cps.length === models.length && cps.every((c) => c.watermark_ms !== null && c.watermark_ms >= stopMs && c.win_from === null);
+        },
+        { everyMs: 250, timeoutMs, what: 'every model to be fetched to the end' },
+      );
+    } catch (err) {
+      if (!d.alive()) throw new Error(`${err.message}; daemon stderr: ${d.stderr().slice(-2000)}`);
+      complete = false;
+      say('backlog', `not complete after ${timeoutMs / 1000} s: reporting what was reached`);
+    }
+    const seconds = (performance.now() - d.startedAt) / 1000;
+    // Keep sampling a little: the journal is complete, delivery keeps failing.
+    await sleep(2000);
+    clearInterval(sampler);
+    const mem = memory(d.pid);
+    peak = Math.max(peak, mem.hwm);
+    const entries = state?.lastSeq() ?? 0;
+    const sinks = state?.sinks() ?? [];
+    state?.close();
+    const disk = { db: size(statePath), wal: size(`${statePath}-wal`), shm: size(`${statePath}-shm`) };
+    await d.stop();
+    const after = { db: size(statePath), wal: size(`${statePath}-wal`) };
+    say('backlog', `${entries} entries held in ${round(seconds, 1)} s; peak RSS ${mb(peak)} MB; state ${mb(disk.db)} MB + WAL ${mb(disk.wal)} MB`);
+    return {
+      target_entries: total,
+      journal_entries: entries,
+      complete,
+      ingest_seconds: round(seconds, 1),
+      entries_per_sec: Math.round(entries / seconds),
+      sink_cursor: sinks[0]?.cursor ?? null,
+      peak_rss_mb: mb(peak),
+      rss_at_end_mb: mb(mem.rss),
+      state_bytes: disk.db,
+      wal_bytes: disk.wal,
+      disk_bytes_per_entry: entries > 0 ? round((disk.db + disk.wal) / entries, 1) : null,
+      disk_bytes_per_entry_after_clean_stop: entries > 0 ? round((after.db + after.wal) / entries, 1) : null,
+      target_peak_rss_mb: 200,
+    };
+  } finally {
+    await d?.kill();
+    await sim.close();
+    w.cleanup();
+  }
+}
