@@ -20,6 +20,8 @@ export async function run({ quick }) {
   try {
     const { atMs: stopMs } = await sim.stopProducing();
     const fromMs = sim.startMs - historyMs - 1000;
+    // The daemon's first window ends `settle` (2 s) before its start: let it cover every entry.
+    await sleep(Math.max(0, stopMs + 2500 - Date.now()));
     const port = await closedPort();
     const statePath = join(w.dir, 'state', 'state.db');
     const cfg = writeConfig(
@@ -33,14 +35,22 @@ export async function run({ quick }) {
     );
     d = spawnDaemon(cfg);
     let peak = 0;
+    let state;
+    const timeline = [];
+    let lastMark = 0;
     const sampler = setInterval(() => {
       try {
-        peak = Math.max(peak, memory(d.pid).rss);
+        const m = memory(d.pid);
+        peak = Math.max(peak, m.rss);
+        const now = performance.now();
+        if (state && now - lastMark >= (quick ? 2000 : 10_000)) {
+          lastMark = now;
+          timeline.push({ s: Math.round((now - d.startedAt) / 1000), entries: state.lastSeq(), rss_mb: mb(m.rss), anon_mb: mb(m.anon) });
+        }
       } catch {
         /* exited */
       }
     }, 100);
-    let state;
     let complete = true;
     try {
       await waitFor(
@@ -80,6 +90,9 @@ export async function run({ quick }) {
       sink_cursor: sinks[0]?.cursor ?? null,
       peak_rss_mb: mb(peak),
       rss_at_end_mb: mb(mem.rss),
+      rss_anon_at_end_mb: mb(mem.anon),
+      rss_file_at_end_mb: mb(mem.file),
+      rss_timeline: timeline,
       state_bytes: disk.db,
       wal_bytes: disk.wal,
       disk_bytes_per_entry: entries > 0 ? round((disk.db + disk.wal) / entries, 1) : null,

@@ -69,6 +69,7 @@ const out = {
   started_at: new Date(started).toISOString(),
   wall_seconds: Math.round((Date.now() - started) / 1000),
   machine: machine(),
+  daemon_node_args: process.env.MLS_BENCH_DAEMON_NODE_ARGS ?? '',
   results,
   errors,
 };

@@ -149,6 +149,7 @@ export class Daemon {
         retryBaseMs: sc.retry.base_delay,
         retryMaxMs: sc.retry.max_delay,
         models: sc.models ? new Set(sc.models) : undefined,
+        concurrency: sc.type === 'webhook' ? sc.concurrency : 1,
       },
     });
     this.sinks.set(sc.name, { config: sc, sink, delivery });

@@ -13,8 +13,8 @@ function shortUrl(url) {
 /**
  * @returns {{ totalMs: number, busyMs: number, top: Array<{ fn: string, url: string, selfMs: number, pct: number, pctBusy: number }>, byScript: Array<{ url: string, selfMs: number, pctBusy: number }> }}
  */
-export function summariseProfile(path, topN = 15, { untilUs } = {}) {
-  const prof = JSON.parse(readFileSync(path, 'utf8'));
+export function summariseProfile(pathOrProfile, topN = 15, { untilUs } = {}) {
+  const prof = typeof pathOrProfile === 'string' ? JSON.parse(readFileSync(pathOrProfile, 'utf8')) : pathOrProfile;
   const byId = new Map(prof.nodes.map((n) => [n.id, n]));
   const selfUs = new Map();
   // Sample times are CLOCK_MONOTONIC microseconds, the clock of process.hrtime in any process.

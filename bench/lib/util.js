@@ -44,7 +44,10 @@ export function writeConfig(dir, config) {
 export function spawnDaemon(configPath, { nodeArgs = [], env = {} } = {}) {
   const startedAt = performance.now();
   const startedWall = Date.now();
-  const child = spawn(process.execPath, [...nodeArgs, MLS, 'run', '--config', configPath], {
+  // MLS_BENCH_DAEMON_NODE_ARGS: extra Node.js flags for every daemon child, for experiments
+  // such as `--max-old-space-size=128` (recorded in the results).
+  const extraArgs = (process.env.MLS_BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...extraArgs, ...nodeArgs, MLS, 'run', '--config', configPath], {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env, ...env },
   });
@@ -106,7 +109,7 @@ export function cpuSeconds(pid) {
 export function memory(pid) {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (k) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
-  return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
+  return { rss: kb('VmRSS'), hwm: kb('VmHWM'), anon: kb('RssAnon'), file: kb('RssFile') };
 }
 
 /** CPU model and count, total memory, Node version: for the results file. */

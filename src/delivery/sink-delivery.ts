@@ -19,6 +19,12 @@ export interface DeliverySettings {
   retryMaxMs: number;
   /** Only entries of these models go to the sink (all when undefined). */
   models: ReadonlySet<string> | undefined;
+  /**
+   * Batches in flight at once (default 1). The cursor still moves in seq order: a batch
+   * acknowledged early waits for the ones before it. Sinks whose state must be committed
+   * between batches (the file sink) run with 1.
+   */
+  concurrency?: number;
 }
 
 /** What a delivery loop needs. */
@@ -54,10 +60,40 @@ export class SinkDelivery {
 
   /** Starts the loop (once). */
   start(): Promise<void> {
-    this.runPromise ??= this.loop().catch((err: unknown) => {
+    this.runPromise ??= this.supervise().catch((err: unknown) => {
       this.d.logger.error({ err, sink: this.d.name }, 'sink delivery stopped by an unexpected error');
     });
     return this.runPromise;
+  }
+
+  /**
+   * Runs the loop; when a state write fails (disk full, I/O error) the transaction was
+   * rolled back, so the loop starts again from the committed cursor and in-flight ranges
+   * after a pause. Anything else ends the loop.
+   */
+  private async supervise(): Promise<void> {
+    let failures = 0;
+    let loggedAt = -Infinity;
+    while (!this.stopping) {
+      try {
+        await this.loop();
+        return;
+      } catch (err) {
+        const code = (err as { code?: unknown } | null)?.code;
+        if (typeof code !== 'string' || !code.startsWith('SQLITE_')) throw err;
+        failures++;
+        const delay = Math.max(250, backoffDelay(failures, 1_000, 30_000));
+        const now = performance.now();
+        const fields = { sink: this.d.name, code, err: describeError(err), retryInMs: delay };
+        if (now - loggedAt >= 60_000) {
+          loggedAt = now;
+          this.d.logger.error(fields, 'could not write the state file (disk full?); delivery to this sink pauses and resumes from its cursor');
+        } else {
+          this.d.logger.debug(fields, 'could not write the state file; retrying');
+        }
+        await sleep(delay, this.stopController.signal);
+      }
+    }
   }
 
   /** Tells the loop new entries are in the journal. */
@@ -99,11 +135,16 @@ export class SinkDelivery {
 
   private async loop(): Promise<void> {
     const { store, name, settings } = this.d;
+    const initial = store.getSink(name);
+    if (!initial) return;
+    // Batches that were in flight at the last stop are rebuilt first, with the same ranges.
+    const recovered = [...initial.inflightRanges];
+    let readFrom = recovered.length > 0 ? recovered[recovered.length - 1]!.lastSeq : initial.cursor;
+    const active: Slot[] = [];
     let lastReplayCheck = 0;
+    const concurrency = Math.max(1, settings.concurrency ?? 1);
     while (!this.stopping) {
-      const row = store.getSink(name);
-      if (!row) return;
-      if (this.d.now() - lastReplayCheck > 2_000) {
+      if (active.length === 0 && this.d.now() - lastReplayCheck > 2_000) {
         lastReplayCheck = this.d.now();
         const dead = store.nextReplay(name);
         if (dead) {
@@ -111,37 +152,81 @@ export class SinkDelivery {
           continue;
         }
       }
-      let entries: SinkEntry[];
-      let firstSeq: number;
-      let lastSeq: number;
-      if (row.inflight) {
-        ({ firstSeq, lastSeq } = row.inflight);
-        entries = store.readRange(firstSeq, lastSeq);
-      } else {
-        entries = store.readAfter(row.cursor, settings.maxEntries, settings.maxBytes);
-        if (entries.length === 0) {
-          await this.wait(Math.max(settings.maxDelayMs, 1000));
+      let waitMs: number | undefined;
+      while (active.length < concurrency && !this.stopping) {
+        let entries: SinkEntry[];
+        let firstSeq: number;
+        let lastSeq: number;
+        const again = recovered.shift();
+        if (again) {
+          ({ firstSeq, lastSeq } = again);
+          entries = store.readRange(firstSeq, lastSeq);
+        } else {
+          entries = store.readAfter(readFrom, settings.maxEntries, settings.maxBytes);
+          if (entries.length === 0) {
+            waitMs = Math.max(settings.maxDelayMs, 1000);
+            break;
+          }
+          const full = entries.length >= settings.maxEntries || approxBytes(entries) >= settings.maxBytes;
+          const waited = this.d.now() - entries[0]!.fetchedAtMs;
+          if (!full && waited < settings.maxDelayMs) {
+            waitMs = settings.maxDelayMs - waited;
+            break;
+          }
+          firstSeq = entries[0]!.seq;
+          lastSeq = entries[entries.length - 1]!.seq;
+        }
+        readFrom = lastSeq;
+        const selected = settings.models ? entries.filter((e) => settings.models!.has(e.modelId)) : entries;
+        if (selected.length === 0) {
+          active.push({ firstSeq, lastSeq, entries: selected, done: true, result: { kind: 'skip' }, promise: Promise.resolve() });
           continue;
         }
-        const full = entries.length >= settings.maxEntries || approxBytes(entries) >= settings.maxBytes;
-        const waited = this.d.now() - entries[0]!.fetchedAtMs;
-        if (!full && waited < settings.maxDelayMs && !this.stopping) {
-          await this.wait(settings.maxDelayMs - waited);
-          if (!this.stopping) continue;
-          break;
-        }
-        firstSeq = entries[0]!.seq;
-        lastSeq = entries[entries.length - 1]!.seq;
+        if (!again) store.setInflight(name, firstSeq, lastSeq);
+        const batch: SinkBatch = { id: batchId(name, firstSeq, lastSeq), firstSeq, lastSeq, entries: selected };
+        const slot: Slot = { firstSeq, lastSeq, entries: selected, done: false, result: undefined, promise: Promise.resolve() };
+        slot.promise = this.deliver(batch).then((result) => {
+          slot.result = result;
+          slot.done = true;
+        });
+        active.push(slot);
       }
-      const selected = settings.models ? entries.filter((e) => settings.models!.has(e.modelId)) : entries;
-      if (selected.length === 0) {
-        store.ack(name, lastSeq, 0);
-        this.d.onAck?.();
+      if (active.length === 0) {
+        await this.wait(waitMs ?? 1000);
         continue;
       }
-      if (!row.inflight) store.setInflight(name, firstSeq, lastSeq);
-      await this.deliver({ id: batchId(name, firstSeq, lastSeq), firstSeq, lastSeq, entries: selected });
+      if (!active[0]!.done) await Promise.race(active.filter((x) => !x.done).map((x) => x.promise));
+      // The cursor moves only over the contiguous run of settled batches, in seq order.
+      while (active.length > 0 && active[0]!.done) {
+        const slot = active.shift()!;
+        const result = slot.result!;
+        if (result.kind === 'stopped') {
+          await Promise.all(active.map((x) => x.promise));
+          return;
+        }
+        this.settle(slot, result);
+      }
     }
+    await Promise.all(active.map((x) => x.promise));
+  }
+
+  private settle(slot: Slot, result: DeliverResult): void {
+    const { store, name, metrics, logger } = this.d;
+    if (result.kind === 'skip') {
+      store.ack(name, slot.lastSeq, 0);
+    } else if (result.kind === 'ok') {
+      store.ack(name, slot.lastSeq, slot.entries.length, result.state);
+      metrics.delivered.inc({ sink: name }, slot.entries.length);
+      metrics.deliveryLatency.observe({ sink: name }, Math.max(0, this.d.now() - slot.entries[0]!.fetchedAtMs) / 1000);
+    } else if (result.kind === 'reject') {
+      store.deadLetter(name, slot.firstSeq, slot.lastSeq, slot.entries, result.error);
+      metrics.deadLetters.inc({ sink: name }, slot.entries.length);
+      logger.error(
+        { sink: name, entries: slot.entries.length, firstSeq: slot.firstSeq, lastSeq: slot.lastSeq, error: result.error },
+        "sink rejected a batch; moved to the dead-letter table (see 'mls dlq list')",
+      );
+    }
+    this.d.onAck?.();
   }
 
   /** Sends a dead letter again (after `mls dlq replay`); it leaves the table once acknowledged. */
@@ -165,10 +250,10 @@ export class SinkDelivery {
     }
   }
 
-  /** Sends one batch until it is acknowledged, rejected, or the loop stops. */
-  private async deliver(batch: SinkBatch): Promise<void> {
-    const { sink, store, name, metrics, logger, settings } = this.d;
-    this.attempts = 0;
+  /** Sends one batch until it is acknowledged or rejected, or the loop stops. */
+  private async deliver(batch: SinkBatch): Promise<DeliverResult> {
+    const { sink, name, metrics, logger, settings } = this.d;
+    let attempts = 0;
     while (!this.stopping) {
       const started = performance.now();
       let outcome: SendOutcome;
@@ -181,35 +266,39 @@ export class SinkDelivery {
       metrics.sendDuration.observe({ sink: name }, (performance.now() - started) / 1000);
       metrics.batches.inc({ sink: name, outcome: outcome.status });
       if (outcome.status === 'ok') {
-        store.ack(name, batch.lastSeq, batch.entries.length, outcome.state);
-        metrics.delivered.inc({ sink: name }, batch.entries.length);
-        metrics.deliveryLatency.observe({ sink: name }, Math.max(0, this.d.now() - batch.entries[0]!.fetchedAtMs) / 1000);
-        if (this.attempts > 0) logger.info({ sink: name, attempts: this.attempts }, 'sink delivering again');
+        if (attempts > 0) logger.info({ sink: name, attempts }, 'sink delivering again');
         this.attempts = 0;
         this.lastError = undefined;
-        this.d.onAck?.();
-        return;
+        return { kind: 'ok', state: outcome.state };
       }
       metrics.sinkFailures.inc({ sink: name });
       this.lastError = { message: outcome.error, atMs: this.d.now() };
-      if (outcome.status === 'reject') {
-        store.deadLetter(name, batch.firstSeq, batch.lastSeq, batch.entries, outcome.error);
-        metrics.deadLetters.inc({ sink: name }, batch.entries.length);
-        logger.error({ sink: name, entries: batch.entries.length, firstSeq: batch.firstSeq, lastSeq: batch.lastSeq, error: outcome.error }, "sink rejected a batch; moved to the dead-letter table (see 'mls dlq list')");
-        this.d.onAck?.();
-        return;
-      }
-      this.attempts++;
+      if (outcome.status === 'reject') return { kind: 'reject', error: outcome.error };
+      attempts++;
+      this.attempts = attempts;
       metrics.sinkRetries.inc({ sink: name });
-      const delay = outcome.afterMs ?? backoffDelay(this.attempts, settings.retryBaseMs, settings.retryMaxMs);
+      const delay = outcome.afterMs ?? backoffDelay(attempts, settings.retryBaseMs, settings.retryMaxMs);
       const now = this.d.now();
       if (now - this.lastRetryLogMs > 30_000) {
         this.lastRetryLogMs = now;
-        logger.warn({ sink: name, attempts: this.attempts, retryInMs: delay, error: outcome.error }, 'sink send failed; retrying');
+        logger.warn({ sink: name, attempts, retryInMs: delay, error: outcome.error }, 'sink send failed; retrying');
       }
       await sleep(delay, this.stopController.signal);
     }
+    return { kind: 'stopped' };
   }
+}
+
+type DeliverResult = { kind: 'ok'; state: string | undefined } | { kind: 'reject'; error: string } | { kind: 'skip' } | { kind: 'stopped' };
+
+/** One batch in flight (or settled, waiting for the batches before it). */
+interface Slot {
+  firstSeq: number;
+  lastSeq: number;
+  entries: SinkEntry[];
+  done: boolean;
+  result: DeliverResult | undefined;
+  promise: Promise<void>;
 }
 
 function approxBytes(entries: readonly SinkEntry[]): number {

@@ -55,12 +55,17 @@ export const MIGRATIONS: readonly Migration[] = [
         name           TEXT PRIMARY KEY,
         cursor         INTEGER NOT NULL,
         state          TEXT,
-        inflight_first INTEGER,
-        inflight_last  INTEGER,
         delivered      INTEGER NOT NULL DEFAULT 0,
         dropped        INTEGER NOT NULL DEFAULT 0,
         updated_ms     INTEGER NOT NULL
       );
+      -- Seq ranges of batches sent but not yet acknowledged, so a restart rebuilds the same batches.
+      CREATE TABLE inflight (
+        sink      TEXT    NOT NULL,
+        first_seq INTEGER NOT NULL,
+        last_seq  INTEGER NOT NULL,
+        PRIMARY KEY (sink, first_seq)
+      ) WITHOUT ROWID;
       -- Batches a sink rejected permanently, kept whole for inspection and replay.
       CREATE TABLE dlq (
         id         INTEGER PRIMARY KEY AUTOINCREMENT,

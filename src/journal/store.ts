@@ -49,7 +49,10 @@ export interface SinkCursor {
   name: string;
   cursor: number;
   state: string | undefined;
+  /** The oldest batch sent but not acknowledged, if any. */
   inflight: { firstSeq: number; lastSeq: number } | undefined;
+  /** Every batch sent but not acknowledged, oldest first. */
+  inflightRanges: Array<{ firstSeq: number; lastSeq: number }>;
   delivered: number;
   dropped: number;
 }
@@ -166,10 +169,10 @@ export class StateStore {
       readRange: db.prepare('SELECT * FROM journal WHERE seq BETWEEN ? AND ? ORDER BY seq').safeIntegers(true),
       getSink: db.prepare('SELECT * FROM sinks WHERE name = ?'),
       insertSink: db.prepare('INSERT OR IGNORE INTO sinks (name, cursor, updated_ms) VALUES (?, ?, ?)'),
-      setInflight: db.prepare('UPDATE sinks SET inflight_first = ?, inflight_last = ?, updated_ms = ? WHERE name = ?'),
-      ack: db.prepare(
-        'UPDATE sinks SET cursor = max(cursor, ?), state = coalesce(?, state), inflight_first = NULL, inflight_last = NULL, delivered = delivered + ?, updated_ms = ? WHERE name = ?',
-      ),
+      addInflight: db.prepare('INSERT OR REPLACE INTO inflight (sink, first_seq, last_seq) VALUES (?, ?, ?)'),
+      listInflight: db.prepare('SELECT first_seq AS firstSeq, last_seq AS lastSeq FROM inflight WHERE sink = ? ORDER BY first_seq'),
+      clearInflight: db.prepare('DELETE FROM inflight WHERE sink = ? AND last_seq <= ?'),
+      ack: db.prepare('UPDATE sinks SET cursor = max(cursor, ?), state = coalesce(?, state), delivered = delivered + ?, updated_ms = ? WHERE name = ?'),
       setSinkState: db.prepare('UPDATE sinks SET state = ?, updated_ms = ? WHERE name = ?'),
       minCursor: db.prepare('SELECT min(cursor) AS c FROM sinks'),
       lastSeq: db.prepare("SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'journal'), 0) AS s"),
@@ -349,7 +352,8 @@ export class StateStore {
       for (const sink of this.listSinks()) {
         if (sink.cursor < last) {
           const lost = (this.db.prepare('SELECT count(*) AS n FROM journal WHERE seq > ? AND seq <= ?').get(sink.cursor, last) as { n: number }).n;
-          this.db.prepare('UPDATE sinks SET cursor = ?, dropped = dropped + ?, inflight_first = NULL, inflight_last = NULL, updated_ms = ? WHERE name = ?').run(last, lost, this.now(), sink.name);
+          this.db.prepare('UPDATE sinks SET cursor = ?, dropped = dropped + ?, updated_ms = ? WHERE name = ?').run(last, lost, this.now(), sink.name);
+          this.db.prepare('DELETE FROM inflight WHERE sink = ? AND first_seq <= ?').run(sink.name, last);
           if (lost > 0) dropped.set(sink.name, lost);
         }
       }
@@ -373,12 +377,17 @@ export class StateStore {
   getSink(name: string): SinkCursor | undefined {
     const stmt = this.stmts?.getSink ?? this.db.prepare('SELECT * FROM sinks WHERE name = ?');
     const row = stmt.get(name) as SinkRow | undefined;
-    return row ? toSinkCursor(row) : undefined;
+    return row ? toSinkCursor(row, this.inflightOf(name)) : undefined;
   }
 
   /** All sink rows. */
   listSinks(): SinkCursor[] {
-    return (this.db.prepare('SELECT * FROM sinks ORDER BY name').all() as SinkRow[]).map(toSinkCursor);
+    return (this.db.prepare('SELECT * FROM sinks ORDER BY name').all() as SinkRow[]).map((r) => toSinkCursor(r, this.inflightOf(r.name)));
+  }
+
+  private inflightOf(name: string): Array<{ firstSeq: number; lastSeq: number }> {
+    const stmt = this.stmts?.listInflight ?? this.db.prepare('SELECT first_seq AS firstSeq, last_seq AS lastSeq FROM inflight WHERE sink = ? ORDER BY first_seq');
+    return stmt.all(name) as Array<{ firstSeq: number; lastSeq: number }>;
   }
 
   /** Removes the rows of sinks no longer configured, so they stop holding the journal. */
@@ -386,18 +395,28 @@ export class StateStore {
     const keep = new Set(names);
     const gone = this.listSinks().filter((s) => !keep.has(s.name)).map((s) => s.name);
     const del = this.db.prepare('DELETE FROM sinks WHERE name = ?');
-    for (const n of gone) del.run(n);
+    const delInflight = this.db.prepare('DELETE FROM inflight WHERE sink = ?');
+    for (const n of gone) {
+      del.run(n);
+      delInflight.run(n);
+    }
     return gone;
   }
 
-  /** Records the seq range of the batch about to be sent, so a restart rebuilds the same batch. */
+  /** Records the seq range of a batch about to be sent, so a restart rebuilds the same batch. */
   setInflight(name: string, firstSeq: number, lastSeq: number): void {
-    this.s.setInflight.run(firstSeq, lastSeq, this.now(), name);
+    this.s.addInflight.run(name, firstSeq, lastSeq);
   }
 
-  /** Moves a sink's cursor after an acknowledged batch, with the sink's state, in one transaction. */
+  /**
+   * Moves a sink's cursor after an acknowledged batch, with the sink's state, and forgets
+   * the in-flight ranges it covers, in one transaction.
+   */
   ack(name: string, lastSeq: number, delivered: number, state?: string): void {
-    this.s.ack.run(lastSeq, state ?? null, delivered, this.now(), name);
+    this.db.transaction(() => {
+      this.s.ack.run(lastSeq, state ?? null, delivered, this.now(), name);
+      this.s.clearInflight.run(name, lastSeq);
+    }).immediate();
   }
 
   /** Stores a sink's state without moving its cursor. */
@@ -414,6 +433,7 @@ export class StateStore {
       const json = JSON.stringify(entries.map((e) => ({ ...e, timeNs: e.timeNs.toString() })));
       id = Number(this.s.insertDlq.run(name, firstSeq, lastSeq, entries.length, error.slice(0, 2000), this.now(), json).lastInsertRowid);
       this.s.ack.run(lastSeq, null, 0, this.now(), name);
+      this.s.clearInflight.run(name, lastSeq);
     }).immediate();
     return id;
   }
@@ -487,8 +507,6 @@ interface SinkRow {
   name: string;
   cursor: number;
   state: string | null;
-  inflight_first: number | null;
-  inflight_last: number | null;
   delivered: number;
   dropped: number;
 }
@@ -520,12 +538,13 @@ function toDeadLetter(r: DlqRow): DeadLetter {
   };
 }
 
-function toSinkCursor(r: SinkRow): SinkCursor {
+function toSinkCursor(r: SinkRow, inflight: Array<{ firstSeq: number; lastSeq: number }>): SinkCursor {
   return {
     name: r.name,
     cursor: r.cursor,
     state: r.state ?? undefined,
-    inflight: r.inflight_first !== null && r.inflight_last !== null ? { firstSeq: r.inflight_first, lastSeq: r.inflight_last } : undefined,
+    inflight: inflight[0],
+    inflightRanges: inflight,
     delivered: r.delivered,
     dropped: r.dropped,
   };

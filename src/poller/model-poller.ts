@@ -63,6 +63,8 @@ export class ModelPoller {
   private failures = 0;
   private clockWarned = false;
   private authFailures = 0;
+  private stateFailures = 0;
+  private stateErrorLoggedAt = -Infinity;
   /** Last error, for status output. */
   lastError: { code: string; message: string; atMs: number } | undefined;
 
@@ -91,6 +93,21 @@ export class ModelPoller {
   }
 
   private async loop(): Promise<void> {
+    while (!this.stopping) {
+      try {
+        await this.run();
+        return;
+      } catch (err) {
+        // A state write failed (disk full, I/O error): the transaction was rolled back, so
+        // the checkpoint still says where to resume. Pause, then try again from it.
+        const code = (err as { code?: unknown } | null)?.code;
+        if (typeof code !== 'string' || !code.startsWith('SQLITE_')) throw err;
+        await sleep(this.onStateError(err), this.stopController.signal);
+      }
+    }
+  }
+
+  private async run(): Promise<void> {
     const { store, clock, settings, modelId, metrics, logger } = this.d;
     store.ensureCheckpoint(modelId, resolveStart(settings.startAt, clock.now()));
     metrics.modelUp.set({ model: modelId }, 1);
@@ -117,6 +134,11 @@ export class ModelPoller {
         continue;
       }
       this.failures = 0;
+      if (this.stateFailures > 0) {
+        logger.info({ model: modelId }, 'state file writable again; polling resumed');
+        this.stateFailures = 0;
+        this.stateErrorLoggedAt = -Infinity;
+      }
       const done = store.getCheckpoint(modelId)!;
       this.updateLag(done);
       metrics.polls.inc({ model: modelId });
@@ -209,6 +231,25 @@ export class ModelPoller {
     this.failures = 0;
     this.authFailures = 0;
     this.lastError = undefined;
+  }
+
+  /** Logs a failed state write (once a minute) and returns the delay before trying again. */
+  private onStateError(err: unknown): number {
+    const { modelId, logger, metrics } = this.d;
+    const code = (err as { code?: unknown } | null)?.code;
+    this.stateFailures++;
+    metrics.pollErrors.inc({ model: modelId, code: 'MLS_ERR_STATE_WRITE' });
+    this.lastError = { code: 'MLS_ERR_STATE_WRITE', message: describeError(err), atMs: this.d.clock.now() };
+    const now = performance.now();
+    const delay = Math.max(250, backoffDelay(this.stateFailures, 1_000, 30_000));
+    const fields = { model: modelId, code: typeof code === 'string' ? code : undefined, err: describeError(err), retryInMs: delay };
+    if (now - this.stateErrorLoggedAt >= 60_000) {
+      this.stateErrorLoggedAt = now;
+      logger.error(fields, 'could not write the state file (disk full?); polling of this model pauses and resumes from its checkpoint');
+    } else {
+      logger.debug(fields, 'could not write the state file; retrying');
+    }
+    return delay;
   }
 
   private onFetchError(err: unknown): number {
