@@ -4,6 +4,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { startSimChild } from './lib/sim.js';
+import { connectInspector, inspectorUrl } from './lib/inspector.js';
 import { TOKEN, baseConfig, closedPort, memory, mb, openStateReadonly, round, say, sleep, spawnDaemon, waitFor, workDir, writeConfig } from './lib/util.js';
 
 const size = (p) => (existsSync(p) ? statSync(p).size : 0);
@@ -33,7 +34,9 @@ export async function run({ quick }) {
         buffer: { max_entries: 20_000_000, max_bytes: '64GiB', when_full: 'block' },
       }),
     );
-    d = spawnDaemon(cfg);
+    // The inspector reads the daemon's own heap figures (process.memoryUsage) along the way.
+    d = spawnDaemon(cfg, { nodeArgs: ['--inspect=127.0.0.1:0'] });
+    const inspector = await connectInspector(await inspectorUrl(d.stderr));
     let peak = 0;
     let state;
     const timeline = [];
@@ -45,7 +48,12 @@ export async function run({ quick }) {
         const now = performance.now();
         if (state && now - lastMark >= (quick ? 2000 : 10_000)) {
           lastMark = now;
-          timeline.push({ s: Math.round((now - d.startedAt) / 1000), entries: state.lastSeq(), rss_mb: mb(m.rss), anon_mb: mb(m.anon) });
+          const point = { s: Math.round((now - d.startedAt) / 1000), entries: state.lastSeq(), rss_mb: mb(m.rss), anon_mb: mb(m.anon) };
+          timeline.push(point);
+          inspector.memoryUsage().then(
+            (u) => Object.assign(point, { heap_used_mb: mb(u.heapUsed), heap_total_mb: mb(u.heapTotal), external_mb: mb(u.external) }),
+            () => {},
+          );
         }
       } catch {
         /* exited */
@@ -74,6 +82,11 @@ export async function run({ quick }) {
     clearInterval(sampler);
     const mem = memory(d.pid);
     peak = Math.max(peak, mem.hwm);
+    const usage = await inspector.memoryUsage();
+    // What is live, as opposed to garbage not yet collected: a full GC, then the same figures.
+    await inspector.collectGarbage();
+    const afterGc = await inspector.memoryUsage();
+    inspector.close();
     const entries = state?.lastSeq() ?? 0;
     const sinks = state?.sinks() ?? [];
     state?.close();
@@ -92,6 +105,8 @@ export async function run({ quick }) {
       rss_at_end_mb: mb(mem.rss),
       rss_anon_at_end_mb: mb(mem.anon),
       rss_file_at_end_mb: mb(mem.file),
+      memory_usage_at_end_mb: Object.fromEntries(Object.entries(usage).map(([k, v]) => [k, mb(v)])),
+      memory_usage_after_full_gc_mb: Object.fromEntries(Object.entries(afterGc).map(([k, v]) => [k, mb(v)])),
       rss_timeline: timeline,
       state_bytes: disk.db,
       wal_bytes: disk.wal,

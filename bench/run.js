@@ -1,7 +1,8 @@
 // `npm run bench`: runs the benchmarks, prints a summary and writes bench/results/latest.json.
 //   --quick (or MLS_BENCH_QUICK=1)   a ~2-minute version with smaller sizes and shorter spans
 //   --only a,b                       only these benchmarks (throughput, amplification, idle, backlog, restart, lag)
-import { existsSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT, ensureDir, machine, say } from './lib/util.js';
 
@@ -68,6 +69,7 @@ const out = {
   only: opts.only ?? null,
   started_at: new Date(started).toISOString(),
   wall_seconds: Math.round((Date.now() - started) / 1000),
+  code: codeVersion(),
   machine: machine(),
   daemon_node_args: process.env.MLS_BENCH_DAEMON_NODE_ARGS ?? '',
   results,
@@ -129,6 +131,23 @@ function summarise(r) {
   }
   for (const name of Object.keys(errors)) rows.push([name, 'FAILED', '', '', 'see errors']);
   return { summary: s, rows };
+}
+
+/** The commit measured, whether src/ differs from it, and when dist/ was built (read-only git). */
+function codeVersion() {
+  const git = (...args) => {
+    try {
+      return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    } catch {
+      return undefined;
+    }
+  };
+  const dirty = git('status', '--porcelain', '--', 'src');
+  return {
+    commit: git('rev-parse', 'HEAD'),
+    src_modified: dirty === undefined ? null : dirty !== '',
+    dist_built_at: new Date(statSync(join(ROOT, 'dist/cli/main.js')).mtimeMs).toISOString(),
+  };
 }
 
 function fmt(n) {

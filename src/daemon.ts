@@ -341,16 +341,32 @@ export class Daemon {
   }
 
   /**
-   * Shutdown: stop polling (the page in flight commits), stop deliveries (the batch in
-   * flight finishes), flush and close sinks, close the client and the store, release the
-   * lock. One failing step does not skip the rest. Idempotent.
+   * Shutdown: stop polling (the page in flight commits), give the sinks up to `drainMs`
+   * (default a third of shutdown_timeout, at most 10 s) to deliver what the journal holds,
+   * stop deliveries (the batch in flight finishes), flush and close sinks, close the client
+   * and the store, release the lock. What is not delivered stays in the journal for the next
+   * start. One failing step does not skip the rest. Idempotent.
    */
-  stop(): Promise<void> {
-    this.stopPromise ??= this.doStop();
+  stop(options: { drainMs?: number } = {}): Promise<void> {
+    this.stopPromise ??= this.doStop(options.drainMs ?? Math.min(this.config.shutdown_timeout / 3, 10_000));
     return this.stopPromise;
   }
 
-  private async doStop(): Promise<void> {
+  private async waitDrained(drainMs: number): Promise<void> {
+    const deadline = Date.now() + drainMs;
+    for (;;) {
+      const last = this.store.lastSeq();
+      if (this.store.listSinks().every((s) => s.cursor >= last)) return;
+      if (Date.now() >= deadline) {
+        this.logger.info({ backlog: this.status().sinks.map((s) => ({ sink: s.name, entries: s.backlogEntries })) }, 'shutdown: undelivered entries stay in the journal for the next start');
+        return;
+      }
+      for (const s of this.sinks.values()) s.delivery.drain();
+      await sleep(50);
+    }
+  }
+
+  private async doStop(drainMs: number): Promise<void> {
     const step = async (what: string, fn: () => unknown) => {
       try {
         await fn();
@@ -361,6 +377,7 @@ export class Daemon {
     this.logger.info('stopping');
     await step('stop polling', () => Promise.all([...this.pollers.values()].map((p) => p.stop())));
     this.queue.clear();
+    if (drainMs > 0) await step('drain sinks', () => this.waitDrained(drainMs));
     await step('stop deliveries', () => Promise.all([...this.sinks.values()].map((s) => s.delivery.stop())));
     for (const [name, s] of this.sinks) {
       await step(`flush sink ${name}`, () => s.sink.flush());

@@ -43,6 +43,8 @@ export async function connectInspector(url) {
       const r = await send('Runtime.evaluate', { expression: 'JSON.stringify(process.memoryUsage())', returnByValue: true });
       return JSON.parse(r.result.value);
     },
+    /** Runs a full garbage collection in the inspected process. */
+    collectGarbage: () => send('HeapProfiler.collectGarbage'),
     /** A CPU profile (.cpuprofile object) of the next `ms` milliseconds. */
     async profile(ms, samplingIntervalUs = 1000) {
       await send('Profiler.enable');

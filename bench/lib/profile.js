@@ -40,9 +40,16 @@ export function summariseProfile(pathOrProfile, topN = 15, { untilUs } = {}) {
   }
   let total = 0;
   let idle = 0;
+  const parent = new Map();
+  for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   for (const [id, us] of selfUs) {
-    const cf = byId.get(id).callFrame;
-    const fn = cf.functionName || '(anonymous)';
+    let cf = byId.get(id).callFrame;
+    let fn = cf.functionName || '(anonymous)';
+    if (!cf.functionName && !cf.url && parent.has(id)) {
+      // A native function (e.g. a better-sqlite3 statement or a C++ binding): name it after its caller.
+      cf = byId.get(parent.get(id)).callFrame;
+      fn = `(native) in ${cf.functionName || '(anonymous)'}`;
+    }
     const url = shortUrl(cf.url);
     total += us;
     if (fn === '(idle)') idle += us;

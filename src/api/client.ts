@@ -332,9 +332,9 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
           const fields = { operation, modelId, attempt: n, delayMs, code, err: error instanceof Error ? error.message : String(error) };
           if (now - lastRetryWarnAt >= RETRY_WARN_INTERVAL_MS) {
             lastRetryWarnAt = now;
-            logger?.warn(fields, 'Request to the service failed; retrying.');
+            logger?.warn(fields, 'request to the service failed; retrying');
           } else {
-            logger?.debug(fields, 'Request to the service failed; retrying.');
+            logger?.debug(fields, 'request to the service failed; retrying');
           }
         },
       },

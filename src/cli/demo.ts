@@ -13,6 +13,10 @@ import { parseDuration, formatDuration } from '../time/duration.js';
 import { UsageError } from '../errors.js';
 import { StateStore } from '../journal/store.js';
 
+/** The simulated ingestion delay is at most 3 s; spans are read again once 5 s old. */
+const MAX_INGEST_DELAY_MS = 3_000;
+const REREAD_AGE_MS = 5_000;
+
 interface DemoOptions {
   out: string;
   duration?: string;
@@ -41,6 +45,7 @@ export function register(program: Command): void {
 }
 
 async function runDemo(o: { out: string; durationMs: number | undefined; modelCount: number; rate: number }): Promise<void> {
+  prepareOutDir(o.out);
   const token = `demo-${randomBytes(12).toString('hex')}`;
   const models = Array.from({ length: o.modelCount }, (_, i) => `demo-model-${i + 1}`);
   const sim = await startSimulator({
@@ -48,7 +53,7 @@ async function runDemo(o: { out: string; durationMs: number | undefined; modelCo
     models,
     ratePerSec: o.rate,
     historyMs: 120_000,
-    ingestDelayMs: { min: 0, max: 3_000 },
+    ingestDelayMs: { min: 0, max: MAX_INGEST_DELAY_MS },
     pageSize: { min: 50, max: 400 },
     order: 'shuffled',
     endStyle: 'rotate',
@@ -57,12 +62,11 @@ async function runDemo(o: { out: string; durationMs: number | undefined; modelCo
     unicodeRate: 0.05,
     faults: { error500: 0.02, error503: 0.01, truncated: 0.01 },
   });
-  prepareOutDir(o.out);
   const config = parseConfig(
     {
       api: { base_url: sim.url, token, retry: { deadline: '30s' } },
       state: { path: join(o.out, 'state.db') },
-      poll: { interval: '2s', lookback: '30s', settle: '1s', start_at: '-2m', max_window: '10m', concurrency: 4, rate_limit: 'none' },
+      poll: { interval: '2s', lookback: '30s', settle: '1s', start_at: '-2m', max_window: '10m', concurrency: 4, rate_limit: 'none', reread: { mode: 'sparse', ages: [`${REREAD_AGE_MS}ms`] } },
       models: models.map((id) => ({ id })),
       sinks: [{ name: 'demo-files', type: 'file', path: join(o.out, '{model_id}', '%Y-%m-%d.ndjson') }],
       shutdown_timeout: '10s',
@@ -99,11 +103,13 @@ async function runDemo(o: { out: string; durationMs: number | undefined; modelCo
   const checkpoints = new Map(store.listCheckpoints().map((c) => [c.modelId, c]));
   store.close();
 
-  // Entries older than the watermark by more than the simulated ingestion delay were
-  // certainly visible at the last re-read: each must be in the files exactly once.
+  // Everything before a model's re-read frontier for REREAD_AGE_MS was read when it was at
+  // least that old, longer than the simulated ingestion delay: each such entry must be in the
+  // files exactly once. (Younger late entries are caught by later re-reads.)
   const settledBefore = (modelId: string) => {
     const c = checkpoints.get(modelId);
-    return c?.watermarkMs === undefined ? Number.NEGATIVE_INFINITY : c.watermarkMs - 5_000;
+    const frontier = (JSON.parse(c?.planState ?? '{}') as { f?: Record<string, number> }).f?.[String(REREAD_AGE_MS)];
+    return frontier ?? Number.NEGATIVE_INFINITY;
   };
   const expected = new Map<string, number>();
   for (const e of truth) {

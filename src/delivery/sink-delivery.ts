@@ -45,6 +45,7 @@ export class SinkDelivery {
   private readonly stopController = new AbortController();
   private wakeUp: (() => void) | undefined;
   private pending = false;
+  private draining = false;
   private runPromise: Promise<void> | undefined;
   private lastRetryLogMs = 0;
   /** Last send error, for status output. */
@@ -94,6 +95,12 @@ export class SinkDelivery {
         await sleep(delay, this.stopController.signal);
       }
     }
+  }
+
+  /** From now on, send partial batches at once instead of waiting for max_delay (shutdown). */
+  drain(): void {
+    this.draining = true;
+    this.notify();
   }
 
   /** Tells the loop new entries are in the journal. */
@@ -169,7 +176,7 @@ export class SinkDelivery {
           }
           const full = entries.length >= settings.maxEntries || approxBytes(entries) >= settings.maxBytes;
           const waited = this.d.now() - entries[0]!.fetchedAtMs;
-          if (!full && waited < settings.maxDelayMs) {
+          if (!full && waited < settings.maxDelayMs && !this.draining) {
             waitMs = settings.maxDelayMs - waited;
             break;
           }

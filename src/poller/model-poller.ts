@@ -126,6 +126,7 @@ export class ModelPoller {
           continue;
         }
         cp = store.beginWindow(modelId, next.fromMs, next.toMs, next.planStateAfter);
+        logger.debug({ model: modelId, kind: next.kind, from: new Date(next.fromMs).toISOString(), to: new Date(next.toMs).toISOString() }, 'window started');
       }
       const outcome = await this.fetchWindow(cp);
       if (outcome.kind === 'stopped') return;
@@ -163,6 +164,7 @@ export class ModelPoller {
     let token = window.nextToken;
     let fetchId = cp.fetchId;
     let restarts = 0;
+    let pageCount = 0;
     for (;;) {
       if (this.stopping) return { kind: 'stopped' };
       await this.d.waitForRoom(this.stopController.signal);
@@ -197,7 +199,11 @@ export class ModelPoller {
         this.d.onAppend();
       }
       if (commit.duplicates > 0) metrics.duplicates.inc({ model: modelId }, commit.duplicates);
-      if (end) return { kind: 'done' };
+      if (end) {
+        logger.debug({ model: modelId, from: new Date(window.fromMs).toISOString(), to: new Date(window.toMs).toISOString(), pages: pageCount + 1 }, 'window done');
+        return { kind: 'done' };
+      }
+      pageCount++;
       token = page.nextToken;
     }
   }

@@ -61,7 +61,7 @@ describe('crash safety with network sinks', () => {
       models: MODELS.map((id) => ({ id })),
       sinks: [
         { name: 'archive', type: 'file', path: join(outDir, '{model_id}.ndjson'), batch },
-        { name: 'hook', type: 'webhook', url: hook.url, compression: 'gzip', signing_secret: '${HOOK_SECRET}', batch, retry: { base_delay: '50ms', max_delay: '500ms' } },
+        { name: 'hook', type: 'webhook', url: hook.url, compression: 'gzip', concurrency: 3, signing_secret: '${HOOK_SECRET}', batch, retry: { base_delay: '50ms', max_delay: '500ms' } },
         { name: 'otel', type: 'otlp', endpoint: otlp.endpoint, protocol: 'http/protobuf', batch, retry: { base_delay: '50ms', max_delay: '500ms' } },
       ],
       log: { level: 'warn' },

@@ -165,13 +165,29 @@ describe('disk full under the file sink', () => {
     const sim2 = await startSimulator({ token: TOKEN, models: MODELS, ratePerSec: 50, historyMs: 10_000, longRate: 0, seed: 43 });
     try {
       const statePath = join(stateDir, 'state.db');
+      const slowSink = join(dir, 'slow-sink.js');
+      writeFileSync(
+        slowSink,
+        `export default async function createSink() {
+          return {
+            async healthcheck() { return { ok: true }; },
+            async send() { await new Promise((r) => setTimeout(r, 400)); return { status: 'ok' }; },
+            async flush() {},
+            async close() {},
+          };
+        }\n`,
+      );
       const out = join(dir, 'out-2');
       const config = writeConfig(dir, {
         api: { base_url: sim2.url, token: '${MLS_API_TOKEN}' },
         state: { path: statePath },
         poll: { interval: '300ms', lookback: '2s', settle: '100ms', start_at: '-8s', max_window: '1m', rate_limit: 'none', reread: { ages: ['1s'] } },
         models: MODELS.map((id) => ({ id })),
-        sinks: [{ name: 'archive', type: 'file', path: join(out, '{model_id}.ndjson'), batch: { max_entries: 200, max_delay: '50ms' } }],
+        sinks: [
+          { name: 'archive', type: 'file', path: join(out, '{model_id}.ndjson'), batch: { max_entries: 200, max_delay: '50ms' } },
+          // a sink whose sends take a while, so that an acknowledgement falls into the full disk
+          { name: 'slow', type: 'module', path: slowSink, batch: { max_entries: 100, max_delay: '50ms' } },
+        ],
         shutdown_timeout: '10s',
       }, 'state-full.yaml');
       daemon = startMls(['run', '--config', config], { MLS_API_TOKEN: TOKEN });
@@ -182,8 +198,9 @@ describe('disk full under the file sink', () => {
       await waitFor(() => errLines().some((l) => /disk is full|SQLITE_FULL/.test(l)), 20_000, 'the state write error');
       await sleep(4_000);
       const errors = errLines();
-      expect(errors.length, errors.join('\n')).toBeLessThanOrEqual(MODELS.length + 1); // each poll loop and the delivery loop say it once
+      expect(errors.length, errors.join('\n')).toBeLessThanOrEqual(MODELS.length + 2); // each poll loop and each delivery loop say it once
       expect(errors.join('\n')).not.toMatch(/stopped by an unexpected error/);
+      expect(errors.join('\n')).toMatch(/delivery to this sink pauses/);
       expect(partialLinesIn(out)).toEqual([]);
       unlinkSync(filler);
       const freedAt = Date.now();
@@ -193,7 +210,7 @@ describe('disk full under the file sink', () => {
       const stoppedAt = Date.now();
       await waitFor(() => {
         const st = readState(statePath);
-        return !!st && MODELS.every((m) => (st.watermarks.get(m) ?? 0) > stoppedAt + 2_500) && st.cursors.get('archive') === st.lastSeq;
+        return !!st && MODELS.every((m) => (st.watermarks.get(m) ?? 0) > stoppedAt + 2_500) && st.cursors.get('archive') === st.lastSeq && st.cursors.get('slow') === st.lastSeq;
       }, 25_000, 'catch-up and drain');
       daemon.child.kill('SIGTERM');
       const end = await daemon.exited;

@@ -1,0 +1,32 @@
+// `mls demo`, the README's first command: runs the daemon against the embedded simulator and
+// checks what it shipped against the simulator's ground truth.
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readNdjsonTree, runMls } from './harness.js';
+
+describe('mls demo', () => {
+  it('ships the simulated models into NDJSON files with nothing missing or duplicated', { timeout: 60_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mls-demo-'));
+    try {
+      const out = join(dir, 'demo-out');
+      const r = await runMls(['demo', '--duration', '8s', '--out', out, '--models', '2', '--rate', '30']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toMatch(/checked against the simulator: \d+ settled entries, 0 missing, 0 duplicated/);
+      const lines = readNdjsonTree(out);
+      expect(lines.length).toBeGreaterThan(3_000);
+      expect(new Set(lines.map((l) => l.model_id))).toEqual(new Set(['demo-model-1', 'demo-model-2']));
+      // a second run starts clean in the same folder
+      const again = await runMls(['demo', '--duration', '3s', '--out', out, '--models', '1']);
+      expect(again.code, again.stderr).toBe(0);
+      // it refuses a folder that is not a previous demo's
+      writeFileSync(join(dir, 'keep.txt'), 'x');
+      const refused = await runMls(['demo', '--duration', '1s', '--out', dir]);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('not a previous demo');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
