@@ -49,6 +49,10 @@ export async function run({ quick, resultsDir }) {
     const usage = await inspector.memoryUsage();
     const profMs = quick ? 10_000 : 20_000;
     const prof = await inspector.profile(profMs);
+    // What is live, as opposed to garbage not yet collected: a full GC, then the same figures.
+    await inspector.collectGarbage();
+    const afterGc = await inspector.memoryUsage();
+    const rssAfterGc = memory(d.pid).rss;
     inspector.close();
     writeFileSync(join(ensureDir(join(resultsDir, 'profile')), 'idle.cpuprofile'), JSON.stringify(prof));
     const summary = summariseProfile(prof, 15);
@@ -65,6 +69,7 @@ export async function run({ quick, resultsDir }) {
       rss_hwm_mb: mb(mem.hwm),
       requests_per_sec: round((r1 - r0) / span, 1),
       memory_usage_mb: Object.fromEntries(Object.entries(usage).map(([k, v]) => [k, mb(v)])),
+      memory_usage_after_full_gc_mb: { ...Object.fromEntries(Object.entries(afterGc).map(([k, v]) => [k, mb(v)])), rss_proc: mb(rssAfterGc) },
       profile: { file: 'bench/results/profile/idle.cpuprofile', span_s: profMs / 1000, ...summary },
       note: quick ? 'quick mode: measured after ~60 s, before the first lookback (5m) re-reads begin' : 'measured after 5 minutes (lookback re-reads included)',
       target_cpu_percent: 3,

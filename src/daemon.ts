@@ -50,6 +50,8 @@ export class Daemon {
   private lastTrimMs = 0;
   private lastTickMs = Date.now();
   private fullSince: number | undefined;
+  private readonly droppedSinceLog = new Map<string, number>();
+  private lastDropLogMs = Number.NEGATIVE_INFINITY;
   private stopPromise: Promise<void> | undefined;
   private readonly roomWaiters = new Set<() => void>();
 
@@ -210,9 +212,18 @@ export class Daemon {
       if (this.config.buffer.when_full === 'drop_oldest') {
         const slack = Math.ceil(this.config.buffer.max_entries * 0.05);
         const dropped = this.store.dropOldest(over.entries + slack, over.bytes);
+        const now = this.clock.now();
         for (const [sink, n] of dropped) {
           this.metrics.dropped.inc({ sink }, n);
-          this.logger.error({ sink, dropped: n }, 'journal full: dropped the oldest entries not yet delivered by this sink (buffer.when_full: drop_oldest)');
+          this.droppedSinceLog.set(sink, (this.droppedSinceLog.get(sink) ?? 0) + n);
+        }
+        // ERROR: data was lost. Once per 10 s with the count since the last line, not once per page.
+        if (this.droppedSinceLog.size > 0 && now - this.lastDropLogMs >= 10_000) {
+          this.lastDropLogMs = now;
+          for (const [sink, n] of this.droppedSinceLog) {
+            this.logger.error({ sink, dropped: n }, 'journal full: dropped the oldest entries not yet delivered by this sink (buffer.when_full: drop_oldest)');
+          }
+          this.droppedSinceLog.clear();
         }
         return;
       }
