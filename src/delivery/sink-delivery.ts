@@ -189,7 +189,7 @@ export class SinkDelivery {
           active.push({ firstSeq, lastSeq, entries: selected, done: true, result: { kind: 'skip' }, promise: Promise.resolve() });
           continue;
         }
-        if (!again) store.setInflight(name, firstSeq, lastSeq);
+        if (!again && this.d.sink.stableBatchIds !== false) store.setInflight(name, firstSeq, lastSeq);
         const batch: SinkBatch = { id: batchId(name, firstSeq, lastSeq), firstSeq, lastSeq, entries: selected };
         const slot: Slot = { firstSeq, lastSeq, entries: selected, done: false, result: undefined, promise: Promise.resolve() };
         slot.promise = this.deliver(batch).then((result) => {

@@ -28,27 +28,25 @@ export const MIGRATIONS: readonly Migration[] = [
         last_entry_ns INTEGER,           -- newest entry time seen
         updated_ms   INTEGER NOT NULL
       );
-      -- Occurrence counts of entry keys: see dedupe/.
+      -- Occurrence counts of entry keys (see dedupe/), packed per model and second of entry time.
       CREATE TABLE dedupe (
         model_id   TEXT    NOT NULL,
-        time_ns    INTEGER NOT NULL,
-        hash       INTEGER NOT NULL,
-        delivered  INTEGER NOT NULL,     -- most copies any single fetch of a window has shown
-        seen       INTEGER NOT NULL,     -- copies shown so far by fetch 'fetch_id'
-        fetch_id   INTEGER NOT NULL,
-        touched_ms INTEGER NOT NULL,     -- 'from' of the last window that returned the key
-        PRIMARY KEY (model_id, time_ns, hash)
+        bucket_ms  INTEGER NOT NULL,     -- start of the second of entry times the keys belong to
+        touched_ms INTEGER NOT NULL,     -- 'from' of the last window that returned one of the keys
+        keys       BLOB    NOT NULL,     -- packed (time_ns, hash, delivered, seen, fetch_id) records
+        PRIMARY KEY (model_id, bucket_ms)
       ) WITHOUT ROWID;
-      -- Append-only journal of new entries; seq never goes backwards (AUTOINCREMENT).
+      -- Append-only journal of new entries: one row per committed page, holding the page's
+      -- new entries with consecutive seqs [first_seq, last_seq]. Seqs never go backwards
+      -- (the highest one given out is kept in meta.last_seq).
       CREATE TABLE journal (
-        seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+        first_seq  INTEGER PRIMARY KEY,
+        last_seq   INTEGER NOT NULL,
         model_id   TEXT    NOT NULL,
-        time       TEXT    NOT NULL,
-        time_ns    INTEGER NOT NULL,
-        stream     TEXT    NOT NULL,
-        log        TEXT    NOT NULL,
+        count      INTEGER NOT NULL,
+        bytes      INTEGER NOT NULL,
         fetched_ms INTEGER NOT NULL,
-        bytes      INTEGER NOT NULL
+        entries    TEXT    NOT NULL      -- JSON array of [time, time_ns, stream, log]
       );
       -- One row per sink: the highest seq it acknowledged, plus its committed state.
       CREATE TABLE sinks (

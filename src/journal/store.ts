@@ -9,6 +9,7 @@ import { StateError, describeError } from '../errors.js';
 import type { LogEntry } from '../api/types.js';
 import type { SinkEntry } from '../sinks/contract.js';
 import { countOccurrence } from '../dedupe/occurrences.js';
+import { BUCKET_MS, bucketOf, decodeBucket, encodeBucket, findKey, putKey, type Bucket } from '../dedupe/buckets.js';
 import { MIGRATIONS } from './migrations.js';
 
 type DB = Database.Database;
@@ -30,7 +31,7 @@ export interface Checkpoint {
 export interface PreparedEntry {
   entry: LogEntry;
   timeNs: bigint;
-  hash: bigint;
+  hash: number;
 }
 
 /** How a page ends its window fetch. */
@@ -91,6 +92,9 @@ export class StateStore {
   private readonly stmts: ReturnType<StateStore['prepare']> | undefined;
   private journalCount = 0;
   private journalBytes = 0;
+  private lastSeqValue = 0;
+  /** Decoded journal rows, most recently used last: sinks read the same pages one after another. */
+  private readonly decoded = new Map<number, SinkEntry[]>();
   private closed = false;
 
   private constructor(path: string, db: DB, options: StoreOptions) {
@@ -98,9 +102,11 @@ export class StateStore {
     this.db = db;
     this.now = options.now ?? Date.now;
     if (!options.readonly) this.stmts = this.prepare();
-    const row = this.db.prepare('SELECT count(*) AS n, coalesce(sum(bytes), 0) AS b FROM journal').get() as { n: number; b: number };
+    const row = this.db.prepare('SELECT coalesce(sum(count), 0) AS n, coalesce(sum(bytes), 0) AS b, coalesce(max(last_seq), 0) AS m FROM journal').get() as { n: number; b: number; m: number };
     this.journalCount = row.n;
     this.journalBytes = row.b;
+    const meta = this.db.prepare("SELECT value FROM meta WHERE key = 'last_seq'").get() as { value: string } | undefined;
+    this.lastSeqValue = Math.max(row.m, meta ? Number(meta.value) : 0);
   }
 
   /**
@@ -157,16 +163,17 @@ export class StateStore {
       ),
       setLastEntry: db.prepare('UPDATE checkpoints SET last_entry_ns = max(coalesce(last_entry_ns, ?), ?) WHERE model_id = ?'),
       setPlanState: db.prepare('UPDATE checkpoints SET plan_state = ?, updated_ms = ? WHERE model_id = ?'),
-      getKey: db.prepare('SELECT delivered, seen, fetch_id AS fetchId FROM dedupe WHERE model_id = ? AND time_ns = ? AND hash = ?'),
-      putKey: db.prepare(
-        `INSERT INTO dedupe (model_id, time_ns, hash, delivered, seen, fetch_id, touched_ms) VALUES (?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (model_id, time_ns, hash) DO UPDATE SET delivered = excluded.delivered, seen = excluded.seen,
-           fetch_id = excluded.fetch_id, touched_ms = max(touched_ms, excluded.touched_ms)`,
+      getBucket: db.prepare('SELECT keys FROM dedupe WHERE model_id = ? AND bucket_ms = ?').pluck(true),
+      putBucket: db.prepare(
+        `INSERT INTO dedupe (model_id, bucket_ms, touched_ms, keys) VALUES (?, ?, ?, ?)
+         ON CONFLICT (model_id, bucket_ms) DO UPDATE SET keys = excluded.keys, touched_ms = max(touched_ms, excluded.touched_ms)`,
       ),
-      pruneKeys: db.prepare('DELETE FROM dedupe WHERE model_id = ? AND time_ns < ? AND touched_ms < ?'),
-      append: db.prepare('INSERT INTO journal (model_id, time, time_ns, stream, log, fetched_ms, bytes) VALUES (?, ?, ?, ?, ?, ?, ?)'),
-      readAfter: db.prepare('SELECT * FROM journal WHERE seq > ? ORDER BY seq LIMIT ?').safeIntegers(true),
-      readRange: db.prepare('SELECT * FROM journal WHERE seq BETWEEN ? AND ? ORDER BY seq').safeIntegers(true),
+      pruneKeys: db.prepare('DELETE FROM dedupe WHERE model_id = ? AND bucket_ms < ? AND touched_ms < ?'),
+      append: db.prepare('INSERT INTO journal (first_seq, last_seq, model_id, count, bytes, fetched_ms, entries) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      setLastSeq: db.prepare("INSERT INTO meta (key, value) VALUES ('last_seq', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"),
+      rowsFrom: db.prepare(
+        'SELECT first_seq, last_seq, model_id, fetched_ms, entries FROM journal WHERE first_seq >= coalesce((SELECT max(first_seq) FROM journal WHERE first_seq <= ?), 0) ORDER BY first_seq',
+      ),
       getSink: db.prepare('SELECT * FROM sinks WHERE name = ?'),
       insertSink: db.prepare('INSERT OR IGNORE INTO sinks (name, cursor, updated_ms) VALUES (?, ?, ?)'),
       addInflight: db.prepare('INSERT OR REPLACE INTO inflight (sink, first_seq, last_seq) VALUES (?, ?, ?)'),
@@ -175,10 +182,9 @@ export class StateStore {
       ack: db.prepare('UPDATE sinks SET cursor = max(cursor, ?), state = coalesce(?, state), delivered = delivered + ?, updated_ms = ? WHERE name = ?'),
       setSinkState: db.prepare('UPDATE sinks SET state = ?, updated_ms = ? WHERE name = ?'),
       minCursor: db.prepare('SELECT min(cursor) AS c FROM sinks'),
-      lastSeq: db.prepare("SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'journal'), 0) AS s"),
-      sumBelow: db.prepare('SELECT count(*) AS n, coalesce(sum(bytes), 0) AS b, max(seq) AS m FROM journal WHERE seq <= ?'),
-      deleteBelow: db.prepare('DELETE FROM journal WHERE seq <= ?'),
-      oldestSeqs: db.prepare('SELECT seq, bytes FROM journal ORDER BY seq LIMIT ?'),
+      sumBelow: db.prepare('SELECT coalesce(sum(count), 0) AS n, coalesce(sum(bytes), 0) AS b FROM journal WHERE first_seq <= ? AND last_seq <= ?'),
+      deleteBelow: db.prepare('DELETE FROM journal WHERE first_seq <= ? AND last_seq <= ?'),
+      oldestRows: db.prepare('SELECT first_seq AS firstSeq, last_seq AS lastSeq, count, bytes FROM journal ORDER BY first_seq'),
       insertDlq: db.prepare(
         'INSERT INTO dlq (sink, first_seq, last_seq, count, error, created_ms, entries) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
@@ -243,23 +249,38 @@ export class StateStore {
     const result: PageCommit = { appended: 0, duplicates: 0, firstSeq: undefined, lastSeq: undefined };
     let addedBytes = 0;
     let maxNs: bigint | undefined;
+    let decoded: SinkEntry[] | undefined;
     this.db.transaction(() => {
+      const buckets = new Map<number, Bucket>();
+      const fresh: Array<[string, string, string, string]> = [];
       for (const p of entries) {
-        const stored = s.getKey.get(modelId, p.timeNs, p.hash) as { delivered: number; seen: number; fetchId: number } | undefined;
-        const { counts, isNew } = countOccurrence(stored, fetchId);
-        s.putKey.run(modelId, p.timeNs, p.hash, counts.delivered, counts.seen, counts.fetchId, windowFromMs);
+        if (maxNs === undefined || p.timeNs > maxNs) maxNs = p.timeNs;
+        const b = bucketOf(p.timeNs);
+        let bucket = buckets.get(b);
+        if (!bucket) {
+          const blob = s.getBucket.get(modelId, b) as Uint8Array | undefined;
+          bucket = blob ? decodeBucket(blob) : new Map();
+          buckets.set(b, bucket);
+        }
+        const { counts, isNew } = countOccurrence(findKey(bucket, p.timeNs, p.hash), fetchId);
+        putKey(bucket, { timeNs: p.timeNs, hash: p.hash, ...counts });
         if (isNew) {
-          const bytes = entryBytes(modelId, p.entry);
-          const info = s.append.run(modelId, p.entry.time, p.timeNs, p.entry.stream, p.entry.log, fetchedMs, bytes);
-          const seq = Number(info.lastInsertRowid);
-          result.firstSeq ??= seq;
-          result.lastSeq = seq;
-          result.appended++;
-          addedBytes += bytes;
+          fresh.push([p.entry.time, p.timeNs.toString(), p.entry.stream, p.entry.log]);
+          addedBytes += entryBytes(modelId, p.entry);
         } else {
           result.duplicates++;
         }
-        if (maxNs === undefined || p.timeNs > maxNs) maxNs = p.timeNs;
+      }
+      for (const [b, bucket] of buckets) s.putBucket.run(modelId, b, windowFromMs, encodeBucket(bucket));
+      if (fresh.length > 0) {
+        const first = this.lastSeqValue + 1;
+        const last = this.lastSeqValue + fresh.length;
+        s.append.run(first, last, modelId, fresh.length, addedBytes, fetchedMs, JSON.stringify(fresh));
+        s.setLastSeq.run(String(last));
+        result.firstSeq = first;
+        result.lastSeq = last;
+        result.appended = fresh.length;
+        decoded = fresh.map((r, i) => ({ seq: first + i, modelId, time: r[0], timeNs: BigInt(r[1]), stream: r[2], log: r[3], fetchedAtMs: fetchedMs }));
       }
       if (maxNs !== undefined) s.setLastEntry.run(maxNs, maxNs, modelId);
       if ('end' in next) s.endWindow.run(this.now(), modelId);
@@ -267,13 +288,19 @@ export class StateStore {
     }).immediate();
     this.journalCount += result.appended;
     this.journalBytes += addedBytes;
+    if (result.lastSeq !== undefined) this.lastSeqValue = result.lastSeq;
+    // Sinks read a page right after it is committed: keep it decoded.
+    if (decoded && result.firstSeq !== undefined) this.remember(result.firstSeq, decoded);
     return result;
   }
 
-  /** Forgets dedupe keys that no future window can reach. Returns the number removed. */
+  /**
+   * Forgets dedupe keys that no future window can reach: buckets wholly older than the
+   * horizon that no window starting after the horizon has returned. Returns the buckets removed.
+   */
   pruneKeys(modelId: string, horizonMs: number): number {
-    const horizonNs = BigInt(Math.floor(horizonMs)) * 1_000_000n;
-    return this.s.pruneKeys.run(modelId, horizonNs, Math.floor(horizonMs)).changes;
+    const h = Math.floor(horizonMs);
+    return this.s.pruneKeys.run(modelId, h - BUCKET_MS, h).changes;
   }
 
   // ---- journal -----------------------------------------------------------------------
@@ -285,27 +312,56 @@ export class StateStore {
 
   /** Highest seq ever assigned (0 when none). */
   lastSeq(): number {
-    const stmt = this.stmts?.lastSeq ?? this.db.prepare("SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'journal'), 0) AS s");
-    return Number((stmt.get() as { s: number | bigint }).s);
+    if (this.stmts) return this.lastSeqValue;
+    const row = this.db.prepare("SELECT max(coalesce((SELECT max(last_seq) FROM journal), 0), coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'last_seq'), 0)) AS s").get() as { s: number };
+    return row.s;
   }
 
   /** Up to `limit` entries after `afterSeq`, stopping early once `maxBytes` is reached. */
   readAfter(afterSeq: number, limit: number, maxBytes = Number.POSITIVE_INFINITY): SinkEntry[] {
-    const rows = this.s.readAfter.all(afterSeq, limit) as JournalRow[];
     const out: SinkEntry[] = [];
     let bytes = 0;
-    for (const r of rows) {
-      const b = Number(r.bytes);
-      if (out.length > 0 && bytes + b > maxBytes) break;
-      bytes += b;
-      out.push(toSinkEntry(r));
+    for (const entries of this.pagesFrom(afterSeq + 1)) {
+      for (const e of entries) {
+        if (e.seq <= afterSeq) continue;
+        const b = e.log.length + e.time.length + e.modelId.length + 48;
+        if (out.length >= limit || (out.length > 0 && bytes + b > maxBytes)) return out;
+        bytes += b;
+        out.push(e);
+      }
     }
     return out;
   }
 
   /** The entries with seq in [firstSeq, lastSeq] that are still in the journal. */
   readRange(firstSeq: number, lastSeq: number): SinkEntry[] {
-    return (this.s.readRange.all(firstSeq, lastSeq) as JournalRow[]).map(toSinkEntry);
+    const out: SinkEntry[] = [];
+    for (const entries of this.pagesFrom(firstSeq)) {
+      if (entries.length > 0 && entries[0]!.seq > lastSeq) break;
+      for (const e of entries) if (e.seq >= firstSeq && e.seq <= lastSeq) out.push(e);
+    }
+    return out;
+  }
+
+  private remember(firstSeq: number, entries: SinkEntry[]): void {
+    this.decoded.set(firstSeq, entries);
+    if (this.decoded.size > 32) this.decoded.delete(this.decoded.keys().next().value!);
+  }
+
+  /** Decoded journal pages from the one holding `seq` on, oldest first. */
+  private *pagesFrom(seq: number): Generator<SinkEntry[]> {
+    const stmt = this.stmts?.rowsFrom ?? this.db.prepare('SELECT first_seq, last_seq, model_id, fetched_ms, entries FROM journal WHERE first_seq >= coalesce((SELECT max(first_seq) FROM journal WHERE first_seq <= ?), 0) ORDER BY first_seq');
+    for (const row of stmt.iterate(seq) as IterableIterator<JournalRow>) {
+      let entries = this.decoded.get(row.first_seq);
+      if (entries) {
+        this.decoded.delete(row.first_seq);
+      } else {
+        const raw = JSON.parse(row.entries) as Array<[string, string, string, string]>;
+        entries = raw.map((r, i) => ({ seq: row.first_seq + i, modelId: row.model_id, time: r[0], timeNs: BigInt(r[1]), stream: r[2], log: r[3], fetchedAtMs: row.fetched_ms }));
+      }
+      this.remember(row.first_seq, entries);
+      yield entries;
+    }
   }
 
   /** Deletes rows every sink has passed. Returns the number deleted. */
@@ -319,10 +375,11 @@ export class StateStore {
     const s = this.s;
     let res = { n: 0, b: 0 };
     this.db.transaction(() => {
-      const sum = s.sumBelow.get(seq) as { n: number; b: number };
-      if (sum.n > 0) s.deleteBelow.run(seq);
+      const sum = s.sumBelow.get(seq, seq) as { n: number; b: number };
+      if (sum.n > 0) s.deleteBelow.run(seq, seq);
       res = sum;
     }).immediate();
+    for (const first of [...this.decoded.keys()]) if (first <= seq) this.decoded.delete(first);
     this.journalCount -= res.n;
     this.journalBytes -= res.b;
     return res;
@@ -336,22 +393,24 @@ export class StateStore {
   dropOldest(entries: number, bytes = 0): Map<string, number> {
     const s = this.s;
     const dropped = new Map<string, number>();
-    const rows = s.oldestSeqs.all(Math.max(entries, 1) + (bytes > 0 ? 100_000 : 0)) as { seq: number; bytes: number }[];
     let through: number | undefined;
+    let oldest: number | undefined;
     let freedEntries = 0;
     let freedBytes = 0;
-    for (const r of rows) {
+    for (const r of s.oldestRows.iterate() as IterableIterator<{ firstSeq: number; lastSeq: number; count: number; bytes: number }>) {
       if (freedEntries >= entries && freedBytes >= bytes) break;
-      through = r.seq;
-      freedEntries++;
+      oldest ??= r.firstSeq;
+      through = r.lastSeq;
+      freedEntries += r.count;
       freedBytes += r.bytes;
     }
-    if (through === undefined) return dropped;
+    if (through === undefined || oldest === undefined) return dropped;
     const last = through;
+    const from = oldest;
     this.db.transaction(() => {
       for (const sink of this.listSinks()) {
         if (sink.cursor < last) {
-          const lost = (this.db.prepare('SELECT count(*) AS n FROM journal WHERE seq > ? AND seq <= ?').get(sink.cursor, last) as { n: number }).n;
+          const lost = last - Math.max(sink.cursor, from - 1);
           this.db.prepare('UPDATE sinks SET cursor = ?, dropped = dropped + ?, updated_ms = ? WHERE name = ?').run(last, lost, this.now(), sink.name);
           this.db.prepare('DELETE FROM inflight WHERE sink = ? AND first_seq <= ?').run(sink.name, last);
           if (lost > 0) dropped.set(sink.name, lost);
@@ -494,14 +553,11 @@ export class StateStore {
 }
 
 interface JournalRow {
-  seq: bigint;
+  first_seq: number;
+  last_seq: number;
   model_id: string;
-  time: string;
-  time_ns: bigint;
-  stream: string;
-  log: string;
-  fetched_ms: bigint;
-  bytes: bigint;
+  fetched_ms: number;
+  entries: string;
 }
 interface SinkRow {
   name: string;
@@ -519,10 +575,6 @@ interface DlqRow {
   error: string;
   created_ms: number;
   entries: string;
-}
-
-function toSinkEntry(r: JournalRow): SinkEntry {
-  return { seq: Number(r.seq), modelId: r.model_id, time: r.time, timeNs: r.time_ns, stream: r.stream, log: r.log, fetchedAtMs: Number(r.fetched_ms) };
 }
 
 function toDeadLetter(r: DlqRow): DeadLetter {

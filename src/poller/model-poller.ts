@@ -165,16 +165,25 @@ export class ModelPoller {
     let fetchId = cp.fetchId;
     let restarts = 0;
     let pageCount = 0;
+    const request = (nextToken: string | undefined) => {
+      const p = this.d.schedule(() =>
+        this.d.client.getLogs({ modelId, fromMs: window.fromMs, toMs: window.toMs, isLessLogs: this.d.settings.isLessLogs, nextToken }),
+      );
+      p.catch(() => undefined); // handled where it is awaited
+      return p;
+    };
+    // The next page is requested before the current one is committed, so the network and the
+    // service work while the commit runs. Pages are still committed strictly in order.
+    let prefetched: Promise<LogsPage> | undefined;
     for (;;) {
       if (this.stopping) return { kind: 'stopped' };
       await this.d.waitForRoom(this.stopController.signal);
       if (this.stopping) return { kind: 'stopped' };
       let page: LogsPage;
       try {
-        page = await this.d.schedule(() =>
-          this.d.client.getLogs({ modelId, fromMs: window.fromMs, toMs: window.toMs, isLessLogs: this.d.settings.isLessLogs, nextToken: token }),
-        );
+        page = await (prefetched ?? request(token));
       } catch (err) {
+        prefetched = undefined;
         if (token !== undefined && err instanceof ApiClientError && err.status === 400 && restarts < 3) {
           // The token expired or is unknown (e.g. the service restarted): fetch the window again.
           restarts++;
@@ -186,11 +195,13 @@ export class ModelPoller {
         }
         return { kind: 'failed', retryInMs: this.onFetchError(err) };
       }
+      prefetched = undefined;
       this.noteRecovered();
-      const prepared = this.prepare(page.entries, window.fromMs);
       const repeated = page.nextToken !== undefined && page.nextToken === token;
       if (repeated) metrics.tokenLoops.inc({ model: modelId });
       const end = page.nextToken === undefined || repeated;
+      if (!end && !this.stopping) prefetched = request(page.nextToken);
+      const prepared = this.prepare(page.entries, window.fromMs);
       const commit = store.commitPage(modelId, fetchId, window.fromMs, prepared, end ? { end: true } : { nextToken: page.nextToken! }, this.d.clock.now());
       metrics.pages.inc({ model: modelId });
       metrics.entriesFetched.inc({ model: modelId }, page.entries.length);

@@ -39,6 +39,13 @@ export type SendOutcome =
 
 /** A running sink. */
 export interface Sink {
+  /**
+   * Whether a batch re-sent after a crash must keep its identity (seq range, and so its
+   * `id` / Idempotency-Key). Default true: the delivery loop durably records each batch's
+   * range before sending it. A sink that makes replays harmless by itself (the file sink
+   * truncates to its committed offset) sets false and saves that write.
+   */
+  readonly stableBatchIds?: boolean;
   /** Cheap check that the destination is reachable; informational only. */
   healthcheck(): Promise<{ ok: boolean; detail?: string }>;
   /** Delivers one batch. Must not resolve `ok` before the data is acknowledged by the destination. */

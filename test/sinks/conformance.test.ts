@@ -266,7 +266,8 @@ describe.each(CASES)('$type sink conformance', (c) => {
       await new Promise((r) => setTimeout(r, 300));
       const row = journal.sink(name);
       expect(row.cursor).toBe(0);
-      expect(row.inflight).toEqual({ firstSeq: 1, lastSeq: 10 });
+      // the batch's range is recorded so a restart rebuilds it, unless the sink makes replays harmless itself
+      expect(row.inflight).toEqual(sink.stableBatchIds === false ? undefined : { firstSeq: 1, lastSeq: 10 });
     }
     expect(journal.store.listDeadLetters(name)).toEqual([]);
     await dest.failures[mode]!.stop();

@@ -85,6 +85,8 @@ export async function createFileSink(config: FileSinkOptions, ctx: SinkContext, 
 }
 
 class FileSink implements Sink {
+  /** Replays are made harmless by truncating to the committed offset, not by batch identity. */
+  readonly stableBatchIds = false;
   readonly #cfg: FileSinkOptions;
   readonly #ctx: SinkContext;
   readonly #template: CompiledTemplate;

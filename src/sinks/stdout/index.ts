@@ -78,6 +78,8 @@ export function createStdoutSink(config: StdoutSinkOptions, ctx: SinkContext, st
   };
 
   return {
+    // stdout has no receiver that could recognise a re-sent batch
+    stableBatchIds: false,
     async healthcheck() {
       const destroyed = (stream as { destroyed?: boolean }).destroyed === true;
       return destroyed ? { ok: false, detail: `standard output is closed${lastError ? `: ${describeError(lastError)}` : ''}` } : { ok: true };

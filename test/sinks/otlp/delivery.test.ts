@@ -56,7 +56,7 @@ describe.each(['http/protobuf', 'http/json', 'grpc'] as const)('OTLP sink behind
     for (let i = from; i <= to; i++) {
       const parsed = parseEntryTime(timeOf(i));
       if (!parsed.ok) throw new Error('bad time');
-      page.push({ entry: { time: timeOf(i), log: `line ${i}`, stream: i % 3 ? 'stdout' : 'stderr' }, timeNs: parsed.ns, hash: BigInt(i) });
+      page.push({ entry: { time: timeOf(i), log: `line ${i}`, stream: i % 3 ? 'stdout' : 'stderr' }, timeNs: parsed.ns, hash: i });
     }
     return store.commitPage(MODEL, fetchId, 0, page, { nextToken: `after-${to}` }, Date.now()).lastSeq!;
   }
