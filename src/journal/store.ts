@@ -172,8 +172,9 @@ export class StateStore {
       append: db.prepare('INSERT INTO journal (first_seq, last_seq, model_id, count, bytes, fetched_ms, entries) VALUES (?, ?, ?, ?, ?, ?, ?)'),
       setLastSeq: db.prepare("INSERT INTO meta (key, value) VALUES ('last_seq', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"),
       rowsFrom: db.prepare(
-        'SELECT first_seq, last_seq, model_id, fetched_ms, entries FROM journal WHERE first_seq >= coalesce((SELECT max(first_seq) FROM journal WHERE first_seq <= ?), 0) ORDER BY first_seq',
+        'SELECT first_seq, last_seq, model_id, fetched_ms FROM journal WHERE first_seq >= coalesce((SELECT max(first_seq) FROM journal WHERE first_seq <= ?), 0) ORDER BY first_seq LIMIT 64',
       ),
+      rowEntries: db.prepare('SELECT entries FROM journal WHERE first_seq = ?').pluck(true),
       getSink: db.prepare('SELECT * FROM sinks WHERE name = ?'),
       insertSink: db.prepare('INSERT OR IGNORE INTO sinks (name, cursor, updated_ms) VALUES (?, ?, ?)'),
       addInflight: db.prepare('INSERT OR REPLACE INTO inflight (sink, first_seq, last_seq) VALUES (?, ?, ?)'),
@@ -350,18 +351,30 @@ export class StateStore {
 
   /** Decoded journal pages from the one holding `seq` on, oldest first. */
   private *pagesFrom(seq: number): Generator<SinkEntry[]> {
-    const stmt = this.stmts?.rowsFrom ?? this.db.prepare('SELECT first_seq, last_seq, model_id, fetched_ms, entries FROM journal WHERE first_seq >= coalesce((SELECT max(first_seq) FROM journal WHERE first_seq <= ?), 0) ORDER BY first_seq');
-    for (const row of stmt.iterate(seq) as IterableIterator<JournalRow>) {
-      let entries = this.decoded.get(row.first_seq);
-      if (entries) {
-        this.decoded.delete(row.first_seq);
-      } else {
-        const raw = JSON.parse(row.entries) as Array<[string, string, string, string]>;
-        entries = raw.map((r, i) => ({ seq: row.first_seq + i, modelId: row.model_id, time: r[0], timeNs: BigInt(r[1]), stream: r[2], log: r[3], fetchedAtMs: row.fetched_ms }));
-      }
-      this.remember(row.first_seq, entries);
-      yield entries;
+    const stmt =
+      this.stmts?.rowsFrom ??
+      this.db.prepare('SELECT first_seq, last_seq, model_id, fetched_ms FROM journal WHERE first_seq >= coalesce((SELECT max(first_seq) FROM journal WHERE first_seq <= ?), 0) ORDER BY first_seq LIMIT 64');
+    const entriesOf = this.stmts?.rowEntries ?? this.db.prepare('SELECT entries FROM journal WHERE first_seq = ?').pluck(true);
+    // Row headers 64 at a time; a page's entries are read and decoded only when not cached.
+    let rows = stmt.all(seq) as JournalRow[];
+    while (rows.length > 0) {
+      for (const row of rows) yield this.decode(row, entriesOf);
+      const next = rows[rows.length - 1]!.last_seq + 1;
+      rows = (stmt.all(next) as JournalRow[]).filter((r) => r.first_seq >= next);
     }
+  }
+
+  private decode(row: JournalRow, entriesOf: Stmt): SinkEntry[] {
+    let entries = this.decoded.get(row.first_seq);
+    if (entries) {
+      this.decoded.delete(row.first_seq);
+    } else {
+      const text = (entriesOf.get(row.first_seq) as string | undefined) ?? '[]';
+      const raw = JSON.parse(text) as Array<[string, string, string, string]>;
+      entries = raw.map((r, i) => ({ seq: row.first_seq + i, modelId: row.model_id, time: r[0], timeNs: BigInt(r[1]), stream: r[2], log: r[3], fetchedAtMs: row.fetched_ms }));
+    }
+    this.remember(row.first_seq, entries);
+    return entries;
   }
 
   /** Deletes rows every sink has passed. Returns the number deleted. */
@@ -557,7 +570,6 @@ interface JournalRow {
   last_seq: number;
   model_id: string;
   fetched_ms: number;
-  entries: string;
 }
 interface SinkRow {
   name: string;

@@ -118,6 +118,23 @@ describe('state store', () => {
     s.close();
   });
 
+  it('reads across many small pages, from any seq, and ranges inside pages', () => {
+    const s = StateStore.open(join(dir, 'state.db'));
+    s.ensureCheckpoint('m', T);
+    const cp = s.beginWindow('m', T, T + 1_000_000);
+    for (let i = 0; i < 150; i++) {
+      const page = [prep(new Date(T + i * 10).toISOString(), `a${i}`), prep(new Date(T + i * 10 + 1).toISOString(), `b${i}`)];
+      s.commitPage('m', cp.fetchId, T, page, { nextToken: `t${i}` }, T);
+    }
+    expect(s.lastSeq()).toBe(300);
+    const all = s.readAfter(0, 1_000);
+    expect(all.map((e) => e.seq)).toEqual(Array.from({ length: 300 }, (_, i) => i + 1));
+    expect(s.readAfter(151, 5).map((e) => e.log)).toEqual(['b75', 'a76', 'b76', 'a77', 'b77']);
+    expect(s.readRange(199, 202).map((e) => e.seq)).toEqual([199, 200, 201, 202]);
+    expect(s.readAfter(300, 10)).toEqual([]);
+    s.close();
+  });
+
   it('dead letters keep their entries and move the cursor past them', () => {
     const s = StateStore.open(join(dir, 'state.db'));
     s.ensureCheckpoint('m', T);
