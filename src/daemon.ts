@@ -87,7 +87,6 @@ export class Daemon {
     let store: StateStore | undefined;
     try {
       store = StateStore.open(config.state.path, { now: () => clock.now() });
-      if (config.api.insecure_skip_verify) logger.warn('TLS certificate verification of the service is disabled (api.insecure_skip_verify)');
       const client = createApiClient({
         baseUrl: config.api.base_url,
         token: config.api.token,

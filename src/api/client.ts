@@ -3,6 +3,7 @@
 //! typed errors. The API token goes into the `Authorization` header and nowhere else: it
 //! is scrubbed from every message, excerpt and log line.
 import { readFileSync } from 'node:fs';
+import { rootCertificates } from 'node:tls';
 import { Pool, type Dispatcher } from 'undici';
 import { ConfigError } from '../errors.js';
 import { registerSecret, scrubSecrets, type Logger } from '../telemetry/logger.js';
@@ -183,10 +184,11 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   const observer = options.observer;
   const userAgent = options.userAgent ?? 'model-log-shipper';
 
-  let ca: Buffer | undefined;
+  let ca: string[] | undefined;
   if (options.caFile !== undefined) {
     try {
-      ca = readFileSync(options.caFile);
+      // extra authorities: the public roots stay trusted
+      ca = [...rootCertificates, readFileSync(options.caFile, 'utf8')];
     } catch (err) {
       throw new ConfigError(`cannot read the CA file ${options.caFile}: ${(err as Error).message}`, [], { cause: err });
     }
