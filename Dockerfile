@@ -40,6 +40,9 @@ RUN groupadd --system --gid 10001 mls \
  && chmod 0700 /var/lib/mls /var/log/mls
 WORKDIR /app
 ENV NODE_ENV=production
+# A small young generation keeps the resident set close to the live heap (the daemon's
+# objects are short-lived); it does not change throughput measurably.
+ENV NODE_OPTIONS=--max-semi-space-size=2
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules/ ./node_modules/
 COPY --from=build /app/dist/ ./dist/

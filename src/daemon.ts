@@ -127,6 +127,7 @@ export class Daemon {
 
   private async startSink(sc: SinkConfig): Promise<void> {
     const row = this.store.ensureSink(sc.name);
+    this.metrics.initSink(sc.name);
     const log = this.logger.child({ component: 'sink', sink: sc.name });
     const sink = await buildSink(sc, {
       name: sc.name,
@@ -160,6 +161,7 @@ export class Daemon {
   private startPollers(config: Config): void {
     for (const m of config.models) {
       if (this.pollers.has(m.id)) continue;
+      this.metrics.initModel(m.id);
       const poller = new ModelPoller({
         modelId: m.id,
         settings: {
@@ -272,10 +274,7 @@ export class Daemon {
         this.metrics.backlogEntries.set({ sink: row.name }, backlog);
         this.metrics.backlogBytes.set({ sink: row.name }, Math.round(backlog * perEntry));
       }
-      for (const id of this.pollers.keys()) {
-        const cp = this.store.getCheckpoint(id);
-        if (cp) this.metrics.lag.set({ model: id }, Math.max(0, (this.clock.now() - (cp.watermarkMs ?? cp.startMs)) / 1000));
-      }
+      // Lag per model is set by each poller whenever it wakes (at least once per interval).
     } catch {
       // the store is closing
     }

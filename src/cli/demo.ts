@@ -6,12 +6,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } fr
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { parseConfig } from '../config/index.js';
-import { Daemon } from '../daemon.js';
-import { startSimulator } from '../simulator/index.js';
 import { createLogger } from '../telemetry/logger.js';
 import { parseDuration, formatDuration } from '../time/duration.js';
 import { UsageError } from '../errors.js';
-import { StateStore } from '../journal/store.js';
 
 /** The simulated ingestion delay is at most 3 s; spans are read again once 5 s old. */
 const MAX_INGEST_DELAY_MS = 3_000;
@@ -46,6 +43,7 @@ export function register(program: Command): void {
 
 async function runDemo(o: { out: string; durationMs: number | undefined; modelCount: number; rate: number }): Promise<void> {
   prepareOutDir(o.out);
+  const [{ Daemon }, { startSimulator }, { StateStore }] = await Promise.all([import('../daemon.js'), import('../simulator/index.js'), import('../journal/store.js')]);
   const token = `demo-${randomBytes(12).toString('hex')}`;
   const models = Array.from({ length: o.modelCount }, (_, i) => `demo-model-${i + 1}`);
   const sim = await startSimulator({

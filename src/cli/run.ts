@@ -2,10 +2,9 @@
 //! SIGHUP re-reads the config.
 import type { Command } from 'commander';
 import { loadConfig } from '../config/index.js';
-import { Daemon } from '../daemon.js';
 import { createLogger } from '../telemetry/logger.js';
 import { describeError } from '../errors.js';
-import { startAdminServer, type AdminServer } from '../admin/server.js';
+import type { AdminServer } from '../admin/server.js';
 
 /** Adds `mls run`. */
 export function register(program: Command): void {
@@ -17,9 +16,10 @@ export function register(program: Command): void {
     .action(async (opts: { config: string; logLevel?: string }) => {
       const config = await loadConfig(opts.config);
       const logger = createLogger({ level: opts.logLevel ?? config.log.level });
+      const { Daemon } = await import('../daemon.js');
       const daemon = await Daemon.start({ config, logger });
       let admin: AdminServer | undefined;
-      if (config.admin) admin = await startAdminServer({ daemon, listen: config.admin.listen, maxLagMs: config.health.max_lag, logger: logger.child({ component: 'admin' }) });
+      if (config.admin) admin = await (await import('../admin/server.js')).startAdminServer({ daemon, listen: config.admin.listen, maxLagMs: config.health.max_lag, logger: logger.child({ component: 'admin' }) });
       await waitForShutdown({
         logger,
         timeoutMs: config.shutdown_timeout,

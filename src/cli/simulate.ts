@@ -2,7 +2,8 @@
 //! demos and for trying the daemon without an account.
 import { Option, type Command } from 'commander';
 import { UsageError } from '../errors.js';
-import { startSimulator, spreadFaultRate, type Simulator, type SimulatorOptions } from '../simulator/index.js';
+import { spreadFaultRate } from '../simulator/faults.js';
+import type { Simulator, SimulatorOptions } from '../simulator/index.js';
 import { registerSecret } from '../telemetry/logger.js';
 import { parseDuration } from '../time/duration.js';
 
@@ -129,7 +130,7 @@ export interface RunSimulateOptions {
 export async function startSimulatorFromFlags(flags: SimulateFlags, env: NodeJS.ProcessEnv = process.env): Promise<Simulator> {
   const token = env.MLS_API_TOKEN || DEFAULT_SIMULATOR_TOKEN;
   registerSecret(token);
-  return startSimulator(simulatorOptionsFromFlags(flags, token));
+  return (await import('../simulator/index.js')).startSimulator(simulatorOptionsFromFlags(flags, token));
 }
 
 function describeModels(models: readonly string[]): string {
@@ -141,7 +142,7 @@ export async function runSimulate(flags: SimulateFlags, options: RunSimulateOpti
   const stderr = options.stderr ?? process.stderr;
   const simOptions = simulatorOptionsFromFlags(flags, (options.env ?? process.env).MLS_API_TOKEN || DEFAULT_SIMULATOR_TOKEN);
   registerSecret(simOptions.token);
-  const sim = await startSimulator(simOptions);
+  const sim = await (await import('../simulator/index.js')).startSimulator(simOptions);
   stderr.write(`simulator listening on ${sim.url} (models: ${describeModels(simOptions.models)})\n`);
   options.onListening?.(sim);
   await new Promise<void>((resolve) => {

@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { request } from 'undici';
 import { loadConfig } from '../config/index.js';
 import { StateStore } from '../journal/store.js';
-import { buildStatus, type DaemonStatus } from '../daemon.js';
+import type { DaemonStatus } from '../daemon.js';
 import { StateError } from '../errors.js';
 import { formatDuration } from '../time/duration.js';
 
@@ -28,6 +28,7 @@ export function register(program: Command): void {
         if (!existsSync(config.state.path)) throw new StateError('MLS_ERR_STATE_MISSING', `state file ${config.state.path} does not exist yet (the daemon has not run with this config)`);
         const store = StateStore.open(config.state.path, { readonly: true });
         try {
+          const { buildStatus } = await import('../daemon.js');
           status = buildStatus(store, Date.now(), {
             models: config.models.map((m) => m.id),
             sinkTypes: new Map(config.sinks.map((s) => [s.name, s.type])),

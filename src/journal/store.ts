@@ -34,6 +34,13 @@ export interface PreparedEntry {
   hash: number;
 }
 
+/** A window not yet recorded: the first page's transaction records it (saving a commit per window). */
+export interface WindowStart {
+  fromMs: number;
+  toMs: number;
+  planStateAfter?: string | undefined;
+}
+
 /** How a page ends its window fetch. */
 export type PageContinuation = { nextToken: string } | { end: true };
 
@@ -156,6 +163,7 @@ export class StateStore {
         'UPDATE checkpoints SET win_from = ?, win_to = ?, plan_pending = ?, next_token = NULL, fetch_id = fetch_id + 1, updated_ms = ? WHERE model_id = ?',
       ),
       restartWindow: db.prepare('UPDATE checkpoints SET next_token = NULL, fetch_id = fetch_id + 1, updated_ms = ? WHERE model_id = ?'),
+      recordWindow: db.prepare('UPDATE checkpoints SET win_from = ?, win_to = ?, plan_pending = ?, next_token = NULL, fetch_id = ?, updated_ms = ? WHERE model_id = ?'),
       setToken: db.prepare('UPDATE checkpoints SET next_token = ?, updated_ms = ? WHERE model_id = ?'),
       endWindow: db.prepare(
         `UPDATE checkpoints SET watermark_ms = max(coalesce(watermark_ms, win_to), win_to), plan_state = coalesce(plan_pending, plan_state),
@@ -245,13 +253,22 @@ export class StateStore {
    * (by occurrence counts), the dedupe counts, and the token of the next page or the end
    * of the window (moving the watermark to the window's end).
    */
-  commitPage(modelId: string, fetchId: number, windowFromMs: number, entries: readonly PreparedEntry[], next: PageContinuation, fetchedMs: number): PageCommit {
+  commitPage(
+    modelId: string,
+    fetchId: number,
+    windowFromMs: number,
+    entries: readonly PreparedEntry[],
+    next: PageContinuation,
+    fetchedMs: number,
+    begin?: WindowStart,
+  ): PageCommit {
     const s = this.s;
     const result: PageCommit = { appended: 0, duplicates: 0, firstSeq: undefined, lastSeq: undefined };
     let addedBytes = 0;
     let maxNs: bigint | undefined;
     let decoded: SinkEntry[] | undefined;
-    this.db.transaction(() => {
+    const commit = this.db.transaction(() => {
+      if (begin) s.recordWindow.run(Math.floor(begin.fromMs), Math.ceil(begin.toMs), begin.planStateAfter ?? null, fetchId, this.now(), modelId);
       const buckets = new Map<number, Bucket>();
       const fresh: Array<[string, string, string, string]> = [];
       for (const p of entries) {
@@ -286,7 +303,20 @@ export class StateStore {
       if (maxNs !== undefined) s.setLastEntry.run(maxNs, maxNs, modelId);
       if ('end' in next) s.endWindow.run(this.now(), modelId);
       else s.setToken.run(next.nextToken, this.now(), modelId);
-    }).immediate();
+    });
+    if (entries.length === 0) {
+      // An empty page only moves the token or the watermark: if power loss undid it, the
+      // window would just be read again. Such commits skip the fsync (polling idle models
+      // would otherwise cost one fsync per request); a later synced commit syncs them too.
+      this.db.pragma('synchronous = NORMAL');
+      try {
+        commit.immediate();
+      } finally {
+        this.db.pragma('synchronous = FULL');
+      }
+    } else {
+      commit.immediate();
+    }
     this.journalCount += result.appended;
     this.journalBytes += addedBytes;
     if (result.lastSeq !== undefined) this.lastSeqValue = result.lastSeq;

@@ -7,7 +7,7 @@ import { ApiAuthError, ApiClientError, ApiError } from '../api/errors.js';
 import type { Clock } from '../time/clock.js';
 import { parseEntryTime } from '../time/timestamp.js';
 import { contentHash } from '../dedupe/key.js';
-import type { Checkpoint, PreparedEntry, StateStore } from '../journal/store.js';
+import type { Checkpoint, PreparedEntry, StateStore, WindowStart } from '../journal/store.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { describeError } from '../errors.js';
 import { planWindows, pruneHorizonMs, type PlannerSettings } from './planner.js';
@@ -113,6 +113,7 @@ export class ModelPoller {
     metrics.modelUp.set({ model: modelId }, 1);
     while (!this.stopping) {
       let cp = store.getCheckpoint(modelId)!;
+      let begin: WindowStart | undefined;
       this.updateLag(cp);
       if (!cp.window) {
         const now = clock.now();
@@ -125,10 +126,12 @@ export class ModelPoller {
           await sleep(jittered(settings.intervalMs, settings.jitter), this.stopController.signal);
           continue;
         }
-        cp = store.beginWindow(modelId, next.fromMs, next.toMs, next.planStateAfter);
+        // Recorded with the first page: a crash before it simply plans the same window again.
+        begin = { fromMs: next.fromMs, toMs: next.toMs, planStateAfter: next.planStateAfter };
+        cp = { ...cp, window: { fromMs: next.fromMs, toMs: next.toMs, nextToken: undefined }, fetchId: cp.fetchId + 1 };
         logger.debug({ model: modelId, kind: next.kind, from: new Date(next.fromMs).toISOString(), to: new Date(next.toMs).toISOString() }, 'window started');
       }
-      const outcome = await this.fetchWindow(cp);
+      const outcome = await this.fetchWindow(cp, begin);
       if (outcome.kind === 'stopped') return;
       if (outcome.kind === 'failed') {
         await sleep(outcome.retryInMs, this.stopController.signal);
@@ -158,7 +161,7 @@ export class ModelPoller {
     this.d.metrics.lag.set({ model: this.d.modelId }, Math.max(0, (this.d.clock.now() - reached) / 1000));
   }
 
-  private async fetchWindow(cp: Checkpoint): Promise<{ kind: 'done' | 'stopped' } | { kind: 'failed'; retryInMs: number }> {
+  private async fetchWindow(cp: Checkpoint, begin: WindowStart | undefined): Promise<{ kind: 'done' | 'stopped' } | { kind: 'failed'; retryInMs: number }> {
     const { store, modelId, metrics, logger } = this.d;
     const window = cp.window!;
     let token = window.nextToken;
@@ -189,7 +192,7 @@ export class ModelPoller {
           restarts++;
           metrics.tokenRestarts.inc({ model: modelId });
           logger.warn({ model: modelId, status: err.status, details: err.message }, 'next_token rejected; restarting the window from its start');
-          fetchId = store.restartWindow(modelId).fetchId;
+          fetchId = begin ? fetchId + 1 : store.restartWindow(modelId).fetchId;
           token = undefined;
           continue;
         }
@@ -202,7 +205,8 @@ export class ModelPoller {
       const end = page.nextToken === undefined || repeated;
       if (!end && !this.stopping) prefetched = request(page.nextToken);
       const prepared = this.prepare(page.entries, window.fromMs);
-      const commit = store.commitPage(modelId, fetchId, window.fromMs, prepared, end ? { end: true } : { nextToken: page.nextToken! }, this.d.clock.now());
+      const commit = store.commitPage(modelId, fetchId, window.fromMs, prepared, end ? { end: true } : { nextToken: page.nextToken! }, this.d.clock.now(), begin);
+      begin = undefined;
       metrics.pages.inc({ model: modelId });
       metrics.entriesFetched.inc({ model: modelId }, page.entries.length);
       if (commit.appended > 0) {

@@ -44,6 +44,19 @@ export class Metrics {
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'mls_' });
   }
 
+  /** Exports a model's series at 0 from the start, so dashboards and alerts see them before the first event. */
+  initModel(model: string): void {
+    for (const c of [this.polls, this.pages, this.entriesFetched, this.entriesNew, this.duplicates, this.badTimes, this.tokenRestarts, this.tokenLoops, this.apiRetries]) c.inc({ model }, 0);
+    this.modelUp.set({ model }, 1);
+  }
+
+  /** Exports a sink's series at 0 from the start. */
+  initSink(sink: string): void {
+    for (const c of [this.delivered, this.sinkRetries, this.sinkFailures, this.deadLetters, this.dropped]) c.inc({ sink }, 0);
+    this.backlogEntries.set({ sink }, 0);
+    this.backlogBytes.set({ sink }, 0);
+  }
+
   /** Prometheus text exposition. */
   async text(): Promise<string> {
     return this.registry.metrics();
