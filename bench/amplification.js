@@ -61,8 +61,20 @@ async function runMode(mode, productionMs) {
         if (!d.alive()) throw new Error('daemon exited');
         const cps = state.checkpoints();
         if (cps.length !== models.length) return false;
-        if (mode === 'sparse') return cps.every((c) => (JSON.parse(c.plan_state ?? '{}').f?.[String(LOOKBACK_MS)] ?? 0) >= stopMs);
-        return cps.every((c) => c.watermark_ms >= stopMs + LATE_MAX_MS + 2000);
+        if (mode === 'sparse') {
+          // The frontier of the final (lookback) re-read, from the planner's state; should its
+          // format change, fall back to waiting out lookback + chunk + a few intervals.
+          const frontier = (c) => {
+            try {
+              return JSON.parse(c.planState ?? '{}').f?.[String(LOOKBACK_MS)];
+            } catch {
+              return undefined;
+            }
+          };
+          if (cps.some((c) => typeof frontier(c) !== 'number')) return Date.now() >= stopMs + LOOKBACK_MS * 1.2 + 8_000;
+          return cps.every((c) => frontier(c) >= stopMs);
+        }
+        return cps.every((c) => (c.watermarkMs ?? 0) >= stopMs + LATE_MAX_MS + 2000);
       },
       { everyMs: 250, timeoutMs: LOOKBACK_MS + 60_000, what: `the ${mode} re-reads to cover the end of production` },
     );

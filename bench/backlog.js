@@ -67,7 +67,7 @@ export async function run({ quick }) {
           if (!existsSync(statePath)) return false;
           state ??= openStateReadonly(statePath);
           const cps = state.checkpoints();
-          return cps.length === models.length && cps.every((c) => c.watermark_ms !== null && c.watermark_ms >= stopMs && c.win_from === null);
+          return cps.length === models.length && cps.every((c) => c.watermarkMs !== undefined && c.watermarkMs >= stopMs && c.window === undefined);
         },
         { everyMs: 250, timeoutMs, what: 'every model to be fetched to the end' },
       );

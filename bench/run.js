@@ -45,12 +45,19 @@ const started = Date.now();
 const results = {};
 const errors = {};
 
+const distBuiltAt = () => new Date(statSync(join(ROOT, 'dist/cli/main.js')).mtimeMs).toISOString();
+
 async function runOne(name) {
   const t0 = Date.now();
   say(name, 'start');
   try {
     const mod = await import(`./${name}.js`);
-    results[name] = { ...(await mod.run({ quick: opts.quick, resultsDir })), wall_seconds: Math.round((Date.now() - t0) / 1000) };
+    // dist/ may be rebuilt while the benchmarks run: say which build each one measured.
+    const builtBefore = distBuiltAt();
+    const r = await mod.run({ quick: opts.quick, resultsDir });
+    const builtAfter = distBuiltAt();
+    results[name] = { ...r, wall_seconds: Math.round((Date.now() - t0) / 1000), dist_built_at: builtBefore, ...(builtAfter !== builtBefore ? { dist_rebuilt_during_run: builtAfter } : {}) };
+    if (builtAfter !== builtBefore) say(name, 'warning: dist/ was rebuilt while this benchmark ran');
     say(name, `done in ${Math.round((Date.now() - t0) / 1000)} s`);
   } catch (err) {
     errors[name] = String(err?.stack ?? err);
@@ -76,6 +83,8 @@ const out = {
   errors,
 };
 writeFileSync(join(resultsDir, 'latest.json'), `${JSON.stringify(out, null, 2)}\n`);
+// A complete run is also kept per mode, so a quick run does not hide the last full one.
+if (!opts.only) writeFileSync(join(resultsDir, `latest-${opts.quick ? 'quick' : 'full'}.json`), `${JSON.stringify(out, null, 2)}\n`);
 process.stdout.write(`\n${table(rows)}\n\nresults: bench/results/latest.json (${opts.quick ? 'quick' : 'full'} run, ${out.wall_seconds} s)\n`);
 if (Object.keys(errors).length > 0) process.exitCode = 1;
 
@@ -146,7 +155,7 @@ function codeVersion() {
   return {
     commit: git('rev-parse', 'HEAD'),
     src_modified: dirty === undefined ? null : dirty !== '',
-    dist_built_at: new Date(statSync(join(ROOT, 'dist/cli/main.js')).mtimeMs).toISOString(),
+    dist_built_at_end: distBuiltAt(),
   };
 }
 

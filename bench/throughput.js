@@ -1,7 +1,7 @@
 // Throughput: the daemon end to end (fetch → dedupe → journal → file sink, fsync per
 // batch, durable commits) against the most any Node.js client could do with the same
 // pages (undici + JSON.parse only). The simulator runs in its own process for both.
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { startSimChild } from './lib/sim.js';
@@ -145,10 +145,12 @@ export async function run({ quick, resultsDir }) {
     if (daemon.linesInFiles !== expected) throw new Error(`the file sink holds ${daemon.linesInFiles} lines, expected ${expected}`);
 
     const profDir = ensureDir(join(resultsDir, 'profile'));
-    for (const f of readdirSync(profDir)) if (f.endsWith('.cpuprofile')) rmSync(join(profDir, f));
+    for (const f of readdirSync(profDir)) if (f.startsWith('CPU.') && f.endsWith('.cpuprofile')) rmSync(join(profDir, f));
     const profiled = await runDaemon({ sim, models, fromMs, expected, profileDir: profDir, label: 'profiled' });
     await sleep(200);
-    const prof = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
+    const written = readdirSync(profDir).find((f) => f.startsWith('CPU.') && f.endsWith('.cpuprofile'));
+    const prof = written ? 'throughput.cpuprofile' : undefined;
+    if (written) renameSync(join(profDir, written), join(profDir, prof));
     const profile = prof ? { file: join('bench/results/profile', prof), ...summariseProfile(join(profDir, prof), 15) } : undefined;
     say('throughput', `profiled run ${profiled.entriesPerSec} entries/s; profile ${prof ?? 'missing'}`);
 

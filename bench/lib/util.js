@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Database from 'better-sqlite3';
+import { StateStore } from '../../dist/journal/store.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const MLS = join(ROOT, 'dist/cli/main.js');
@@ -137,18 +137,19 @@ export function machine() {
 
 // ---- the state file, read-only -------------------------------------------------------
 
-/** Opens the daemon's state file read-only (WAL lets it read while the daemon writes). */
+/**
+ * Opens the daemon's state file read-only through the StateStore API (WAL lets it read
+ * while the daemon writes), so the benchmarks follow the store's schema whatever it is.
+ */
 export function openStateReadonly(path) {
-  const db = new Database(path, { readonly: true, fileMustExist: true });
-  db.pragma('busy_timeout = 5000');
-  const sinks = db.prepare('SELECT name, cursor, delivered FROM sinks');
-  const last = db.prepare("SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'journal'), 0) AS s");
-  const cps = db.prepare('SELECT model_id, watermark_ms, win_from, plan_state FROM checkpoints');
+  const store = StateStore.open(path, { readonly: true });
   return {
-    sinks: () => sinks.all(),
-    lastSeq: () => Number(last.get().s),
-    checkpoints: () => cps.all(),
-    close: () => db.close(),
+    /** [{ name, cursor, delivered, … }] */
+    sinks: () => store.listSinks(),
+    lastSeq: () => store.lastSeq(),
+    /** [{ modelId, watermarkMs, window, planState, … }] */
+    checkpoints: () => store.listCheckpoints(),
+    close: () => store.close(),
   };
 }
 
