@@ -37,6 +37,13 @@ export function writeConfig(dir, config) {
   return path;
 }
 
+/** The Node.js flags on the shebang line of the `mls` executable. */
+export function shippedNodeArgs() {
+  const first = readFileSync(MLS, 'utf8').split('\n', 1)[0];
+  const m = /^#!\/usr\/bin\/env -S node(.*)$/.exec(first);
+  return m ? m[1].split(' ').filter(Boolean) : [];
+}
+
 /**
  * Starts `mls run --config <file>` as a child process. `nodeArgs` go before the script
  * (e.g. --cpu-prof). stderr is kept (last 64 KiB) for error reports.
@@ -44,9 +51,10 @@ export function writeConfig(dir, config) {
 export function spawnDaemon(configPath, { nodeArgs = [], env = {} } = {}) {
   const startedAt = performance.now();
   const startedWall = Date.now();
-  // MLS_BENCH_DAEMON_NODE_ARGS: extra Node.js flags for every daemon child, for experiments
-  // such as `--max-old-space-size=128` (recorded in the results).
-  const extraArgs = (process.env.MLS_BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  // The daemon runs with the Node.js flags its executable ships with (the `#!/usr/bin/env -S
+  // node …` line of dist/cli/main.js), as `mls run` does. MLS_BENCH_DAEMON_NODE_ARGS adds
+  // flags for experiments (recorded in the results).
+  const extraArgs = [...shippedNodeArgs(), ...(process.env.MLS_BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean)];
   const child = spawn(process.execPath, [...extraArgs, ...nodeArgs, MLS, 'run', '--config', configPath], {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env, ...env },

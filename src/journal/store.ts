@@ -162,6 +162,8 @@ export class StateStore {
       beginWindow: db.prepare(
         'UPDATE checkpoints SET win_from = ?, win_to = ?, plan_pending = ?, next_token = NULL, fetch_id = fetch_id + 1, updated_ms = ? WHERE model_id = ?',
       ),
+      syncNormal: db.prepare('PRAGMA synchronous = NORMAL'),
+      syncFull: db.prepare('PRAGMA synchronous = FULL'),
       restartWindow: db.prepare('UPDATE checkpoints SET next_token = NULL, fetch_id = fetch_id + 1, updated_ms = ? WHERE model_id = ?'),
       recordWindow: db.prepare('UPDATE checkpoints SET win_from = ?, win_to = ?, plan_pending = ?, next_token = NULL, fetch_id = ?, updated_ms = ? WHERE model_id = ?'),
       setToken: db.prepare('UPDATE checkpoints SET next_token = ?, updated_ms = ? WHERE model_id = ?'),
@@ -308,11 +310,11 @@ export class StateStore {
       // An empty page only moves the token or the watermark: if power loss undid it, the
       // window would just be read again. Such commits skip the fsync (polling idle models
       // would otherwise cost one fsync per request); a later synced commit syncs them too.
-      this.db.pragma('synchronous = NORMAL');
+      s.syncNormal.run();
       try {
         commit.immediate();
       } finally {
-        this.db.pragma('synchronous = FULL');
+        s.syncFull.run();
       }
     } else {
       commit.immediate();

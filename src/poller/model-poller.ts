@@ -129,7 +129,9 @@ export class ModelPoller {
         // Recorded with the first page: a crash before it simply plans the same window again.
         begin = { fromMs: next.fromMs, toMs: next.toMs, planStateAfter: next.planStateAfter };
         cp = { ...cp, window: { fromMs: next.fromMs, toMs: next.toMs, nextToken: undefined }, fetchId: cp.fetchId + 1 };
-        logger.debug({ model: modelId, kind: next.kind, from: new Date(next.fromMs).toISOString(), to: new Date(next.toMs).toISOString() }, 'window started');
+        if (logger.isLevelEnabled('debug')) {
+          logger.debug({ model: modelId, kind: next.kind, from: new Date(next.fromMs).toISOString(), to: new Date(next.toMs).toISOString() }, 'window started');
+        }
       }
       const outcome = await this.fetchWindow(cp, begin);
       if (outcome.kind === 'stopped') return;
@@ -215,7 +217,9 @@ export class ModelPoller {
       }
       if (commit.duplicates > 0) metrics.duplicates.inc({ model: modelId }, commit.duplicates);
       if (end) {
-        logger.debug({ model: modelId, from: new Date(window.fromMs).toISOString(), to: new Date(window.toMs).toISOString(), pages: pageCount + 1 }, 'window done');
+        if (logger.isLevelEnabled('debug')) {
+          logger.debug({ model: modelId, from: new Date(window.fromMs).toISOString(), to: new Date(window.toMs).toISOString(), pages: pageCount + 1 }, 'window done');
+        }
         return { kind: 'done' };
       }
       pageCount++;

@@ -181,7 +181,8 @@ function replay(stage: Stage, map: (p: string) => string, fromStage: (p: string)
         mkdirSync(workdir, { recursive: true });
         break;
       case 'ENV':
-        for (const m of step.args.matchAll(/(\w+)=(\S+)/g)) env[m[1]!] = m[2]!;
+        // KEY=value or KEY="value with spaces", as Docker reads them
+        for (const m of step.args.matchAll(/(\w+)=(?:"([^"]*)"|(\S+))/g)) env[m[1]!] = m[2] ?? m[3]!;
         break;
       case 'COPY': {
         const { flags: f, rest } = flags(step.args);
