@@ -182,6 +182,9 @@ export class Daemon {
         onAppend: () => {
           for (const s of this.sinks.values()) s.delivery.notify();
         },
+        onWindowDone: () => {
+          for (const s of this.sinks.values()) s.delivery.flushSoon();
+        },
         clock: this.clock,
         logger: this.logger.child({ component: 'poller', model: m.id }),
         metrics: this.metrics,

@@ -46,6 +46,7 @@ export class SinkDelivery {
   private wakeUp: (() => void) | undefined;
   private pending = false;
   private draining = false;
+  private flushPending = false;
   private runPromise: Promise<void> | undefined;
   private lastRetryLogMs = 0;
   /** Last send error, for status output. */
@@ -95,6 +96,15 @@ export class SinkDelivery {
         await sleep(delay, this.stopController.signal);
       }
     }
+  }
+
+  /**
+   * Sends the batch being gathered at once instead of waiting for max_delay (a poll just
+   * finished: no more pages are coming for a while).
+   */
+  flushSoon(): void {
+    this.flushPending = true;
+    this.notify();
   }
 
   /** From now on, send partial batches at once instead of waiting for max_delay (shutdown). */
@@ -176,7 +186,7 @@ export class SinkDelivery {
           }
           const full = entries.length >= settings.maxEntries || approxBytes(entries) >= settings.maxBytes;
           const waited = this.d.now() - entries[0]!.fetchedAtMs;
-          if (!full && waited < settings.maxDelayMs && !this.draining) {
+          if (!full && waited < settings.maxDelayMs && !this.draining && !this.flushPending) {
             waitMs = settings.maxDelayMs - waited;
             break;
           }
@@ -184,6 +194,7 @@ export class SinkDelivery {
           lastSeq = entries[entries.length - 1]!.seq;
         }
         readFrom = lastSeq;
+        this.flushPending = false;
         const selected = settings.models ? entries.filter((e) => settings.models!.has(e.modelId)) : entries;
         if (selected.length === 0) {
           active.push({ firstSeq, lastSeq, entries: selected, done: true, result: { kind: 'skip' }, promise: Promise.resolve() });

@@ -50,6 +50,8 @@ export interface ModelPollerDeps {
   waitForRoom(signal: AbortSignal): Promise<void>;
   /** Called after each committed page that appended entries. */
   onAppend(): void;
+  /** Called when a window was fetched to its end after appending entries (sinks need not wait for more). */
+  onWindowDone?(): void;
   clock: Clock;
   logger: Logger;
   metrics: Metrics;
@@ -170,6 +172,7 @@ export class ModelPoller {
     let fetchId = cp.fetchId;
     let restarts = 0;
     let pageCount = 0;
+    let appendedInWindow = 0;
     const request = (nextToken: string | undefined) => {
       const p = this.d.schedule(() =>
         this.d.client.getLogs({ modelId, fromMs: window.fromMs, toMs: window.toMs, isLessLogs: this.d.settings.isLessLogs, nextToken }),
@@ -212,11 +215,13 @@ export class ModelPoller {
       metrics.pages.inc({ model: modelId });
       metrics.entriesFetched.inc({ model: modelId }, page.entries.length);
       if (commit.appended > 0) {
+        appendedInWindow += commit.appended;
         metrics.entriesNew.inc({ model: modelId }, commit.appended);
         this.d.onAppend();
       }
       if (commit.duplicates > 0) metrics.duplicates.inc({ model: modelId }, commit.duplicates);
       if (end) {
+        if (appendedInWindow > 0) this.d.onWindowDone?.();
         if (logger.isLevelEnabled('debug')) {
           logger.debug({ model: modelId, from: new Date(window.fromMs).toISOString(), to: new Date(window.toMs).toISOString(), pages: pageCount + 1 }, 'window done');
         }
