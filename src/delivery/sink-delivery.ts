@@ -9,6 +9,7 @@ import type { Metrics } from '../telemetry/metrics.js';
 import { describeError } from '../errors.js';
 import { backoffDelay, sleep } from '../poller/sleep.js';
 import { batchId } from './batch-id.js';
+import { retryOnStateErrors } from '../journal/state-errors.js';
 
 /** Batching and retry settings of one sink (milliseconds, bytes). */
 export interface DeliverySettings {
@@ -73,29 +74,26 @@ export class SinkDelivery {
    * rolled back, so the loop starts again from the committed cursor and in-flight ranges
    * after a pause. Anything else ends the loop.
    */
-  private async supervise(): Promise<void> {
+  private supervise(): Promise<void> {
     let failures = 0;
     let loggedAt = -Infinity;
-    while (!this.stopping) {
-      try {
-        await this.loop();
-        return;
-      } catch (err) {
-        const code = (err as { code?: unknown } | null)?.code;
-        if (typeof code !== 'string' || !code.startsWith('SQLITE_')) throw err;
+    return retryOnStateErrors(
+      () => this.loop(),
+      (err) => {
         failures++;
         const delay = Math.max(250, backoffDelay(failures, 1_000, 30_000));
         const now = performance.now();
-        const fields = { sink: this.d.name, code, err: describeError(err), retryInMs: delay };
+        const fields = { sink: this.d.name, code: err.code, err: describeError(err), retryInMs: delay };
         if (now - loggedAt >= 60_000) {
           loggedAt = now;
           this.d.logger.error(fields, 'could not write the state file (disk full?); delivery to this sink pauses and resumes from its cursor');
         } else {
           this.d.logger.debug(fields, 'could not write the state file; retrying');
         }
-        await sleep(delay, this.stopController.signal);
-      }
-    }
+        return delay;
+      },
+      this.stopController.signal,
+    );
   }
 
   /**

@@ -12,6 +12,7 @@ import type { Metrics } from '../telemetry/metrics.js';
 import { describeError } from '../errors.js';
 import { planWindows, pruneHorizonMs, type PlannerSettings } from './planner.js';
 import { backoffDelay, jittered, sleep } from './sleep.js';
+import { retryOnStateErrors } from '../journal/state-errors.js';
 
 /** Where a model with no checkpoint starts. */
 export type StartAt = { kind: 'now' } | { kind: 'relative'; ms: number } | { kind: 'absolute'; ms: number };
@@ -94,19 +95,8 @@ export class ModelPoller {
     return this.stopController.signal.aborted;
   }
 
-  private async loop(): Promise<void> {
-    while (!this.stopping) {
-      try {
-        await this.run();
-        return;
-      } catch (err) {
-        // A state write failed (disk full, I/O error): the transaction was rolled back, so
-        // the checkpoint still says where to resume. Pause, then try again from it.
-        const code = (err as { code?: unknown } | null)?.code;
-        if (typeof code !== 'string' || !code.startsWith('SQLITE_')) throw err;
-        await sleep(this.onStateError(err), this.stopController.signal);
-      }
-    }
+  private loop(): Promise<void> {
+    return retryOnStateErrors(() => this.run(), (err) => this.onStateError(err), this.stopController.signal);
   }
 
   private async run(): Promise<void> {
