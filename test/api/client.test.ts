@@ -10,7 +10,7 @@ import {
   ApiUnavailableError,
 } from '../../src/api/errors.js';
 import type { ApiClient, ApiObserver } from '../../src/api/types.js';
-import { Capture, logsPage, sendJson, startServer, TOKEN, type Handler, type TestServer } from './helpers.js';
+import { Capture, failure, logsPage, sendJson, startServer, TOKEN, type Handler, type TestServer } from './helpers.js';
 
 const ENTRY = { time: '2024-05-01T12:00:00.123456789Z', log: 'hello', stream: 'stdout' };
 const REQ = { modelId: 'm-1', fromMs: Date.UTC(2024, 4, 1, 12), toMs: Date.UTC(2024, 4, 1, 12, 5) };
@@ -46,15 +46,6 @@ function client(baseUrl: string, extra: Partial<ApiClientOptions> = {}): ApiClie
   return c;
 }
 
-async function failure(p: Promise<unknown>): Promise<ApiError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(ApiError);
-    return err as ApiError;
-  }
-  throw new Error('expected a failure');
-}
 
 function expectNoToken(err: unknown, ...more: string[]): void {
   const texts = [String(err), (err as Error).message, JSON.stringify(err), (err as Error).stack ?? '', ...more];

@@ -1,4 +1,6 @@
 //! Small real HTTP servers on 127.0.0.1 for the client and command tests.
+import { ApiError } from '../../src/api/errors.js';
+import { expect } from 'vitest';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
@@ -86,3 +88,14 @@ export class Capture extends Writable {
 }
 
 export const TOKEN = 'tok-SECRET-123';
+
+/** Awaits a promise that must fail with an ApiError, and returns the error. */
+export async function failure(p: Promise<unknown>): Promise<ApiError> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(ApiError);
+    return err as ApiError;
+  }
+  throw new Error('expected the request to fail');
+}

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { createApiClient, type ApiClientOptions } from '../../src/api/client.js';
-import { ApiError } from '../../src/api/errors.js';
+import { failure } from '../api/helpers.js';
 import type { ApiClient } from '../../src/api/types.js';
 import { parseConfig } from '../../src/config/index.js';
 import { Daemon } from '../../src/daemon.js';
@@ -95,15 +95,6 @@ function client(extra: Partial<ApiClientOptions> = {}): ApiClient {
 
 const REQ = { modelId: 'm', fromMs: Date.UTC(2024, 4, 1, 12), toMs: Date.UTC(2024, 4, 1, 12, 1) };
 
-async function failure(p: Promise<unknown>): Promise<ApiError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(ApiError);
-    return err as ApiError;
-  }
-  throw new Error('expected the request to fail');
-}
 
 describe.skipIf(!OPENSSL)('TLS to the service', () => {
   it('refuses a certificate from an unknown CA by default, saying it is a certificate problem', async () => {
