@@ -8,6 +8,7 @@ import { createApiClient } from './api/client.js';
 import type { ApiClient } from './api/types.js';
 import { StateStore } from './journal/store.js';
 import { acquireStateLock, type StateLock } from './journal/lock.js';
+import { TickTimer, pollGridMs } from './poller/tick-timer.js';
 import { ModelPoller } from './poller/model-poller.js';
 import { sleep } from './poller/sleep.js';
 import { SinkDelivery } from './delivery/sink-delivery.js';
@@ -45,6 +46,8 @@ export class Daemon {
   private readonly pollers = new Map<string, ModelPoller>();
   private readonly sinks = new Map<string, RunningSink>();
   private readonly queue: PQueue;
+  /** Interval sleeps of all pollers, woken in groups (see tick-timer.ts). */
+  private readonly pollTimer: TickTimer;
   private readonly keepAlive: NodeJS.Timeout;
   private readonly gaugeTimer: NodeJS.Timeout;
   private lastTrimMs = 0;
@@ -70,6 +73,7 @@ export class Daemon {
       concurrency: config.poll.concurrency,
       ...(rate ? { intervalCap: rate.count, interval: rate.perMs } : {}),
     });
+    this.pollTimer = new TickTimer(pollGridMs(config.poll.interval));
     this.keepAlive = setInterval(() => {}, 1 << 30);
     this.gaugeTimer = setInterval(() => this.updateGauges(), 1000);
     this.gaugeTimer.unref();
@@ -188,6 +192,7 @@ export class Daemon {
         clock: this.clock,
         logger: this.logger.child({ component: 'poller', model: m.id }),
         metrics: this.metrics,
+        sleep: (ms, signal) => this.pollTimer.sleep(ms, signal),
       });
       this.pollers.set(m.id, poller);
       void poller.start();

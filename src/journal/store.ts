@@ -82,6 +82,15 @@ export interface StoreOptions {
   now?: () => number;
   /** Open read-only (status, inspection): no migrations, no writes. */
   readonly?: boolean;
+  /** How long windows that returned nothing may wait before they are written together (ms; default 1000). */
+  quietFlushMs?: number;
+}
+
+/** An empty single-page window whose checkpoint update waits to be written with others. */
+interface QuietWindow {
+  toMs: number;
+  planState: string | undefined;
+  fetchId: number;
 }
 
 const ENTRY_OVERHEAD_BYTES = 48;
@@ -102,12 +111,19 @@ export class StateStore {
   private lastSeqValue = 0;
   /** Decoded journal rows, most recently used last: sinks read the same pages one after another. */
   private readonly decoded = new Map<number, SinkEntry[]>();
+  /** Checkpoints as last written by this process (the only writer: see lock.ts). */
+  private readonly checkpoints = new Map<string, Checkpoint>();
+  /** Windows that returned nothing, not yet written: see {@link StateStore.commitPage}. */
+  private readonly quiet = new Map<string, QuietWindow>();
+  private quietTimer: NodeJS.Timeout | undefined;
+  private readonly quietFlushMs: number;
   private closed = false;
 
   private constructor(path: string, db: DB, options: StoreOptions) {
     this.path = path;
     this.db = db;
     this.now = options.now ?? Date.now;
+    this.quietFlushMs = options.quietFlushMs ?? 1_000;
     if (!options.readonly) this.stmts = this.prepare();
     const row = this.db.prepare('SELECT coalesce(sum(count), 0) AS n, coalesce(sum(bytes), 0) AS b, coalesce(max(last_seq), 0) AS m FROM journal').get() as { n: number; b: number; m: number };
     this.journalCount = row.n;
@@ -172,6 +188,10 @@ export class StateStore {
            plan_pending = NULL, win_from = NULL, win_to = NULL, next_token = NULL, updated_ms = ? WHERE model_id = ?`,
       ),
       setLastEntry: db.prepare('UPDATE checkpoints SET last_entry_ns = max(coalesce(last_entry_ns, ?), ?) WHERE model_id = ?'),
+      endQuiet: db.prepare(
+        `UPDATE checkpoints SET watermark_ms = max(coalesce(watermark_ms, @toMs), @toMs), plan_state = coalesce(@planState, plan_state),
+           fetch_id = max(fetch_id, @fetchId), updated_ms = @now WHERE model_id = @modelId AND win_from IS NULL`,
+      ),
       setPlanState: db.prepare('UPDATE checkpoints SET plan_state = ?, updated_ms = ? WHERE model_id = ?'),
       getBucket: db.prepare('SELECT keys FROM dedupe WHERE model_id = ? AND bucket_ms = ?').pluck(true),
       putBucket: db.prepare(
@@ -212,13 +232,19 @@ export class StateStore {
 
   /** The checkpoint of a model, if it was ever seen. */
   getCheckpoint(modelId: string): Checkpoint | undefined {
+    const cached = this.checkpoints.get(modelId);
+    if (cached) return cached;
     const stmt = this.stmts?.getCheckpoint ?? this.db.prepare('SELECT * FROM checkpoints WHERE model_id = ?').safeIntegers(true);
     const row = stmt.get(modelId) as Record<string, bigint | string | null> | undefined;
-    return row ? toCheckpoint(row) : undefined;
+    if (!row) return undefined;
+    const cp = toCheckpoint(row);
+    if (this.stmts) this.checkpoints.set(modelId, cp);
+    return cp;
   }
 
   /** All checkpoints (for status). */
   listCheckpoints(): Checkpoint[] {
+    if (this.stmts) this.flushQuiet();
     const rows = this.db.prepare('SELECT * FROM checkpoints ORDER BY model_id').safeIntegers(true).all() as Record<string, bigint | string | null>[];
     return rows.map(toCheckpoint);
   }
@@ -235,18 +261,24 @@ export class StateStore {
    * the end; it is applied in the transaction of the last page.
    */
   beginWindow(modelId: string, fromMs: number, toMs: number, planStateAfter?: string): Checkpoint {
+    this.flushQuiet();
+    this.checkpoints.delete(modelId);
     this.s.beginWindow.run(Math.floor(fromMs), Math.ceil(toMs), planStateAfter ?? null, this.now(), modelId);
     return this.getCheckpoint(modelId)!;
   }
 
   /** Restarts the window in progress from its first page (new fetch id, no token). */
   restartWindow(modelId: string): Checkpoint {
+    this.flushQuiet();
+    this.checkpoints.delete(modelId);
     this.s.restartWindow.run(this.now(), modelId);
     return this.getCheckpoint(modelId)!;
   }
 
   /** Stores the planner's own state for a model. */
   setPlanState(modelId: string, planState: string): void {
+    this.flushQuiet();
+    this.checkpoints.delete(modelId);
     this.s.setPlanState.run(planState, this.now(), modelId);
   }
 
@@ -254,6 +286,11 @@ export class StateStore {
    * Commits one page of window fetch `fetchId`, in one transaction: the new entries
    * (by occurrence counts), the dedupe counts, and the token of the next page or the end
    * of the window (moving the watermark to the window's end).
+   *
+   * A window that is one empty page (an idle model's usual poll) changes only the
+   * checkpoint. Such updates are kept in memory and written together, one transaction
+   * for all models, within `quietFlushMs`, or earlier with the model's next write. A crash
+   * in between makes the daemon read those windows again, which returns nothing new.
    */
   commitPage(
     modelId: string,
@@ -266,10 +303,17 @@ export class StateStore {
   ): PageCommit {
     const s = this.s;
     const result: PageCommit = { appended: 0, duplicates: 0, firstSeq: undefined, lastSeq: undefined };
+    if (entries.length === 0 && begin && 'end' in next) {
+      this.deferQuiet(modelId, begin, fetchId);
+      return result;
+    }
+    const quiet = this.quiet.get(modelId);
+    this.checkpoints.delete(modelId);
     let addedBytes = 0;
     let maxNs: bigint | undefined;
     let decoded: SinkEntry[] | undefined;
     const commit = this.db.transaction(() => {
+      if (quiet) s.endQuiet.run({ ...quiet, planState: quiet.planState ?? null, now: this.now(), modelId });
       if (begin) s.recordWindow.run(Math.floor(begin.fromMs), Math.ceil(begin.toMs), begin.planStateAfter ?? null, fetchId, this.now(), modelId);
       const buckets = new Map<number, Bucket>();
       const fresh: Array<[string, string, string, string]> = [];
@@ -319,12 +363,61 @@ export class StateStore {
     } else {
       commit.immediate();
     }
+    if (quiet) this.quiet.delete(modelId);
     this.journalCount += result.appended;
     this.journalBytes += addedBytes;
     if (result.lastSeq !== undefined) this.lastSeqValue = result.lastSeq;
     // Sinks read a page right after it is committed: keep it decoded.
     if (decoded && result.firstSeq !== undefined) this.remember(result.firstSeq, decoded);
     return result;
+  }
+
+  private deferQuiet(modelId: string, begin: WindowStart, fetchId: number): void {
+    const cp = this.getCheckpoint(modelId);
+    if (!cp) throw new StateError('MLS_ERR_STATE_NO_CHECKPOINT', `no checkpoint for model ${modelId}`);
+    const toMs = Math.ceil(begin.toMs);
+    const planState = begin.planStateAfter ?? cp.planState;
+    const prev = this.quiet.get(modelId);
+    this.quiet.set(modelId, { toMs: Math.max(toMs, prev?.toMs ?? toMs), planState, fetchId: Math.max(fetchId, prev?.fetchId ?? fetchId) });
+    this.checkpoints.set(modelId, {
+      ...cp,
+      watermarkMs: Math.max(cp.watermarkMs ?? toMs, toMs),
+      window: undefined,
+      fetchId: Math.max(cp.fetchId, fetchId),
+      planState,
+      updatedMs: this.now(),
+    });
+    this.quietTimer ??= setTimeout(() => this.flushQuietSoon(), this.quietFlushMs).unref();
+  }
+
+  private flushQuietSoon(): void {
+    this.quietTimer = undefined;
+    try {
+      this.flushQuiet();
+    } catch {
+      // Kept in memory and tried again; the model's next write or close() also writes it.
+      if (!this.closed && this.quiet.size > 0) this.quietTimer = setTimeout(() => this.flushQuietSoon(), this.quietFlushMs).unref();
+    }
+  }
+
+  /**
+   * Writes the checkpoint updates of windows that returned nothing, in one transaction
+   * (without fsync: losing them only makes the same empty windows be read again).
+   */
+  flushQuiet(): void {
+    if (this.quiet.size === 0 || this.closed || !this.stmts) return;
+    const s = this.s;
+    const pending = [...this.quiet];
+    const now = this.now();
+    s.syncNormal.run();
+    try {
+      this.db.transaction(() => {
+        for (const [modelId, q] of pending) s.endQuiet.run({ ...q, planState: q.planState ?? null, now, modelId });
+      }).immediate();
+    } finally {
+      s.syncFull.run();
+    }
+    for (const [modelId, q] of pending) if (this.quiet.get(modelId) === q) this.quiet.delete(modelId);
   }
 
   /**
@@ -592,6 +685,13 @@ export class StateStore {
   /** Closes the database. Idempotent. */
   close(): void {
     if (this.closed) return;
+    if (this.quietTimer) clearTimeout(this.quietTimer);
+    this.quietTimer = undefined;
+    try {
+      this.flushQuiet();
+    } catch {
+      // Unwritten empty windows are read again at the next start.
+    }
     this.closed = true;
     this.db.close();
   }

@@ -56,8 +56,12 @@ export interface ModelPollerDeps {
   clock: Clock;
   logger: Logger;
   metrics: Metrics;
+  /** Sleeps between polls (default: a plain timer); the daemon shares one grid among all models. */
+  sleep?(ms: number, signal: AbortSignal): Promise<void>;
 }
 
+
+const PRUNE_EVERY_MS = 60_000;
 
 /** The poll loop of one model. `stop()` lets the page in flight finish and commit. */
 export class ModelPoller {
@@ -68,6 +72,7 @@ export class ModelPoller {
   private authFailures = 0;
   private stateFailures = 0;
   private stateErrorLoggedAt = -Infinity;
+  private prunedAt = -Infinity;
   /** Last error, for status output. */
   lastError: { code: string; message: string; atMs: number } | undefined;
 
@@ -115,7 +120,7 @@ export class ModelPoller {
           this.clockWarned = true;
         } else if (next) this.clockWarned = false;
         if (!next) {
-          await sleep(jittered(settings.intervalMs, settings.jitter), this.stopController.signal);
+          await this.pause(jittered(settings.intervalMs, settings.jitter));
           continue;
         }
         // Recorded with the first page: a crash before it simply plans the same window again.
@@ -141,13 +146,22 @@ export class ModelPoller {
       this.updateLag(done);
       metrics.polls.inc({ model: modelId });
       metrics.lastSuccess.set({ model: modelId }, clock.now() / 1000);
-      if (done.watermarkMs !== undefined) store.pruneKeys(modelId, pruneHorizonMs({ ...done, watermarkMs: done.watermarkMs }, settings));
+      // Pruning only frees space: once a minute is enough, and spares idle models a write per poll.
+      if (done.watermarkMs !== undefined && performance.now() - this.prunedAt >= PRUNE_EVERY_MS) {
+        store.pruneKeys(modelId, pruneHorizonMs({ ...done, watermarkMs: done.watermarkMs }, settings));
+        this.prunedAt = performance.now();
+      }
       // Caught up: wait for the next interval, unless a re-read is due. Behind: fetch the next window at once.
       const caughtUp = done.watermarkMs !== undefined && done.watermarkMs >= clock.now() - settings.settleMs - settings.intervalMs;
       if (caughtUp && planWindows(done, clock.now(), settings)[0]?.kind !== 'reread') {
-        await sleep(jittered(settings.intervalMs, settings.jitter), this.stopController.signal);
+        await this.pause(jittered(settings.intervalMs, settings.jitter));
       }
     }
+  }
+
+  private pause(ms: number): Promise<void> {
+    const signal = this.stopController.signal;
+    return this.d.sleep ? this.d.sleep(ms, signal) : sleep(ms, signal);
   }
 
   private updateLag(cp: Checkpoint): void {

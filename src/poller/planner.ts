@@ -11,6 +11,9 @@
 //!   an entry that becomes visible within `lookback` of its timestamp is still delivered.
 //!   Progress of the re-reads is kept as one frontier per age in the checkpoint's plan
 //!   state: everything before `frontier[a]` has been read when it was at least `a` old.
+//!   A model with no entry seen at or after a frontier (a quiet model) gets that re-read
+//!   folded into its fresh read: one window from the frontier to now costs one request
+//!   and re-reads nothing the model has returned before.
 
 /** The poll settings the planner needs (milliseconds). */
 export interface PlannerSettings {
@@ -28,6 +31,8 @@ export interface PlannerCheckpoint {
   startMs: number;
   watermarkMs: number | undefined;
   planState?: string | undefined;
+  /** Time of the newest entry seen for the model (exact ns); lets quiet models merge re-reads. */
+  lastEntryNs?: bigint | undefined;
 }
 
 /** A window to fetch: both bounds inclusive, in epoch milliseconds. */
@@ -105,7 +110,7 @@ function planSparse(cp: PlannerCheckpoint, nowMs: number, s: PlannerSettings, ag
   const w = cp.watermarkMs;
   // Fresh span: due once half an interval has accrued (or at once for a new model / a catch-up).
   if (w === undefined ? end > cp.startMs : end - w >= interval / 2) {
-    for (const piece of cut(w ?? cp.startMs, end, s.maxWindowMs)) {
+    for (const piece of cut(w === undefined ? cp.startMs : mergedStart(cp, w, end, frontiers, s), end, s.maxWindowMs)) {
       frontiers = advance(frontiers, piece, nowMs);
       out.push({ ...piece, kind: 'fresh', planStateAfter: encode(frontiers) });
     }
@@ -123,6 +128,20 @@ function planSparse(cp: PlannerCheckpoint, nowMs: number, s: PlannerSettings, ag
     }
   }
   return out;
+}
+
+/**
+ * Where a fresh read may start so that it also performs re-reads: at the oldest frontier
+ * at or after which no entry has been seen, provided the whole window fits `maxWindowMs`.
+ * Nothing seen there means the longer window repeats no entry already delivered.
+ */
+function mergedStart(cp: PlannerCheckpoint, watermarkMs: number, endMs: number, frontiers: ReadonlyMap<number, number>, s: PlannerSettings): number {
+  const lastEntryMs = cp.lastEntryNs === undefined ? Number.NEGATIVE_INFINITY : Number(cp.lastEntryNs / 1_000_000n);
+  let from = watermarkMs;
+  for (const f of frontiers.values()) {
+    if (f < from && lastEntryMs < f && endMs - f <= s.maxWindowMs) from = f;
+  }
+  return from;
 }
 
 function cut(begin: number, end: number, maxWindowMs: number): Array<{ fromMs: number; toMs: number }> {

@@ -54,6 +54,58 @@ describe('state store', () => {
     s.close();
   });
 
+  describe('windows that return nothing', () => {
+    /** The checkpoint as another process would read it from the file. */
+    const onDisk = (path: string, model: string) => {
+      const r = StateStore.open(path, { readonly: true });
+      try {
+        return r.getCheckpoint(model)!;
+      } finally {
+        r.close();
+      }
+    };
+
+    it('are visible at once, written together after quietFlushMs, and kept across a clean close', async () => {
+      const path = join(dir, 'state.db');
+      const s = StateStore.open(path, { quietFlushMs: 50 });
+      for (const m of ['a', 'b']) {
+        const cp = s.ensureCheckpoint(m, T);
+        expect(s.commitPage(m, cp.fetchId + 1, T, [], { end: true }, T, { fromMs: T, toMs: T + 10_000, planStateAfter: '{"f":{}}' }).appended).toBe(0);
+        expect(s.getCheckpoint(m)).toMatchObject({ watermarkMs: T + 10_000, window: undefined, fetchId: cp.fetchId + 1, planState: '{"f":{}}' });
+      }
+      expect(onDisk(path, 'a').watermarkMs).toBeUndefined();
+      await new Promise((r) => setTimeout(r, 200));
+      expect(onDisk(path, 'a')).toMatchObject({ watermarkMs: T + 10_000, fetchId: 1, planState: '{"f":{}}' });
+      expect(onDisk(path, 'b').watermarkMs).toBe(T + 10_000);
+
+      s.commitPage('a', 2, T, [], { end: true }, T, { fromMs: T + 10_000, toMs: T + 20_000 });
+      s.close();
+      expect(onDisk(path, 'a')).toMatchObject({ watermarkMs: T + 20_000, fetchId: 2, planState: '{"f":{}}' });
+    });
+
+    it('are written with the same model\'s next commit, in its transaction', () => {
+      const path = join(dir, 'state.db');
+      const s = StateStore.open(path, { quietFlushMs: 60_000 });
+      s.ensureCheckpoint('m', T);
+      s.commitPage('m', 1, T, [], { end: true }, T, { fromMs: T, toMs: T + 10_000 });
+      s.commitPage('m', 2, T + 10_000, [prep('2026-11-22T10:00:15Z', 'x')], { nextToken: 'p2' }, T, { fromMs: T + 10_000, toMs: T + 20_000 });
+      expect(onDisk(path, 'm')).toMatchObject({ watermarkMs: T + 10_000, fetchId: 2, window: { fromMs: T + 10_000, toMs: T + 20_000, nextToken: 'p2' } });
+      expect(s.getCheckpoint('m')).toEqual(onDisk(path, 'm'));
+      s.close();
+    });
+
+    it('a multi-page window or a page with entries is never deferred', () => {
+      const path = join(dir, 'state.db');
+      const s = StateStore.open(path, { quietFlushMs: 60_000 });
+      s.ensureCheckpoint('m', T);
+      s.commitPage('m', 1, T, [], { nextToken: 'p2' }, T, { fromMs: T, toMs: T + 10_000 });
+      expect(onDisk(path, 'm').window?.nextToken).toBe('p2');
+      s.commitPage('m', 1, T, [], { end: true }, T);
+      expect(onDisk(path, 'm').watermarkMs).toBe(T + 10_000);
+      s.close();
+    });
+  });
+
   it('re-reading a window delivers nothing new; twins are kept', () => {
     const s = StateStore.open(join(dir, 'state.db'));
     s.ensureCheckpoint('m', T);

@@ -53,8 +53,17 @@ describe('window planner', () => {
   });
 });
 
-/** Simulates the poll loop over `durationMs`: fetch what is due, adopt the plan state, sleep the interval. */
-function simulate(s: PlannerSettings, durationMs: number, startMs = T0): { reads: Array<{ fromMs: number; toMs: number; atMs: number; kind: string }>; cp: PlannerCheckpoint } {
+/**
+ * Simulates the poll loop over `durationMs`: fetch what is due, adopt the plan state, sleep
+ * the interval. `entriesAt(fromMs, toMs)` gives the newest entry time a read returns (a busy
+ * model by default: an entry at the end of every read); undefined for none.
+ */
+function simulate(
+  s: PlannerSettings,
+  durationMs: number,
+  startMs = T0,
+  entriesAt: (fromMs: number, toMs: number) => number | undefined = (_f, t) => t,
+): { reads: Array<{ fromMs: number; toMs: number; atMs: number; kind: string }>; cp: PlannerCheckpoint } {
   let cp: PlannerCheckpoint = { startMs, watermarkMs: undefined };
   const reads: Array<{ fromMs: number; toMs: number; atMs: number; kind: string }> = [];
   for (let now = startMs; now <= startMs + durationMs; now += s.intervalMs!) {
@@ -62,7 +71,9 @@ function simulate(s: PlannerSettings, durationMs: number, startMs = T0): { reads
       const [w] = planWindows(cp, now, s);
       if (!w) break;
       reads.push({ fromMs: w.fromMs, toMs: w.toMs, atMs: now, kind: w.kind });
-      cp = { ...cp, watermarkMs: Math.max(cp.watermarkMs ?? -Infinity, w.kind === 'fresh' ? w.toMs : -Infinity), planState: w.planStateAfter ?? cp.planState };
+      const newest = entriesAt(w.fromMs, w.toMs);
+      const lastEntryNs = newest === undefined || (cp.lastEntryNs !== undefined && BigInt(newest) * 1_000_000n < cp.lastEntryNs) ? cp.lastEntryNs : BigInt(newest) * 1_000_000n;
+      cp = { ...cp, lastEntryNs, watermarkMs: Math.max(cp.watermarkMs ?? -Infinity, w.kind === 'fresh' ? w.toMs : -Infinity), planState: w.planStateAfter ?? cp.planState };
       if (cp.watermarkMs === -Infinity) cp.watermarkMs = undefined;
     }
   }
@@ -104,6 +115,34 @@ describe('sparse re-read schedule', () => {
     expect(windows).toHaveLength(3);
     const after = { startMs: T0, watermarkMs: windows.at(-1)!.toMs, planState: windows.at(-1)!.planStateAfter };
     expect(planWindows(after, T0 + 3 * 3_600_000 + 1_000, SPARSE)).toEqual([]);
+  });
+
+  it('a quiet model folds its re-reads into one request per interval and still reads every instant at every age', () => {
+    const { reads } = simulate(SPARSE, 3_600_000, T0, () => undefined);
+    const steady = reads.filter((r) => r.atMs >= T0 + 600_000);
+    const polls = new Set(steady.map((r) => r.atMs)).size;
+    expect(steady.length).toBe(polls);
+    expect(steady.every((r) => r.kind === 'fresh')).toBe(true);
+    for (let t = T0 + 600_000; t < T0 + 3_000_000; t += 997) {
+      const ages = reads.filter((r) => r.fromMs <= t && t <= r.toMs).map((r) => r.atMs - t);
+      expect(Math.min(...ages)).toBeLessThan(15_000);
+      expect(ages.some((a) => a >= 30_000)).toBe(true);
+      expect(ages.some((a) => a >= 300_000)).toBe(true);
+    }
+  });
+
+  it('stops folding re-reads over a span once an entry was seen in it, so nothing is read twice for it', () => {
+    // One entry at T0 + 1000 s: re-reads of the span holding it run as their own windows again.
+    const at = T0 + 1_003_333;
+    const { reads } = simulate(SPARSE, 1_800_000, T0, (f, t) => (f <= at && at <= t ? at : undefined));
+    const covering = reads.filter((r) => r.fromMs <= at && at <= r.toMs);
+    expect(covering.map((r) => r.kind)).toEqual(['fresh', 'reread', 'reread']);
+    const ages = covering.map((r) => r.atMs - at);
+    expect(ages[1]).toBeGreaterThanOrEqual(30_000);
+    expect(ages[2]).toBeGreaterThanOrEqual(300_000);
+    // Before the entry and once its span has passed the lookback, the model is quiet again: one request per poll.
+    const late = reads.filter((r) => r.atMs >= at + 400_000);
+    expect(late.length).toBe(new Set(late.map((r) => r.atMs)).size);
   });
 
   it('never prunes keys a pending re-read can still reach', () => {

@@ -1,0 +1,84 @@
+//! One timer for every poller's interval sleep. Sleeps end on a shared grid, so the models
+//! due in the same grid step are polled together: a burst of requests a few times a second
+//! costs far less CPU (on both ends of the connection) than the same requests spread evenly,
+//! one wake-up each.
+
+/** Groups sleeps into wake-ups on a grid of `gridMs` (on the monotonic clock). */
+export class TickTimer {
+  private readonly due = new Map<number, Set<() => void>>();
+  private timer: NodeJS.Timeout | undefined;
+  private armedTick = Number.POSITIVE_INFINITY;
+
+  /** @param gridMs grid step; a sleep ends at the first grid point at or after its own end. */
+  constructor(
+    private readonly gridMs: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    if (!(gridMs > 0)) throw new RangeError(`gridMs must be positive, got ${gridMs}`);
+  }
+
+  /** Resolves at least `ms` from now, at most one grid step later; early (without error) when `signal` aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      if (signal?.aborted) return resolve();
+      const tick = Math.ceil((this.now() + Math.max(0, ms)) / this.gridMs);
+      let sleepers = this.due.get(tick);
+      if (!sleepers) {
+        sleepers = new Set();
+        this.due.set(tick, sleepers);
+      }
+      const set = sleepers;
+      const wake = () => {
+        signal?.removeEventListener('abort', abort);
+        resolve();
+      };
+      const abort = () => {
+        set.delete(wake);
+        if (set.size === 0 && this.due.get(tick) === set) this.due.delete(tick);
+        resolve();
+      };
+      set.add(wake);
+      signal?.addEventListener('abort', abort, { once: true });
+      this.arm(tick);
+    });
+  }
+
+  /** Sleepers waiting (for tests and status). */
+  get pending(): number {
+    let n = 0;
+    for (const s of this.due.values()) n += s.size;
+    return n;
+  }
+
+  private arm(tick: number): void {
+    if (tick >= this.armedTick && this.timer) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.armedTick = tick;
+    this.timer = setTimeout(() => this.fire(), Math.max(0, tick * this.gridMs - this.now()));
+    this.timer.unref();
+  }
+
+  private fire(): void {
+    this.timer = undefined;
+    this.armedTick = Number.POSITIVE_INFINITY;
+    // Timers may fire up to a millisecond early on the monotonic clock.
+    const reached = Math.floor((this.now() + 1) / this.gridMs);
+    let next = Number.POSITIVE_INFINITY;
+    const woken: Array<() => void> = [];
+    for (const [tick, sleepers] of this.due) {
+      if (tick <= reached) {
+        this.due.delete(tick);
+        for (const wake of sleepers) woken.push(wake);
+      } else if (tick < next) {
+        next = tick;
+      }
+    }
+    if (next !== Number.POSITIVE_INFINITY) this.arm(next);
+    for (const wake of woken) wake();
+  }
+}
+
+/** The grid for a poll interval: a twentieth of it, at most half a second. */
+export function pollGridMs(intervalMs: number): number {
+  return Math.min(500, Math.max(1, Math.floor(intervalMs / 20)));
+}

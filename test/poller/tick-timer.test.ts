@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { TickTimer, pollGridMs } from '../../src/poller/tick-timer.js';
+
+describe('tick timer', () => {
+  it('ends each sleep on the first grid point at or after its own end, never before', async () => {
+    const grid = 40;
+    const t = new TickTimer(grid);
+    const started = performance.now();
+    const ends = await Promise.all([5, 17, 33, 41, 79].map(async (ms) => {
+      await t.sleep(ms);
+      return { ms, at: performance.now() - started };
+    }));
+    for (const { ms, at } of ends) {
+      expect(at).toBeGreaterThanOrEqual(ms - 1);
+      expect(at).toBeLessThan(ms + grid + 30);
+    }
+    expect(t.pending).toBe(0);
+  });
+
+  it('wakes sleepers that fall in the same grid step together', async () => {
+    const t = new TickTimer(100);
+    // Align to just after a grid point so both sleeps end in the same step.
+    await t.sleep(0);
+    const woke: number[] = [];
+    await Promise.all([10, 60].map((ms) => t.sleep(ms).then(() => woke.push(performance.now()))));
+    expect(Math.abs(woke[0]! - woke[1]!)).toBeLessThan(5);
+  });
+
+  it('an abort ends only that sleep, at once, and the others still wake', async () => {
+    const t = new TickTimer(20);
+    const ac = new AbortController();
+    const started = performance.now();
+    const aborted = t.sleep(10_000, ac.signal).then(() => performance.now() - started);
+    const other = t.sleep(30).then(() => performance.now() - started);
+    ac.abort();
+    expect(await aborted).toBeLessThan(50);
+    expect(await other).toBeGreaterThanOrEqual(29);
+    expect(t.pending).toBe(0);
+    const pre = new AbortController();
+    pre.abort();
+    await t.sleep(10_000, pre.signal);
+  });
+
+  it('a later, sooner sleep re-arms the timer earlier', async () => {
+    const t = new TickTimer(10);
+    const started = performance.now();
+    const long = t.sleep(400);
+    await t.sleep(20);
+    expect(performance.now() - started).toBeLessThan(200);
+    await long;
+    expect(performance.now() - started).toBeGreaterThanOrEqual(399);
+  });
+
+  it('uses a twentieth of the poll interval as the grid, at most 500 ms', () => {
+    expect(pollGridMs(10_000)).toBe(500);
+    expect(pollGridMs(60_000)).toBe(500);
+    expect(pollGridMs(1_000)).toBe(50);
+    expect(pollGridMs(10)).toBe(1);
+    expect(() => new TickTimer(0)).toThrow(RangeError);
+  });
+});
