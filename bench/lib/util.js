@@ -37,11 +37,19 @@ export function writeConfig(dir, config) {
   return path;
 }
 
+/** The environment and Node.js flags on the `#!/usr/bin/env -S VAR=… node …` line of the `mls` executable. */
+export function shippedCommand() {
+  const first = readFileSync(MLS, 'utf8').split('\n', 1)[0];
+  const m = /^#!\/usr\/bin\/env -S (.*)$/.exec(first);
+  const words = m ? m[1].split(' ').filter(Boolean) : [];
+  const at = words.indexOf('node');
+  const env = Object.fromEntries(words.slice(0, Math.max(0, at)).map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)]));
+  return { env, nodeArgs: at === -1 ? [] : words.slice(at + 1) };
+}
+
 /** The Node.js flags on the shebang line of the `mls` executable. */
 export function shippedNodeArgs() {
-  const first = readFileSync(MLS, 'utf8').split('\n', 1)[0];
-  const m = /^#!\/usr\/bin\/env -S node(.*)$/.exec(first);
-  return m ? m[1].split(' ').filter(Boolean) : [];
+  return shippedCommand().nodeArgs;
 }
 
 /**
@@ -57,7 +65,7 @@ export function spawnDaemon(configPath, { nodeArgs = [], env = {} } = {}) {
   const extraArgs = [...shippedNodeArgs(), ...(process.env.MLS_BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean)];
   const child = spawn(process.execPath, [...extraArgs, ...nodeArgs, MLS, 'run', '--config', configPath], {
     stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...shippedCommand().env, ...env },
   });
   let stderr = '';
   child.stderr.setEncoding('utf8');

@@ -224,6 +224,11 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       discard(res);
       throw new ApiResponseTooLargeError(limit, { status });
     }
+    if (Number.isFinite(declared)) {
+      // HTTP framing stops the body at its declared length: read it whole.
+      const bytes = await res.body.bytes();
+      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    }
     const chunks: Buffer[] = [];
     let total = 0;
     for await (const chunk of res.body as AsyncIterable<Buffer>) {

@@ -66,9 +66,16 @@ function planSliding(cp: PlannerCheckpoint, nowMs: number, s: PlannerSettings): 
   return cut(begin, end, s.maxWindowMs).map((w) => ({ ...w, kind: 'fresh' as const }));
 }
 
+const agesCache = new WeakMap<readonly number[], { lookbackMs: number; ages: readonly number[] }>();
+
 /** The ages at which spans are read again, ascending, ending with the lookback. */
-export function rereadAges(s: PlannerSettings, agesMs: readonly number[]): number[] {
-  return [...new Set([...agesMs.filter((a) => a > 0 && a < s.lookbackMs), s.lookbackMs])].sort((a, b) => a - b);
+export function rereadAges(s: PlannerSettings, agesMs: readonly number[]): readonly number[] {
+  // Planned at every poll of every model: computed once per settings.
+  const hit = agesCache.get(agesMs);
+  if (hit && hit.lookbackMs === s.lookbackMs) return hit.ages;
+  const ages = [...new Set([...agesMs.filter((a) => a > 0 && a < s.lookbackMs), s.lookbackMs])].sort((a, b) => a - b);
+  agesCache.set(agesMs, { lookbackMs: s.lookbackMs, ages });
+  return ages;
 }
 
 function readState(cp: PlannerCheckpoint, ages: readonly number[]): Map<number, number> {

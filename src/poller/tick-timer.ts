@@ -78,7 +78,7 @@ export class TickTimer {
   }
 }
 
-/** The grid for a poll interval: a twentieth of it, at most half a second. */
+/** The grid for a poll interval: a tenth of it, at most a second. */
 export function pollGridMs(intervalMs: number): number {
-  return Math.min(500, Math.max(1, Math.floor(intervalMs / 20)));
+  return Math.min(1_000, Math.max(1, Math.floor(intervalMs / 10)));
 }
