@@ -24,12 +24,17 @@ export function bucketOf(timeNs: bigint): number {
   return ms - (((ms % BUCKET_MS) + BUCKET_MS) % BUCKET_MS);
 }
 
-/** Finds a key in a bucket. */
-export function findKey(bucket: Bucket, timeNs: bigint, hash: number): StoredKey | undefined {
-  const list = bucket.get(hash);
-  if (!list) return undefined;
+/** The stored record of a key, added with zero counts when absent. */
+export function keyFor(bucket: Bucket, timeNs: bigint, hash: number, fetchId: number): StoredKey {
+  let list = bucket.get(hash);
+  if (!list) {
+    list = [];
+    bucket.set(hash, list);
+  }
   for (const k of list) if (k.timeNs === timeNs) return k;
-  return undefined;
+  const k: StoredKey = { timeNs, hash, delivered: 0, seen: 0, fetchId };
+  list.push(k);
+  return k;
 }
 
 /** Inserts or replaces a key's counts. */

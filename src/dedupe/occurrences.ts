@@ -19,3 +19,15 @@ export function countOccurrence(stored: KeyCounts | undefined, fetchId: number):
   const isNew = seen > delivered;
   return { counts: { delivered: isNew ? seen : delivered, seen, fetchId }, isNew };
 }
+
+/**
+ * {@link countOccurrence} on a stored record, updated in place (the commit loop's form:
+ * no allocation per entry). A new key is `{ delivered: 0, seen: 0, fetchId }`.
+ */
+export function countInPlace(key: KeyCounts, fetchId: number): boolean {
+  key.seen = key.fetchId === fetchId ? key.seen + 1 : 1;
+  key.fetchId = fetchId;
+  if (key.seen <= key.delivered) return false;
+  key.delivered = key.seen;
+  return true;
+}

@@ -8,8 +8,8 @@ import Database from 'better-sqlite3';
 import { StateError, describeError } from '../errors.js';
 import type { LogEntry } from '../api/types.js';
 import type { SinkEntry } from '../sinks/contract.js';
-import { countOccurrence } from '../dedupe/occurrences.js';
-import { BUCKET_MS, bucketOf, decodeBucket, encodeBucket, findKey, putKey, type Bucket } from '../dedupe/buckets.js';
+import { countInPlace } from '../dedupe/occurrences.js';
+import { BUCKET_MS, bucketOf, decodeBucket, encodeBucket, keyFor, type Bucket } from '../dedupe/buckets.js';
 import { MIGRATIONS } from './migrations.js';
 
 type DB = Database.Database;
@@ -316,7 +316,9 @@ export class StateStore {
       if (quiet) s.endQuiet.run({ ...quiet, planState: quiet.planState ?? null, now: this.now(), modelId });
       if (begin) s.recordWindow.run(Math.floor(begin.fromMs), Math.ceil(begin.toMs), begin.planStateAfter ?? null, fetchId, this.now(), modelId);
       const buckets = new Map<number, Bucket>();
+      const first = this.lastSeqValue + 1;
       const fresh: Array<[string, string, string, string]> = [];
+      const added: SinkEntry[] = [];
       for (const p of entries) {
         if (maxNs === undefined || p.timeNs > maxNs) maxNs = p.timeNs;
         const b = bucketOf(p.timeNs);
@@ -326,25 +328,24 @@ export class StateStore {
           bucket = blob ? decodeBucket(blob) : new Map();
           buckets.set(b, bucket);
         }
-        const { counts, isNew } = countOccurrence(findKey(bucket, p.timeNs, p.hash), fetchId);
-        putKey(bucket, { timeNs: p.timeNs, hash: p.hash, ...counts });
-        if (isNew) {
-          fresh.push([p.entry.time, p.timeNs.toString(), p.entry.stream, p.entry.log]);
-          addedBytes += entryBytes(modelId, p.entry);
+        if (countInPlace(keyFor(bucket, p.timeNs, p.hash, fetchId), fetchId)) {
+          const e = p.entry;
+          fresh.push([e.time, p.timeNs.toString(), e.stream, e.log]);
+          added.push({ seq: first + added.length, modelId, time: e.time, timeNs: p.timeNs, stream: e.stream, log: e.log, fetchedAtMs: fetchedMs });
+          addedBytes += entryBytes(modelId, e);
         } else {
           result.duplicates++;
         }
       }
       for (const [b, bucket] of buckets) s.putBucket.run(modelId, b, windowFromMs, encodeBucket(bucket));
       if (fresh.length > 0) {
-        const first = this.lastSeqValue + 1;
-        const last = this.lastSeqValue + fresh.length;
+        const last = first + fresh.length - 1;
         s.append.run(first, last, modelId, fresh.length, addedBytes, fetchedMs, JSON.stringify(fresh));
         s.setLastSeq.run(String(last));
         result.firstSeq = first;
         result.lastSeq = last;
         result.appended = fresh.length;
-        decoded = fresh.map((r, i) => ({ seq: first + i, modelId, time: r[0], timeNs: BigInt(r[1]), stream: r[2], log: r[3], fetchedAtMs: fetchedMs }));
+        decoded = added;
       }
       if (maxNs !== undefined) s.setLastEntry.run(maxNs, maxNs, modelId);
       if ('end' in next) s.endWindow.run(this.now(), modelId);

@@ -217,7 +217,7 @@ export class ModelPoller {
       const commit = store.commitPage(modelId, fetchId, window.fromMs, prepared, end ? { end: true } : { nextToken: page.nextToken! }, this.d.clock.now(), begin);
       begin = undefined;
       metrics.pages.inc({ model: modelId });
-      metrics.entriesFetched.inc({ model: modelId }, page.entries.length);
+      if (page.entries.length > 0) metrics.entriesFetched.inc({ model: modelId }, page.entries.length);
       if (commit.appended > 0) {
         appendedInWindow += commit.appended;
         metrics.entriesNew.inc({ model: modelId }, commit.appended);

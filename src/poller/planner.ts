@@ -78,13 +78,24 @@ export function rereadAges(s: PlannerSettings, agesMs: readonly number[]): reado
   return ages;
 }
 
-function readState(cp: PlannerCheckpoint, ages: readonly number[]): Map<number, number> {
+/** Recently parsed plan states: a poller plans twice per poll from the same state. */
+const parsedStates = new Map<string, SparseState | undefined>();
+
+function parseState(text: string): SparseState | undefined {
+  if (parsedStates.has(text)) return parsedStates.get(text);
   let parsed: SparseState | undefined;
   try {
-    parsed = cp.planState ? (JSON.parse(cp.planState) as SparseState) : undefined;
+    parsed = JSON.parse(text) as SparseState;
   } catch {
     parsed = undefined;
   }
+  if (parsedStates.size >= 4096) parsedStates.clear();
+  parsedStates.set(text, parsed);
+  return parsed;
+}
+
+function readState(cp: PlannerCheckpoint, ages: readonly number[]): Map<number, number> {
+  const parsed = cp.planState ? parseState(cp.planState) : undefined;
   const frontiers = new Map<number, number>();
   for (const a of ages) {
     const v = parsed?.f?.[String(a)];

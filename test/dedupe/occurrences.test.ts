@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { countOccurrence, type KeyCounts } from '../../src/dedupe/occurrences.js';
+import fc from 'fast-check';
+import { countInPlace, countOccurrence, type KeyCounts } from '../../src/dedupe/occurrences.js';
 
 /** Runs fetches of entries (keys) through occurrence counting; returns what was delivered. */
 function run(fetches: string[][]): { delivered: string[]; store: Map<string, KeyCounts> } {
@@ -47,5 +48,22 @@ describe('occurrence-counted dedupe', () => {
     // a restarted window (new fetch id) re-reads both copies: nothing new
     expect(deliver('k', 8)).toBe(false);
     expect(deliver('k', 8)).toBe(false);
+  });
+
+  it('the in-place form used by the commit loop decides exactly as countOccurrence', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.constantFrom('a', 'b', 'c'), fc.integer({ min: 1, max: 4 })), { maxLength: 60 }), (steps) => {
+        const pure = new Map<string, KeyCounts>();
+        const mutable = new Map<string, KeyCounts>();
+        for (const [key, fetchId] of steps) {
+          const r = countOccurrence(pure.get(key), fetchId);
+          pure.set(key, r.counts);
+          let k = mutable.get(key);
+          if (!k) mutable.set(key, (k = { delivered: 0, seen: 0, fetchId }));
+          expect(countInPlace(k, fetchId)).toBe(r.isNew);
+          expect(k).toEqual(r.counts);
+        }
+      }),
+    );
   });
 });
