@@ -51,10 +51,10 @@ describe('tick timer', () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(399);
   });
 
-  it('uses a twentieth of the poll interval as the grid, at most 500 ms', () => {
-    expect(pollGridMs(10_000)).toBe(500);
-    expect(pollGridMs(60_000)).toBe(500);
-    expect(pollGridMs(1_000)).toBe(50);
+  it('uses a tenth of the poll interval as the grid, at most a second', () => {
+    expect(pollGridMs(10_000)).toBe(1_000);
+    expect(pollGridMs(60_000)).toBe(1_000);
+    expect(pollGridMs(1_000)).toBe(100);
     expect(pollGridMs(10)).toBe(1);
     expect(() => new TickTimer(0)).toThrow(RangeError);
   });
