@@ -4,7 +4,7 @@
 //! is scrubbed from every message, excerpt and log line.
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
-import { Pool, type Dispatcher } from 'undici';
+import { Pool } from 'undici';
 import { ConfigError } from '../errors.js';
 import { registerSecret, scrubSecrets, type Logger } from '../telemetry/logger.js';
 import { systemClock, type Clock } from '../time/clock.js';
@@ -17,6 +17,7 @@ import {
   ApiResponseTooLargeError,
   ApiUnavailableError,
 } from './errors.js';
+import { exchange, type Exchanged } from './exchange.js';
 import { parseRetryAfter, withRetry } from './retry.js';
 import type { ApiClient, ApiObserver, LogsPage, LogsRequest, ModelSettings, SettingsResult } from './types.js';
 import { parseErrorDetails, parseLogsBody, parseSettingsBody } from './wire.js';
@@ -211,44 +212,20 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   const scrub = (text: string): string => scrubSecrets(text.includes(token) ? text.split(token).join(REDACTED) : text);
   let lastRetryWarnAt = -Infinity;
 
-  /** Drops a response body without reading it; the connection is closed. */
-  function discard(res: Dispatcher.ResponseData): void {
-    // Destroying emits an abort error that nobody else listens for.
-    res.body.on('error', () => {});
-    res.body.destroy();
-  }
+  const requestHeaders = {
+    authorization,
+    'content-type': 'application/json',
+    accept: 'application/json',
+    'user-agent': userAgent,
+  };
+  const limitFor = (status: number): number => (status >= 200 && status < 300 ? maxResponseBytes : ERROR_BODY_LIMIT);
 
-  async function readBody(res: Dispatcher.ResponseData, limit: number, status: number): Promise<Buffer> {
-    const declared = Number(res.headers['content-length']);
-    if (Number.isFinite(declared) && declared > limit) {
-      discard(res);
-      throw new ApiResponseTooLargeError(limit, { status });
-    }
-    if (Number.isFinite(declared)) {
-      // HTTP framing stops the body at its declared length: read it whole.
-      const bytes = await res.body.bytes();
-      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    }
-    const chunks: Buffer[] = [];
-    let total = 0;
-    for await (const chunk of res.body as AsyncIterable<Buffer>) {
-      total += chunk.length;
-      if (total > limit) {
-        discard(res);
-        throw new ApiResponseTooLargeError(limit, { status });
-      }
-      chunks.push(chunk);
-    }
-    return Buffer.concat(chunks, total);
-  }
-
-  /** Reads an error body for its `details`, without failing on it. */
-  async function readErrorDetails(res: Dispatcher.ResponseData, status: number): Promise<string | undefined> {
+  /** The `details` of an error body, if it could be read. */
+  function errorDetails(res: Exchanged): string | undefined {
+    if (res.body === undefined) return undefined;
     try {
-      const buf = await readBody(res, ERROR_BODY_LIMIT, status);
-      return parseErrorDetails(buf.toString('utf8'), { scrub });
+      return parseErrorDetails(res.body.toString('utf8'), { scrub });
     } catch {
-      discard(res);
       return undefined;
     }
   }
@@ -256,56 +233,39 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   /** One HTTP attempt: sends the request, classifies the status, returns a 2xx body. */
   async function attempt(path: string, payload: string, signal: AbortSignal): Promise<Answer> {
     const started = performance.now();
-    let res: Dispatcher.ResponseData;
+    let res: Exchanged;
     try {
-      res = await pool.request({
-        path,
-        method: 'POST',
-        headers: {
-          authorization,
-          'content-type': 'application/json',
-          accept: 'application/json',
-          'user-agent': userAgent,
-        },
-        body: payload,
-        signal,
-      });
+      res = await exchange(pool, { path, method: 'POST', headers: requestHeaders, body: payload, signal, limitFor });
     } catch (err) {
       if (signal.aborted) throw err;
       throw new ApiUnavailableError(scrub(`cannot reach the service at ${origin}: ${describeTransportError(err)}`), { cause: err });
     }
-    const status = res.statusCode;
-    if (status === 401 || status === 403) {
-      await readErrorDetails(res, status);
-      throw new ApiAuthError(status);
-    }
+    const status = res.status;
+    if (status === 401 || status === 403) throw new ApiAuthError(status);
     if (status === 429 || status >= 500) {
       const retryAfterMs = status === 429 || status === 503 ? parseRetryAfter(res.headers['retry-after'], clock.now()) : undefined;
-      const details = await readErrorDetails(res, status);
+      const details = errorDetails(res);
       const what = status === 429 ? 'the service is rate limiting requests' : 'the service failed to answer';
       throw new ApiUnavailableError(`${what} (HTTP ${status})${details ? `: ${details}` : ''}`, { status, retryAfterMs });
     }
     if (status >= 300) {
-      const details = await readErrorDetails(res, status);
       if (status < 400) {
         const location = res.headers.location;
         const where = typeof location === 'string' ? ` to ${scrub(location)}` : '';
         throw new ApiClientError(`the service redirected the request${where} (HTTP ${status}); check the API URL`, status);
       }
-      throw new ApiClientError(`the service rejected the request (HTTP ${status})`, status, details);
+      throw new ApiClientError(`the service rejected the request (HTTP ${status})`, status, errorDetails(res));
     }
-    let buf: Buffer;
-    try {
-      buf = await readBody(res, maxResponseBytes, status);
-    } catch (err) {
-      if (err instanceof ApiError || signal.aborted) throw err;
-      const code = errorCode(err);
-      if (code === 'UND_ERR_BODY_TIMEOUT') {
+    if (res.tooLarge) throw new ApiResponseTooLargeError(maxResponseBytes, { status });
+    if (res.body === undefined) {
+      const err = res.bodyError;
+      if (signal.aborted) throw err;
+      if (errorCode(err) === 'UND_ERR_BODY_TIMEOUT') {
         throw new ApiUnavailableError(`the service stopped sending the response body (HTTP ${status}): ${describeTransportError(err)}`, { status, cause: err });
       }
       throw new ApiProtocolError(`the response body was cut short (HTTP ${status}): ${scrub(describeTransportError(err))}`, { status, cause: err });
     }
-    return { status, body: buf.toString('utf8'), bytes: buf.length, latencyMs: performance.now() - started };
+    return { status, body: res.body.toString('utf8'), bytes: res.body.length, latencyMs: performance.now() - started };
   }
 
   async function call<T>(operation: Operation, modelId: string, path: string, payload: string, parse: (a: Answer) => T, signal?: AbortSignal): Promise<T> {

@@ -1,0 +1,100 @@
+//! One HTTP request and its whole response, through undici's dispatcher API directly: no
+//! body stream, no async iteration, one buffer per chunk. The body is collected up to a
+//! limit chosen from the status, and the connection is dropped as soon as it is exceeded.
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Dispatcher } from 'undici';
+
+/** A response that started: status and headers, and the body or why it is missing. */
+export interface Exchanged {
+  status: number;
+  headers: IncomingHttpHeaders;
+  /** The whole body; undefined when it was cut short or over the limit. */
+  body: Buffer | undefined;
+  /** The body was over `limitFor(status)`: the connection was dropped after that many bytes. */
+  tooLarge: boolean;
+  /** What ended the body early (timeout, reset, abort), if anything. */
+  bodyError: unknown;
+}
+
+/** The request to send. */
+export interface ExchangeRequest {
+  path: string;
+  method: Dispatcher.HttpMethod;
+  headers: Record<string, string>;
+  body: string;
+  signal: AbortSignal;
+  /** Most body bytes accepted for a status. */
+  limitFor(status: number): number;
+}
+
+class TooLarge extends Error {}
+
+/**
+ * Sends a request; resolves once the response is complete or has failed after it started,
+ * rejects when no response started (connection refused, reset, TLS failure, headers timeout,
+ * or `signal` aborted before the status line).
+ */
+export function exchange(dispatcher: Dispatcher, req: ExchangeRequest): Promise<Exchanged> {
+  return new Promise<Exchanged>((resolve, reject) => {
+    const { signal } = req;
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    let controller: Dispatcher.DispatchController | undefined;
+    let started = false;
+    let status = 0;
+    let headers: IncomingHttpHeaders = {};
+    let limit = 0;
+    let total = 0;
+    let chunks: Buffer[] = [];
+    let settled = false;
+    const onAbort = (): void => controller?.abort(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    const settle = (fn: () => void): void => {
+      if (settled) return;
+      settled = true;
+      signal.removeEventListener('abort', onAbort);
+      chunks = [];
+      fn();
+    };
+    const ended = (body: Buffer | undefined, tooLarge: boolean, bodyError: unknown): void =>
+      settle(() => resolve({ status, headers, body, tooLarge, bodyError }));
+    const overLimit = (c: Dispatcher.DispatchController): void => {
+      ended(undefined, true, undefined);
+      c.abort(new TooLarge('response body over the limit'));
+    };
+    dispatcher.dispatch(
+      { path: req.path, method: req.method, headers: req.headers, body: req.body },
+      {
+        onRequestStart(c) {
+          controller = c;
+          if (signal.aborted) onAbort();
+        },
+        onResponseStart(c, statusCode, responseHeaders) {
+          // 1xx informational responses are followed by the real one.
+          if (statusCode < 200) return;
+          started = true;
+          status = statusCode;
+          headers = responseHeaders;
+          limit = req.limitFor(statusCode);
+          const declared = Number(responseHeaders['content-length']);
+          if (Number.isFinite(declared) && declared > limit) overLimit(c);
+        },
+        onResponseData(c, chunk) {
+          if (settled) return;
+          total += chunk.length;
+          if (total > limit) overLimit(c);
+          else chunks.push(chunk);
+        },
+        onResponseEnd() {
+          ended(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total), false, undefined);
+        },
+        onResponseError(_c, err) {
+          if (started) ended(undefined, false, err);
+          else settle(() => reject(err));
+        },
+      },
+    );
+  });
+}
