@@ -86,13 +86,6 @@ export interface StoreOptions {
   quietFlushMs?: number;
 }
 
-/** An empty single-page window whose checkpoint update waits to be written with others. */
-interface QuietWindow {
-  toMs: number;
-  planState: string | undefined;
-  fetchId: number;
-}
-
 const ENTRY_OVERHEAD_BYTES = 48;
 
 /** Approximate stored size of an entry, used for the journal's byte bound. */
@@ -113,8 +106,11 @@ export class StateStore {
   private readonly decoded = new Map<number, SinkEntry[]>();
   /** Checkpoints as last written by this process (the only writer: see lock.ts). */
   private readonly checkpoints = new Map<string, Checkpoint>();
-  /** Windows that returned nothing, not yet written: see {@link StateStore.commitPage}. */
-  private readonly quiet = new Map<string, QuietWindow>();
+  /**
+   * Models whose cached checkpoint is ahead of the file by windows that returned nothing
+   * (see {@link StateStore.commitPage}); the cached checkpoint is what gets written.
+   */
+  private readonly quiet = new Set<string>();
   private quietTimer: NodeJS.Timeout | undefined;
   private readonly quietFlushMs: number;
   private closed = false;
@@ -189,10 +185,9 @@ export class StateStore {
       ),
       setLastEntry: db.prepare('UPDATE checkpoints SET last_entry_ns = max(coalesce(last_entry_ns, ?), ?) WHERE model_id = ?'),
       endQuiet: db.prepare(
-        `UPDATE checkpoints SET watermark_ms = max(coalesce(watermark_ms, @toMs), @toMs), plan_state = coalesce(@planState, plan_state),
+        `UPDATE checkpoints SET watermark_ms = max(coalesce(watermark_ms, @toMs), coalesce(@toMs, watermark_ms)), plan_state = coalesce(@planState, plan_state),
            fetch_id = max(fetch_id, @fetchId), updated_ms = @now WHERE model_id = @modelId AND win_from IS NULL`,
       ),
-      setPlanState: db.prepare('UPDATE checkpoints SET plan_state = ?, updated_ms = ? WHERE model_id = ?'),
       getBucket: db.prepare('SELECT keys FROM dedupe WHERE model_id = ? AND bucket_ms = ?').pluck(true),
       putBucket: db.prepare(
         `INSERT INTO dedupe (model_id, bucket_ms, touched_ms, keys) VALUES (?, ?, ?, ?)
@@ -261,25 +256,22 @@ export class StateStore {
    * the end; it is applied in the transaction of the last page.
    */
   beginWindow(modelId: string, fromMs: number, toMs: number, planStateAfter?: string): Checkpoint {
-    this.flushQuiet();
-    this.checkpoints.delete(modelId);
+    this.uncache(modelId);
     this.s.beginWindow.run(Math.floor(fromMs), Math.ceil(toMs), planStateAfter ?? null, this.now(), modelId);
     return this.getCheckpoint(modelId)!;
   }
 
   /** Restarts the window in progress from its first page (new fetch id, no token). */
   restartWindow(modelId: string): Checkpoint {
-    this.flushQuiet();
-    this.checkpoints.delete(modelId);
+    this.uncache(modelId);
     this.s.restartWindow.run(this.now(), modelId);
     return this.getCheckpoint(modelId)!;
   }
 
-  /** Stores the planner's own state for a model. */
-  setPlanState(modelId: string, planState: string): void {
-    this.flushQuiet();
+  /** Drops a model's cached checkpoint before a write changes it, writing it first if it is ahead of the file. */
+  private uncache(modelId: string): void {
+    if (this.quiet.has(modelId)) this.flushQuiet();
     this.checkpoints.delete(modelId);
-    this.s.setPlanState.run(planState, this.now(), modelId);
   }
 
   /**
@@ -307,13 +299,12 @@ export class StateStore {
       this.deferQuiet(modelId, begin, fetchId);
       return result;
     }
-    const quiet = this.quiet.get(modelId);
-    this.checkpoints.delete(modelId);
+    const quiet = this.quiet.has(modelId) ? this.checkpoints.get(modelId) : undefined;
     let addedBytes = 0;
     let maxNs: bigint | undefined;
     let decoded: SinkEntry[] | undefined;
     const commit = this.db.transaction(() => {
-      if (quiet) s.endQuiet.run({ ...quiet, planState: quiet.planState ?? null, now: this.now(), modelId });
+      if (quiet) s.endQuiet.run(quietRow(quiet, this.now()));
       if (begin) s.recordWindow.run(Math.floor(begin.fromMs), Math.ceil(begin.toMs), begin.planStateAfter ?? null, fetchId, this.now(), modelId);
       const buckets = new Map<number, Bucket>();
       const first = this.lastSeqValue + 1;
@@ -364,7 +355,9 @@ export class StateStore {
     } else {
       commit.immediate();
     }
-    if (quiet) this.quiet.delete(modelId);
+    // Only now: if the commit failed, the cached checkpoint (and a quiet one's unwritten state) still holds.
+    this.checkpoints.delete(modelId);
+    this.quiet.delete(modelId);
     this.journalCount += result.appended;
     this.journalBytes += addedBytes;
     if (result.lastSeq !== undefined) this.lastSeqValue = result.lastSeq;
@@ -377,17 +370,15 @@ export class StateStore {
     const cp = this.getCheckpoint(modelId);
     if (!cp) throw new StateError('MLS_ERR_STATE_NO_CHECKPOINT', `no checkpoint for model ${modelId}`);
     const toMs = Math.ceil(begin.toMs);
-    const planState = begin.planStateAfter ?? cp.planState;
-    const prev = this.quiet.get(modelId);
-    this.quiet.set(modelId, { toMs: Math.max(toMs, prev?.toMs ?? toMs), planState, fetchId: Math.max(fetchId, prev?.fetchId ?? fetchId) });
     this.checkpoints.set(modelId, {
       ...cp,
       watermarkMs: Math.max(cp.watermarkMs ?? toMs, toMs),
       window: undefined,
       fetchId: Math.max(cp.fetchId, fetchId),
-      planState,
+      planState: begin.planStateAfter ?? cp.planState,
       updatedMs: this.now(),
     });
+    this.quiet.add(modelId);
     this.quietTimer ??= setTimeout(() => this.flushQuietSoon(), this.quietFlushMs).unref();
   }
 
@@ -408,17 +399,16 @@ export class StateStore {
   flushQuiet(): void {
     if (this.quiet.size === 0 || this.closed || !this.stmts) return;
     const s = this.s;
-    const pending = [...this.quiet];
     const now = this.now();
     s.syncNormal.run();
     try {
       this.db.transaction(() => {
-        for (const [modelId, q] of pending) s.endQuiet.run({ ...q, planState: q.planState ?? null, now, modelId });
+        for (const modelId of this.quiet) s.endQuiet.run(quietRow(this.checkpoints.get(modelId)!, now));
       }).immediate();
     } finally {
       s.syncFull.run();
     }
-    for (const [modelId, q] of pending) if (this.quiet.get(modelId) === q) this.quiet.delete(modelId);
+    this.quiet.clear();
   }
 
   /**
@@ -749,6 +739,11 @@ function toSinkCursor(r: SinkRow, inflight: Array<{ firstSeq: number; lastSeq: n
 
 function num(v: bigint | string | null | undefined): number | undefined {
   return v === null || v === undefined ? undefined : Number(v);
+}
+
+/** The parameters of `endQuiet` for a cached checkpoint that is ahead of the file. */
+function quietRow(cp: Checkpoint, nowMs: number) {
+  return { modelId: cp.modelId, toMs: cp.watermarkMs ?? null, planState: cp.planState ?? null, fetchId: cp.fetchId, now: nowMs };
 }
 
 function toCheckpoint(r: Record<string, bigint | string | null>): Checkpoint {

@@ -43,7 +43,7 @@ export class TickTimer {
     });
   }
 
-  /** Sleepers waiting (for tests and status). */
+  /** Sleepers waiting (for tests). */
   get pending(): number {
     let n = 0;
     for (const s of this.due.values()) n += s.size;
