@@ -3,8 +3,10 @@
 //! Retryable failures are retried forever with backoff; a rejected batch goes to the
 //! dead-letter table. One sink's trouble never holds back another: each has its own loop.
 import type { Logger } from 'pino';
-import type { Sink, SinkBatch, SinkEntry, SendOutcome } from '../sinks/contract.js';
+import type { Sink, SinkBatch, SendOutcome } from '../sinks/contract.js';
 import type { DeadLetter, StateStore } from '../journal/store.js';
+import { sliceChars, sliceCount, type PageSlice } from '../journal/pages.js';
+import { journalBatch } from './batch.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { describeError } from '../errors.js';
 import { backoffDelay, sleep } from '../poller/sleep.js';
@@ -169,38 +171,42 @@ export class SinkDelivery {
       }
       let waitMs: number | undefined;
       while (active.length < concurrency && !this.stopping) {
-        let entries: SinkEntry[];
+        let slices: PageSlice[];
         let firstSeq: number;
         let lastSeq: number;
         const again = recovered.shift();
         if (again) {
           ({ firstSeq, lastSeq } = again);
-          entries = store.readRange(firstSeq, lastSeq);
+          slices = store.slicesOfRange(firstSeq, lastSeq);
         } else {
-          entries = store.readAfter(readFrom, settings.maxEntries, settings.maxBytes);
-          if (entries.length === 0) {
+          slices = store.slicesAfter(readFrom, settings.maxEntries, settings.maxBytes);
+          if (slices.length === 0) {
             waitMs = Math.max(settings.maxDelayMs, 1000);
             break;
           }
-          const full = entries.length >= settings.maxEntries || approxBytes(entries) >= settings.maxBytes;
-          const waited = this.d.now() - entries[0]!.fetchedAtMs;
+          const full = sliceCount(slices) >= settings.maxEntries || sliceChars(slices) >= settings.maxBytes;
+          const waited = this.d.now() - slices[0]!.page.fetchedMs;
           if (!full && waited < settings.maxDelayMs && !this.draining && !this.flushPending) {
             waitMs = settings.maxDelayMs - waited;
             break;
           }
-          firstSeq = entries[0]!.seq;
-          lastSeq = entries[entries.length - 1]!.seq;
+          const head = slices[0]!;
+          const tail = slices[slices.length - 1]!;
+          firstSeq = head.page.firstSeq + head.from;
+          lastSeq = tail.page.firstSeq + tail.to - 1;
         }
         readFrom = lastSeq;
         this.flushPending = false;
-        const selected = settings.models ? entries.filter((e) => settings.models!.has(e.modelId)) : entries;
-        if (selected.length === 0) {
-          active.push({ firstSeq, lastSeq, entries: selected, done: true, result: { kind: 'skip' }, promise: Promise.resolve() });
+        const selected = settings.models ? slices.filter((x) => settings.models!.has(x.page.modelId)) : slices;
+        const count = sliceCount(selected);
+        const fetchedMs = selected[0]?.page.fetchedMs ?? 0;
+        const batch = journalBatch(batchId(name, firstSeq, lastSeq), firstSeq, lastSeq, selected);
+        if (count === 0) {
+          active.push({ firstSeq, lastSeq, batch, count, fetchedMs, done: true, result: { kind: 'skip' }, promise: Promise.resolve() });
           continue;
         }
         if (!again && this.d.sink.stableBatchIds !== false) store.setInflight(name, firstSeq, lastSeq);
-        const batch: SinkBatch = { id: batchId(name, firstSeq, lastSeq), firstSeq, lastSeq, entries: selected };
-        const slot: Slot = { firstSeq, lastSeq, entries: selected, done: false, result: undefined, promise: Promise.resolve() };
+        const slot: Slot = { firstSeq, lastSeq, batch, count, fetchedMs, done: false, result: undefined, promise: Promise.resolve() };
         slot.promise = this.deliver(batch).then((result) => {
           slot.result = result;
           slot.done = true;
@@ -231,14 +237,14 @@ export class SinkDelivery {
     if (result.kind === 'skip') {
       store.ack(name, slot.lastSeq, 0);
     } else if (result.kind === 'ok') {
-      store.ack(name, slot.lastSeq, slot.entries.length, result.state);
-      metrics.delivered.inc({ sink: name }, slot.entries.length);
-      metrics.deliveryLatency.observe({ sink: name }, Math.max(0, this.d.now() - slot.entries[0]!.fetchedAtMs) / 1000);
+      store.ack(name, slot.lastSeq, slot.count, result.state);
+      metrics.delivered.inc({ sink: name }, slot.count);
+      metrics.deliveryLatency.observe({ sink: name }, Math.max(0, this.d.now() - slot.fetchedMs) / 1000);
     } else if (result.kind === 'reject') {
-      store.deadLetter(name, slot.firstSeq, slot.lastSeq, slot.entries, result.error);
-      metrics.deadLetters.inc({ sink: name }, slot.entries.length);
+      store.deadLetter(name, slot.firstSeq, slot.lastSeq, slot.batch.entries, result.error);
+      metrics.deadLetters.inc({ sink: name }, slot.count);
       logger.error(
-        { sink: name, entries: slot.entries.length, firstSeq: slot.firstSeq, lastSeq: slot.lastSeq, error: result.error },
+        { sink: name, entries: slot.count, firstSeq: slot.firstSeq, lastSeq: slot.lastSeq, error: result.error },
         "sink rejected a batch; moved to the dead-letter table (see 'mls dlq list')",
       );
     }
@@ -311,14 +317,11 @@ type DeliverResult = { kind: 'ok'; state: string | undefined } | { kind: 'reject
 interface Slot {
   firstSeq: number;
   lastSeq: number;
-  entries: SinkEntry[];
+  batch: SinkBatch;
+  /** Entries in the batch, and when the first of them was fetched (epoch ms). */
+  count: number;
+  fetchedMs: number;
   done: boolean;
   result: DeliverResult | undefined;
   promise: Promise<void>;
-}
-
-function approxBytes(entries: readonly SinkEntry[]): number {
-  let n = 0;
-  for (const e of entries) n += e.log.length + e.time.length + e.modelId.length + 48;
-  return n;
 }

@@ -79,4 +79,13 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX dlq_sink ON dlq (sink, id);
     `,
   },
+  {
+    version: 2,
+    sql: `
+      -- Rows written from this version on hold their entries as NDJSON lines (the text
+      -- sinks write) in entries, and the exact time of each entry in times (int64 per
+      -- entry, little-endian). Rows without times keep the JSON array of version 1.
+      ALTER TABLE journal ADD COLUMN times BLOB;
+    `,
+  },
 ];

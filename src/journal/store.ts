@@ -9,6 +9,8 @@ import { StateError, describeError } from '../errors.js';
 import type { LogEntry } from '../api/types.js';
 import type { SinkEntry } from '../sinks/contract.js';
 import { countInPlace } from '../dedupe/occurrences.js';
+import { NdjsonLineBuilder } from '../sinks/format.js';
+import { JournalPage, packTimes, sliceEntries, unpackTimes, type PageSlice } from './pages.js';
 import { BUCKET_MS, bucketOf, decodeBucket, encodeBucket, keyFor, type Bucket } from '../dedupe/buckets.js';
 import { MIGRATIONS } from './migrations.js';
 
@@ -86,12 +88,8 @@ export interface StoreOptions {
   quietFlushMs?: number;
 }
 
-const ENTRY_OVERHEAD_BYTES = 48;
-
-/** Approximate stored size of an entry, used for the journal's byte bound. */
-export function entryBytes(modelId: string, e: LogEntry): number {
-  return modelId.length + e.time.length + e.stream.length + Buffer.byteLength(e.log) + ENTRY_OVERHEAD_BYTES;
-}
+/** Bytes a journal row takes per entry besides its NDJSON line (the packed time). */
+const TIME_BYTES = 8;
 
 /** The daemon's state file. Synchronous (better-sqlite3); one instance per process. */
 export class StateStore {
@@ -102,8 +100,8 @@ export class StateStore {
   private journalCount = 0;
   private journalBytes = 0;
   private lastSeqValue = 0;
-  /** Decoded journal rows, most recently used last: sinks read the same pages one after another. */
-  private readonly decoded = new Map<number, SinkEntry[]>();
+  /** Journal rows read or written lately, most recently used last: sinks read the same pages one after another. */
+  private readonly decoded = new Map<number, JournalPage>();
   /** Checkpoints as last written by this process (the only writer: see lock.ts). */
   private readonly checkpoints = new Map<string, Checkpoint>();
   /**
@@ -194,12 +192,12 @@ export class StateStore {
          ON CONFLICT (model_id, bucket_ms) DO UPDATE SET keys = excluded.keys, touched_ms = max(touched_ms, excluded.touched_ms)`,
       ),
       pruneKeys: db.prepare('DELETE FROM dedupe WHERE model_id = ? AND bucket_ms < ? AND touched_ms < ?'),
-      append: db.prepare('INSERT INTO journal (first_seq, last_seq, model_id, count, bytes, fetched_ms, entries) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      append: db.prepare('INSERT INTO journal (first_seq, last_seq, model_id, count, bytes, fetched_ms, entries, times) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
       setLastSeq: db.prepare("INSERT INTO meta (key, value) VALUES ('last_seq', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"),
       rowsFrom: db.prepare(
         'SELECT first_seq, last_seq, model_id, fetched_ms FROM journal WHERE first_seq >= coalesce((SELECT max(first_seq) FROM journal WHERE first_seq <= ?), 0) ORDER BY first_seq LIMIT 64',
       ),
-      rowEntries: db.prepare('SELECT entries FROM journal WHERE first_seq = ?').pluck(true),
+      rowEntries: db.prepare('SELECT entries, times FROM journal WHERE first_seq = ?'),
       getSink: db.prepare('SELECT * FROM sinks WHERE name = ?'),
       insertSink: db.prepare('INSERT OR IGNORE INTO sinks (name, cursor, updated_ms) VALUES (?, ?, ?)'),
       addInflight: db.prepare('INSERT OR REPLACE INTO inflight (sink, first_seq, last_seq) VALUES (?, ?, ?)'),
@@ -302,14 +300,17 @@ export class StateStore {
     const quiet = this.quiet.has(modelId) ? this.checkpoints.get(modelId) : undefined;
     let addedBytes = 0;
     let maxNs: bigint | undefined;
-    let decoded: SinkEntry[] | undefined;
+    let page: JournalPage | undefined;
     const commit = this.db.transaction(() => {
       if (quiet) s.endQuiet.run(quietRow(quiet, this.now()));
       if (begin) s.recordWindow.run(Math.floor(begin.fromMs), Math.ceil(begin.toMs), begin.planStateAfter ?? null, fetchId, this.now(), modelId);
       const buckets = new Map<number, Bucket>();
       const first = this.lastSeqValue + 1;
-      const fresh: Array<[string, string, string, string]> = [];
-      const added: SinkEntry[] = [];
+      const lines = new NdjsonLineBuilder(modelId);
+      const times = new BigInt64Array(entries.length);
+      // Joined once at the end: a string grown line by line is a rope that every reader would flatten.
+      const text: string[] = [];
+      let n = 0;
       for (const p of entries) {
         if (maxNs === undefined || p.timeNs > maxNs) maxNs = p.timeNs;
         const b = bucketOf(p.timeNs);
@@ -321,22 +322,24 @@ export class StateStore {
         }
         if (countInPlace(keyFor(bucket, p.timeNs, p.hash, fetchId), fetchId)) {
           const e = p.entry;
-          fresh.push([e.time, p.timeNs.toString(), e.stream, e.log]);
-          added.push({ seq: first + added.length, modelId, time: e.time, timeNs: p.timeNs, stream: e.stream, log: e.log, fetchedAtMs: fetchedMs });
-          addedBytes += entryBytes(modelId, e);
+          text.push(lines.line(e.time, e.stream, e.log));
+          times[n++] = p.timeNs;
         } else {
           result.duplicates++;
         }
       }
       for (const [b, bucket] of buckets) s.putBucket.run(modelId, b, windowFromMs, encodeBucket(bucket));
-      if (fresh.length > 0) {
-        const last = first + fresh.length - 1;
-        s.append.run(first, last, modelId, fresh.length, addedBytes, fetchedMs, JSON.stringify(fresh));
+      if (n > 0) {
+        const last = first + n - 1;
+        const kept = times.subarray(0, n);
+        const joined = text.join('');
+        addedBytes = Buffer.byteLength(joined) + n * TIME_BYTES;
+        s.append.run(first, last, modelId, n, addedBytes, fetchedMs, joined, packTimes(kept));
         s.setLastSeq.run(String(last));
         result.firstSeq = first;
         result.lastSeq = last;
-        result.appended = fresh.length;
-        decoded = added;
+        result.appended = n;
+        page = new JournalPage(first, modelId, fetchedMs, joined, kept);
       }
       if (maxNs !== undefined) s.setLastEntry.run(maxNs, maxNs, modelId);
       if ('end' in next) s.endWindow.run(this.now(), modelId);
@@ -361,8 +364,8 @@ export class StateStore {
     this.journalCount += result.appended;
     this.journalBytes += addedBytes;
     if (result.lastSeq !== undefined) this.lastSeqValue = result.lastSeq;
-    // Sinks read a page right after it is committed: keep it decoded.
-    if (decoded && result.firstSeq !== undefined) this.remember(result.firstSeq, decoded);
+    // Sinks read a page right after it is committed: keep it.
+    if (page) this.remember(page);
     return result;
   }
 
@@ -436,42 +439,70 @@ export class StateStore {
 
   /** Up to `limit` entries after `afterSeq`, stopping early once `maxBytes` is reached. */
   readAfter(afterSeq: number, limit: number, maxBytes = Number.POSITIVE_INFINITY): SinkEntry[] {
-    const out: SinkEntry[] = [];
-    let bytes = 0;
-    for (const entries of this.pagesFrom(afterSeq + 1)) {
-      for (const e of entries) {
-        if (e.seq <= afterSeq) continue;
-        const b = e.log.length + e.time.length + e.modelId.length + 48;
-        if (out.length >= limit || (out.length > 0 && bytes + b > maxBytes)) return out;
-        bytes += b;
-        out.push(e);
-      }
-    }
-    return out;
+    return sliceEntries(this.slicesAfter(afterSeq, limit, maxBytes));
   }
 
   /** The entries with seq in [firstSeq, lastSeq] that are still in the journal. */
   readRange(firstSeq: number, lastSeq: number): SinkEntry[] {
-    const out: SinkEntry[] = [];
-    for (const entries of this.pagesFrom(firstSeq)) {
-      if (entries.length > 0 && entries[0]!.seq > lastSeq) break;
-      for (const e of entries) if (e.seq >= firstSeq && e.seq <= lastSeq) out.push(e);
+    return sliceEntries(this.slicesOfRange(firstSeq, lastSeq));
+  }
+
+  /**
+   * The journal after `afterSeq` as page slices: up to `limit` entries, stopping early once
+   * their NDJSON text reaches `maxBytes` characters (at least one entry is always taken).
+   */
+  slicesAfter(afterSeq: number, limit: number, maxBytes = Number.POSITIVE_INFINITY): PageSlice[] {
+    const out: PageSlice[] = [];
+    let count = 0;
+    let chars = 0;
+    for (const page of this.pagesFrom(afterSeq + 1)) {
+      const from = Math.max(0, afterSeq + 1 - page.firstSeq);
+      if (from >= page.count) continue;
+      let to = Math.min(page.count, from + limit - count);
+      let size = from === 0 && to === page.count ? page.text.length : page.starts()[to]! - page.starts()[from]!;
+      if (chars + size > maxBytes) {
+        // Cut inside the page: as many whole lines as fit, and never nothing at all.
+        const starts = page.starts();
+        const budget = maxBytes - chars;
+        to = from;
+        while (to < page.count && starts[to + 1]! - starts[from]! <= budget) to++;
+        if (to === from && count === 0) to = from + 1;
+        size = starts[to]! - starts[from]!;
+      }
+      if (to > from) {
+        out.push({ page, from, to });
+        count += to - from;
+        chars += size;
+      }
+      if (count >= limit || to < page.count) break;
     }
     return out;
   }
 
-  private remember(firstSeq: number, entries: SinkEntry[]): void {
-    this.decoded.set(firstSeq, entries);
+  /** The entries with seq in [firstSeq, lastSeq] that are still in the journal, as page slices. */
+  slicesOfRange(firstSeq: number, lastSeq: number): PageSlice[] {
+    const out: PageSlice[] = [];
+    for (const page of this.pagesFrom(firstSeq)) {
+      if (page.firstSeq > lastSeq) break;
+      const from = Math.max(0, firstSeq - page.firstSeq);
+      const to = Math.min(page.count, lastSeq - page.firstSeq + 1);
+      if (to > from) out.push({ page, from, to });
+    }
+    return out;
+  }
+
+  private remember(page: JournalPage): void {
+    this.decoded.set(page.firstSeq, page);
     if (this.decoded.size > 32) this.decoded.delete(this.decoded.keys().next().value!);
   }
 
-  /** Decoded journal pages from the one holding `seq` on, oldest first. */
-  private *pagesFrom(seq: number): Generator<SinkEntry[]> {
+  /** Journal pages from the one holding `seq` on, oldest first. */
+  private *pagesFrom(seq: number): Generator<JournalPage> {
     const stmt =
       this.stmts?.rowsFrom ??
       this.db.prepare('SELECT first_seq, last_seq, model_id, fetched_ms FROM journal WHERE first_seq >= coalesce((SELECT max(first_seq) FROM journal WHERE first_seq <= ?), 0) ORDER BY first_seq LIMIT 64');
-    const entriesOf = this.stmts?.rowEntries ?? this.db.prepare('SELECT entries FROM journal WHERE first_seq = ?').pluck(true);
-    // Row headers 64 at a time; a page's entries are read and decoded only when not cached.
+    const entriesOf = this.stmts?.rowEntries ?? this.db.prepare('SELECT entries, times FROM journal WHERE first_seq = ?');
+    // Row headers 64 at a time; a page's text is read only when not cached.
     let rows = stmt.all(seq) as JournalRow[];
     while (rows.length > 0) {
       for (const row of rows) yield this.decode(row, entriesOf);
@@ -480,17 +511,23 @@ export class StateStore {
     }
   }
 
-  private decode(row: JournalRow, entriesOf: Stmt): SinkEntry[] {
-    let entries = this.decoded.get(row.first_seq);
-    if (entries) {
+  private decode(row: JournalRow, entriesOf: Stmt): JournalPage {
+    let page = this.decoded.get(row.first_seq);
+    if (page) {
       this.decoded.delete(row.first_seq);
     } else {
-      const text = (entriesOf.get(row.first_seq) as string | undefined) ?? '[]';
-      const raw = JSON.parse(text) as Array<[string, string, string, string]>;
-      entries = raw.map((r, i) => ({ seq: row.first_seq + i, modelId: row.model_id, time: r[0], timeNs: BigInt(r[1]), stream: r[2], log: r[3], fetchedAtMs: row.fetched_ms }));
+      const stored = entriesOf.get(row.first_seq) as { entries: string; times: Uint8Array | null } | undefined;
+      if (stored?.times) {
+        page = new JournalPage(row.first_seq, row.model_id, row.fetched_ms, stored.entries, unpackTimes(stored.times));
+      } else {
+        // A row written before rows held NDJSON: a JSON array of [time, time_ns, stream, log].
+        const raw = JSON.parse(stored?.entries ?? '[]') as Array<[string, string, string, string]>;
+        const entries = raw.map((r, i) => ({ seq: row.first_seq + i, modelId: row.model_id, time: r[0], timeNs: BigInt(r[1]), stream: r[2], log: r[3], fetchedAtMs: row.fetched_ms }));
+        page = JournalPage.fromEntries(row.first_seq, row.model_id, row.fetched_ms, entries);
+      }
     }
-    this.remember(row.first_seq, entries);
-    return entries;
+    this.remember(page);
+    return page;
   }
 
   /** Deletes rows every sink has passed. Returns the number deleted. */

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { ApiClient, LogEntry, LogsPage } from '../api/types.js';
 import { ApiAuthError, ApiClientError, ApiError } from '../api/errors.js';
 import type { Clock } from '../time/clock.js';
-import { parseEntryTime } from '../time/timestamp.js';
+import { entryTimeNs, parseEntryTime } from '../time/timestamp.js';
 import { contentHash } from '../dedupe/key.js';
 import type { Checkpoint, PreparedEntry, StateStore, WindowStart } from '../journal/store.js';
 import type { Metrics } from '../telemetry/metrics.js';
@@ -241,9 +241,9 @@ export class ModelPoller {
     let bad = 0;
     for (let i = 0; i < entries.length; i++) {
       const e = entries[i]!;
-      const t = parseEntryTime(e.time);
-      if (t.ok) {
-        out[i] = { entry: e, timeNs: t.ns, hash: contentHash(e.stream, e.log) };
+      const ns = entryTimeNs(e.time);
+      if (ns !== undefined) {
+        out[i] = { entry: e, timeNs: ns, hash: contentHash(e.stream, e.log) };
       } else {
         // Kept and delivered with its original text; keyed under the window start so it is deduped and pruned.
         bad++;

@@ -19,13 +19,33 @@ export interface SinkEntry {
   fetchedAtMs: number;
 }
 
+/**
+ * Consecutive entries of one model as NDJSON text: the lines {@link SinkEntry} renders to
+ * in sinks that write text (see `entryToNdjson`), ready to write as they are.
+ */
+export interface NdjsonChunk {
+  modelId: string;
+  /** Seq of the first line; line `i` is seq `firstSeq + i`. */
+  firstSeq: number;
+  /** One line per entry, each ending in `\n`; no line holds a raw newline. */
+  text: string;
+  /** Exact time of each line's entry, nanoseconds since the epoch (its length is the line count). */
+  timesNs: BigInt64Array;
+}
+
 /** A batch: consecutive journal entries of one sink. */
 export interface SinkBatch {
   /** Stable identity of the batch: derived from the sink name and seq range, never random. */
   id: string;
   firstSeq: number;
   lastSeq: number;
-  entries: SinkEntry[];
+  /** The entries (for batches read from the journal, built on first access). */
+  readonly entries: SinkEntry[];
+  /**
+   * The same entries as NDJSON text, when the batch was read from the journal (which
+   * stores them so). Sinks that write lines use it to skip rendering every entry again.
+   */
+  readonly ndjson?: readonly NdjsonChunk[];
 }
 
 /** What happened to a batch. */

@@ -1,6 +1,7 @@
-//! The NDJSON line format: key order, escaping, awkward logs.
+//! The NDJSON line format: key order, escaping, awkward logs; the journal's line builder renders the same bytes.
 import { describe, expect, it } from 'vitest';
-import { entryToNdjson } from '../../src/sinks/format.js';
+import fc from 'fast-check';
+import { NdjsonLineBuilder, entryToNdjson } from '../../src/sinks/format.js';
 import { entry } from './file/helpers.js';
 
 describe('entryToNdjson', () => {
@@ -29,5 +30,36 @@ describe('entryToNdjson', () => {
   it('escapes model ids and streams too', () => {
     const line = entryToNdjson(entry(1, { model: 'a"b', stream: 'std\nout' }));
     expect(JSON.parse(line)).toMatchObject({ model_id: 'a"b', stream: 'std\nout' });
+  });
+});
+
+describe('NdjsonLineBuilder', () => {
+  const reference = (modelId: string, time: string, stream: string, log: string) => entryToNdjson({ seq: 1, modelId, time, timeNs: 0n, stream, log, fetchedAtMs: 0 });
+
+  it('renders exactly what entryToNdjson renders, for any model id, time, stream and log', () => {
+    const text = fc.string({ unit: 'binary', maxLength: 40 });
+    const times = fc.oneof(fc.constant('2026-11-22T10:15:00.123456789Z'), fc.constant('2026-11-22T10:15:00+02:00'), text);
+    const streams = fc.oneof(fc.constantFrom('stdout', 'stderr'), text);
+    fc.assert(
+      fc.property(text, fc.array(fc.record({ time: times, stream: streams, log: text }), { maxLength: 8 }), (model, rows) => {
+        const b = new NdjsonLineBuilder(model);
+        for (const r of rows) expect(b.line(r.time, r.stream, r.log)).toBe(reference(model, r.time, r.stream, r.log));
+      }),
+      { numRuns: 2_000, seed: 11 },
+    );
+  });
+
+  it('escapes times and streams that need it, and lone surrogates anywhere', () => {
+    const b = new NdjsonLineBuilder('m"1');
+    for (const [time, stream, log] of [
+      ['2026-11-22T10:00:00Z"', 'std\nout', 'x'],
+      ['bad \ud800 time', 'stdout', 'y \udfff'],
+      ['2026-11-22T10:00:00Z', 'stderr', 'z'],
+    ] as const) {
+      const line = b.line(time, stream, log);
+      expect(line).toBe(reference('m"1', time, stream, log));
+      expect(JSON.parse(line)).toEqual({ model_id: 'm"1', time, stream, log });
+      expect(line.slice(0, -1)).not.toMatch(/[\n\r\ud800-\udfff]/);
+    }
   });
 });

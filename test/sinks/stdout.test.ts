@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
 import { entryToNdjson } from '../../src/sinks/format.js';
 import { createStdoutSink } from '../../src/sinks/stdout/index.js';
-import { batchOf, entry, MemoryStore } from './file/helpers.js';
+import { batchOf, entry, MemoryStore, withNdjson } from './file/helpers.js';
 
 const signal = new AbortController().signal;
 
@@ -23,6 +23,18 @@ describe('stdout sink', () => {
     expect(await sink.send(batchOf(es), signal)).toEqual({ status: 'ok' });
     expect(await sink.send(batchOf([entry(4)]), signal)).toEqual({ status: 'ok' });
     expect(text()).toBe([...es, entry(4)].map(entryToNdjson).join(''));
+    await sink.close();
+  });
+
+  it('writes the NDJSON text of batches read from the journal as it is', async () => {
+    const stream = new PassThrough();
+    const text = collect(stream);
+    const sink = createStdoutSink({}, new MemoryStore().ctx(), stream);
+    const es = [entry(1, { model: 'a' }), entry(2, { model: 'b', log: 'x\ny' }), entry(3, { model: 'a' })];
+    const batch = withNdjson(es);
+    batch.ndjson![1]!.text = batch.ndjson![1]!.text.replace('x\\ny', 'from the text');
+    expect(await sink.send(batch, signal)).toEqual({ status: 'ok' });
+    expect(text()).toBe(entryToNdjson(es[0]!) + entryToNdjson({ ...es[1]!, log: 'from the text' }) + entryToNdjson(es[2]!));
     await sink.close();
   });
 

@@ -1,11 +1,11 @@
 // Generated entry timestamps: every date of the years 0000–9999 (and impossible ones),
 // 0–20 fractional digits, `Z` and offsets (and broken ones). parseEntryTime never throws;
-// 0–9 digits parse exactly to the nanosecond (checked against a reference computed with
+// 0–9 digits parse exactly (by parseEntryTime and by the hot path's entryTimeNs) to the nanosecond (checked against a reference computed with
 // BigInt and Date, not with the parser's own arithmetic); canonical strings sort like the
 // nanoseconds; more than nine digits, impossible dates and broken zones are refused.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { parseEntryTime } from '../../src/time/timestamp.js';
+import { entryTimeNs, parseEntryTime } from '../../src/time/timestamp.js';
 
 const RUNS = 10_000;
 const pad = (n: number, w = 2) => String(n).padStart(w, '0');
@@ -110,6 +110,8 @@ describe('parseEntryTime over generated timestamps', () => {
         const s = format(p);
         const want = reference(p);
         const got = parseEntryTime(s);
+        // the hot-path form agrees with the full parse on every input
+        expect(entryTimeNs(s)).toBe(want?.ns);
         if (want === undefined) {
           expect(got.ok, `${s} should be refused`).toBe(false);
           if (!got.ok) expect(typeof got.reason).toBe('string');

@@ -378,15 +378,48 @@ class FileSink implements Sink {
     }
   }
 
-  /** Lines per rendered path, in first-seen order; entries at or below `doneSeq` are already in the files. */
+  /**
+   * Text per rendered path, in first-seen order, as pieces of whole lines; entries at or
+   * below `doneSeq` are already in the files. Batches read from the journal bring their
+   * lines ready-made: only the path is worked out, once per run of lines sharing it.
+   */
   #group(batch: SinkBatch, doneSeq: number): Map<string, string[]> {
     const groups = new Map<string, string[]>();
-    for (const e of batch.entries) {
-      if (e.seq <= doneSeq) continue;
-      const path = this.#template.render(e.modelId, Number(e.timeNs / 1_000_000n));
-      let lines = groups.get(path);
-      if (lines === undefined) groups.set(path, (lines = []));
-      lines.push(entryToNdjson(e));
+    const add = (path: string, text: string): void => {
+      const pieces = groups.get(path);
+      if (pieces === undefined) groups.set(path, [text]);
+      else pieces.push(text);
+    };
+    const chunks = batch.ndjson;
+    if (chunks === undefined) {
+      for (const e of batch.entries) {
+        if (e.seq <= doneSeq) continue;
+        add(this.#template.render(e.modelId, Number(e.timeNs / 1_000_000n)), entryToNdjson(e));
+      }
+      return groups;
+    }
+    for (const c of chunks) {
+      const n = c.timesNs.length;
+      const from = Math.max(0, doneSeq - c.firstSeq + 1);
+      if (from >= n) continue;
+      let at = 0;
+      for (let i = 0; i < from; i++) at = c.text.indexOf('\n', at) + 1;
+      if (!this.#template.usesTime) {
+        add(this.#template.render(c.modelId, 0), at === 0 ? c.text : c.text.slice(at));
+        continue;
+      }
+      let runStart = at;
+      let runPath = this.#template.render(c.modelId, Number(c.timesNs[from]! / 1_000_000n));
+      for (let i = from; i < n; i++) {
+        const path = this.#template.render(c.modelId, Number(c.timesNs[i]! / 1_000_000n));
+        if (path !== runPath) {
+          add(runPath, c.text.slice(runStart, at));
+          runStart = at;
+          runPath = path;
+        }
+        at = c.text.indexOf('\n', at) + 1;
+      }
+      add(runPath, c.text.slice(runStart, at));
     }
     return groups;
   }
@@ -401,29 +434,45 @@ class FileSink implements Sink {
     this.#durable = snap;
   }
 
-  async #writeGroup(path: string, lines: string[], work: FileSinkState, base: Map<string, number>, now: number): Promise<void> {
+  async #writeGroup(path: string, pieces: string[], work: FileSinkState, base: Map<string, number>, now: number): Promise<void> {
     const file = work.files[path];
     if (file === undefined) throw new Error(`bug: ${path} is not in the state`);
     const maxBytes = this.#cfg.rotate?.max_bytes;
     const maxAge = this.#cfg.rotate?.max_age;
     if (maxAge !== undefined && file.off > 0 && now - file.created >= maxAge) await this.#rotate(path, work, base, now);
     if (maxBytes === undefined) {
-      await this.#append(path, lines.join(''), work);
+      await this.#append(path, pieces.length === 1 ? pieces[0]! : pieces.join(''), work);
       return;
     }
     let chunk = '';
     let chunkBytes = 0;
-    for (const line of lines) {
-      const bytes = Buffer.byteLength(line);
+    const overflows = (bytes: number): boolean => {
       const off = work.files[path]!.off;
-      if (off + chunkBytes > 0 && off + chunkBytes + bytes > maxBytes) {
-        if (chunkBytes > 0) await this.#append(path, chunk, work);
-        chunk = '';
-        chunkBytes = 0;
-        await this.#rotate(path, work, base, now);
+      return off + chunkBytes > 0 && off + chunkBytes + bytes > maxBytes;
+    };
+    for (const piece of pieces) {
+      const pieceBytes = Buffer.byteLength(piece);
+      if (work.files[path]!.off + chunkBytes + pieceBytes <= maxBytes) {
+        chunk += piece;
+        chunkBytes += pieceBytes;
+        continue;
       }
-      chunk += line;
-      chunkBytes += bytes;
+      // The piece crosses the size limit: line by line, rotating between two lines (a line
+      // longer than the limit still goes whole into an empty file).
+      for (let at = 0; at < piece.length; ) {
+        const end = piece.indexOf('\n', at) + 1 || piece.length;
+        const line = piece.slice(at, end);
+        at = end;
+        const bytes = Buffer.byteLength(line);
+        if (overflows(bytes)) {
+          if (chunkBytes > 0) await this.#append(path, chunk, work);
+          chunk = '';
+          chunkBytes = 0;
+          await this.#rotate(path, work, base, now);
+        }
+        chunk += line;
+        chunkBytes += bytes;
+      }
     }
     if (chunkBytes > 0) await this.#append(path, chunk, work);
   }

@@ -19,6 +19,8 @@ export interface CompiledTemplate {
   readonly source: string;
   /** Placeholders and codes it uses, e.g. `['{model_id}', '%Y', '%m']`, in order of first use. */
   readonly placeholders: readonly string[];
+  /** Whether the path depends on the entry's time (any time code but `%%`). */
+  readonly usesTime: boolean;
   /** The text before the first placeholder or code: where every rendered path starts. */
   readonly staticPrefix: string;
   /** Renders the path of an entry of `modelId` logged at `timeMs` (epoch ms, UTC). */
@@ -143,6 +145,7 @@ export function compileTemplate(t: string): CompiledTemplate {
   return {
     source: t,
     placeholders,
+    usesTime: Number.isFinite(periodMs),
     staticPrefix,
     render(modelId: string, timeMs: number): string {
       const hit = cache.get(modelId);

@@ -67,10 +67,12 @@ export function createStdoutSink(config: StdoutSinkOptions, ctx: SinkContext, st
 
   const send = async (batch: SinkBatch): Promise<SendOutcome> => {
     if (closing !== undefined) return { status: 'retry', error: 'the stdout sink is closed' };
-    if (batch.entries.length === 0) return { status: 'ok' };
-    const broken = (stream as { destroyed?: boolean }).destroyed === true ? (lastError ?? new Error('standard output is closed')) : undefined;
+    const chunks = batch.ndjson;
     let text = '';
-    for (const e of batch.entries) text += entryToNdjson(e);
+    if (chunks !== undefined) for (const c of chunks) text += c.text;
+    else for (const e of batch.entries) text += entryToNdjson(e);
+    if (text === '') return { status: 'ok' };
+    const broken = (stream as { destroyed?: boolean }).destroyed === true ? (lastError ?? new Error('standard output is closed')) : undefined;
     const err = broken ?? (await write(text));
     if (err === undefined) return { status: 'ok' };
     logError(err);

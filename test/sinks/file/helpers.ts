@@ -3,7 +3,8 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import type { SinkBatch, SinkContext, SinkEntry } from '../../../src/sinks/contract.js';
+import type { NdjsonChunk, SinkBatch, SinkContext, SinkEntry } from '../../../src/sinks/contract.js';
+import { entryToNdjson } from '../../../src/sinks/format.js';
 import type { FileSinkOptions } from '../../../src/sinks/file/index.js';
 
 /** An entry of `model` at ISO `time` whose log names its seq. */
@@ -25,6 +26,19 @@ export function batchOf(entries: SinkEntry[]): SinkBatch {
   const first = entries[0]?.seq ?? 0;
   const last = entries[entries.length - 1]?.seq ?? 0;
   return { id: `file:${first}-${last}`, firstSeq: first, lastSeq: last, entries };
+}
+
+/** A batch as the delivery loop builds it from journal pages: the entries plus their NDJSON text, a chunk per run of one model. */
+export function withNdjson(entries: SinkEntry[]): SinkBatch {
+  const chunks: NdjsonChunk[] = [];
+  for (let i = 0; i < entries.length; ) {
+    let j = i;
+    while (j < entries.length && entries[j]!.modelId === entries[i]!.modelId) j++;
+    const run = entries.slice(i, j);
+    chunks.push({ modelId: run[0]!.modelId, firstSeq: run[0]!.seq, text: run.map(entryToNdjson).join(''), timesNs: BigInt64Array.from(run.map((e) => e.timeNs)) });
+    i = j;
+  }
+  return { ...batchOf(entries), ndjson: chunks };
 }
 
 /** A log record captured by {@link MemoryStore}. */

@@ -1,0 +1,124 @@
+//! Journal pages as sinks read them. A journal row holds the new entries of one fetched
+//! page as the NDJSON lines the text sinks write (see sinks/format.ts) plus the exact time
+//! of each entry. Sinks that write lines take the text as it is; entry objects are built
+//! only for sinks that ask for them.
+import type { SinkEntry } from '../sinks/contract.js';
+import { entryToNdjson } from '../sinks/format.js';
+
+/** One journal row: consecutive entries of one model. */
+export class JournalPage {
+  #starts: Int32Array | undefined;
+  #entries: SinkEntry[] | undefined;
+
+  constructor(
+    readonly firstSeq: number,
+    readonly modelId: string,
+    readonly fetchedMs: number,
+    /** One NDJSON line per entry, in seq order, each ending in `\n`. */
+    readonly text: string,
+    /** Exact time of each entry, nanoseconds since the epoch. */
+    readonly timesNs: BigInt64Array,
+  ) {}
+
+  get count(): number {
+    return this.timesNs.length;
+  }
+
+  get lastSeq(): number {
+    return this.firstSeq + this.timesNs.length - 1;
+  }
+
+  /** Offset in `text` where each line starts, plus `text.length` at the end. */
+  starts(): Int32Array {
+    if (this.#starts) return this.#starts;
+    const n = this.timesNs.length;
+    const starts = new Int32Array(n + 1);
+    let at = 0;
+    for (let i = 0; i < n; i++) {
+      starts[i] = at;
+      at = this.text.indexOf('\n', at) + 1;
+    }
+    starts[n] = this.text.length;
+    this.#starts = starts;
+    return starts;
+  }
+
+  /** The lines of entries [from, to) as one string. */
+  lines(from: number, to: number): string {
+    if (from === 0 && to === this.timesNs.length) return this.text;
+    const starts = this.starts();
+    return this.text.slice(starts[from], starts[to]);
+  }
+
+  /** The entries as objects (built once, on first use). */
+  entries(): SinkEntry[] {
+    if (this.#entries) return this.#entries;
+    // The lines end in `\n` and never contain a raw newline: joined with commas they are a JSON array.
+    const rows = JSON.parse(`[${this.text.slice(0, -1).replaceAll('\n', ',')}]`) as Array<{ time: string; stream: string; log: string }>;
+    const out: SinkEntry[] = new Array(rows.length);
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i]!;
+      out[i] = { seq: this.firstSeq + i, modelId: this.modelId, time: r.time, timeNs: this.timesNs[i]!, stream: r.stream, log: r.log, fetchedAtMs: this.fetchedMs };
+    }
+    this.#entries = out;
+    return out;
+  }
+
+  /** A page from entries already decoded (rows written before pages held NDJSON). */
+  static fromEntries(firstSeq: number, modelId: string, fetchedMs: number, entries: SinkEntry[]): JournalPage {
+    let text = '';
+    const times = new BigInt64Array(entries.length);
+    for (let i = 0; i < entries.length; i++) {
+      text += entryToNdjson(entries[i]!);
+      times[i] = entries[i]!.timeNs;
+    }
+    const page = new JournalPage(firstSeq, modelId, fetchedMs, text, times);
+    page.#entries = entries;
+    return page;
+  }
+}
+
+/** Entries [from, to) of a journal page. */
+export interface PageSlice {
+  page: JournalPage;
+  from: number;
+  to: number;
+}
+
+/** Entries in a list of slices. */
+export function sliceCount(slices: readonly PageSlice[]): number {
+  let n = 0;
+  for (const s of slices) n += s.to - s.from;
+  return n;
+}
+
+/** Characters of NDJSON text in a list of slices (the measure of a batch's size). */
+export function sliceChars(slices: readonly PageSlice[]): number {
+  let n = 0;
+  for (const s of slices) n += s.from === 0 && s.to === s.page.count ? s.page.text.length : s.page.starts()[s.to]! - s.page.starts()[s.from]!;
+  return n;
+}
+
+/** The entries of a list of slices, as objects. */
+export function sliceEntries(slices: readonly PageSlice[]): SinkEntry[] {
+  if (slices.length === 1 && slices[0]!.from === 0 && slices[0]!.to === slices[0]!.page.count) return slices[0]!.page.entries();
+  const out: SinkEntry[] = [];
+  for (const s of slices) {
+    const all = s.page.entries();
+    for (let i = s.from; i < s.to; i++) out.push(all[i]!);
+  }
+  return out;
+}
+
+/** Packs entry times for the journal row (int64 little-endian each). */
+export function packTimes(times: BigInt64Array): Buffer {
+  return Buffer.from(times.buffer, times.byteOffset, times.byteLength);
+}
+
+/** Unpacks the times written by {@link packTimes}. */
+export function unpackTimes(blob: Uint8Array): BigInt64Array {
+  // Copied: SQLite's buffer need not be 8-byte aligned.
+  const out = new BigInt64Array(blob.byteLength >>> 3);
+  new Uint8Array(out.buffer).set(blob.subarray(0, out.byteLength));
+  return out;
+}
