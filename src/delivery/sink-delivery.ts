@@ -49,7 +49,8 @@ export class SinkDelivery {
   private wakeUp: (() => void) | undefined;
   private pending = false;
   private draining = false;
-  private flushPending = false;
+  /** Entries up to this seq go out without waiting for max_delay (see flushSoon). */
+  private flushThrough = 0;
   private runPromise: Promise<void> | undefined;
   private lastRetryLogMs = 0;
   /** Last send error, for status output. */
@@ -99,11 +100,12 @@ export class SinkDelivery {
   }
 
   /**
-   * Sends the batch being gathered at once instead of waiting for max_delay (a poll just
-   * finished: no more pages are coming for a while).
+   * Sends what is in the journal now without waiting for max_delay (a poll just finished:
+   * no more pages are coming for a while). Holds for every entry committed so far, not just
+   * the next batch: full batches may still be ahead of the partial one at the end.
    */
   flushSoon(): void {
-    this.flushPending = true;
+    this.flushThrough = Math.max(this.flushThrough, this.d.store.lastSeq());
     this.notify();
   }
 
@@ -186,17 +188,16 @@ export class SinkDelivery {
           }
           const full = sliceCount(slices) >= settings.maxEntries || sliceChars(slices) >= settings.maxBytes;
           const waited = this.d.now() - slices[0]!.page.fetchedMs;
-          if (!full && waited < settings.maxDelayMs && !this.draining && !this.flushPending) {
+          const head = slices[0]!;
+          if (!full && waited < settings.maxDelayMs && !this.draining && head.page.firstSeq + head.from > this.flushThrough) {
             waitMs = settings.maxDelayMs - waited;
             break;
           }
-          const head = slices[0]!;
           const tail = slices[slices.length - 1]!;
           firstSeq = head.page.firstSeq + head.from;
           lastSeq = tail.page.firstSeq + tail.to - 1;
         }
         readFrom = lastSeq;
-        this.flushPending = false;
         const selected = settings.models ? slices.filter((x) => settings.models!.has(x.page.modelId)) : slices;
         const count = sliceCount(selected);
         const fetchedMs = selected[0]?.page.fetchedMs ?? 0;

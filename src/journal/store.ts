@@ -308,7 +308,7 @@ export class StateStore {
       const first = this.lastSeqValue + 1;
       const lines = new NdjsonLineBuilder(modelId);
       const times = new BigInt64Array(entries.length);
-      // Joined once at the end: a string grown line by line is a rope that every reader would flatten.
+      // Pieces joined once at the end: a string grown line by line is a rope that every reader would flatten.
       const text: string[] = [];
       let n = 0;
       for (const p of entries) {
@@ -322,7 +322,7 @@ export class StateStore {
         }
         if (countInPlace(keyFor(bucket, p.timeNs, p.hash, fetchId), fetchId)) {
           const e = p.entry;
-          text.push(lines.line(e.time, e.stream, e.log));
+          lines.push(text, e.time, e.stream, e.log);
           times[n++] = p.timeNs;
         } else {
           result.duplicates++;

@@ -37,19 +37,31 @@ function plainJsonString(s: string): boolean {
  */
 export class NdjsonLineBuilder {
   readonly #head: string;
-  #stream = '';
-  #streamJson = '""';
+  #stream: string | undefined;
+  /** `,"stream":<stream>,"log":` for the last stream seen. */
+  #middle = '';
 
   constructor(modelId: string) {
     this.#head = '{"model_id":' + JSON.stringify(modelId) + ',"time":';
   }
 
-  line(time: string, stream: string, log: string): string {
+  /**
+   * Appends the pieces of one line to `out`; `out.join('')` is the text. Pieces rather
+   * than a line each: one flat string at the end instead of a chain of partial ones per line.
+   */
+  push(out: string[], time: string, stream: string, log: string): void {
     if (stream !== this.#stream) {
       this.#stream = stream;
-      this.#streamJson = JSON.stringify(stream);
+      this.#middle = ',"stream":' + JSON.stringify(stream) + ',"log":';
     }
-    const t = plainJsonString(time) ? '"' + time + '"' : JSON.stringify(time);
-    return this.#head + t + ',"stream":' + this.#streamJson + ',"log":' + JSON.stringify(log) + '}\n';
+    if (plainJsonString(time)) out.push(this.#head, '"', time, '"', this.#middle, JSON.stringify(log), '}\n');
+    else out.push(this.#head, JSON.stringify(time), this.#middle, JSON.stringify(log), '}\n');
+  }
+
+  /** One line, as {@link NdjsonLineBuilder.push} renders it. */
+  line(time: string, stream: string, log: string): string {
+    const out: string[] = [];
+    this.push(out, time, stream, log);
+    return out.join('');
   }
 }

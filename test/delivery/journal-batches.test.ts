@@ -88,3 +88,26 @@ describe('batches read from the journal', () => {
     expect(dead!.entries).toEqual(journal.store.readAfter(0, 10));
   });
 });
+
+describe('flushSoon', () => {
+  it('sends the partial batch at the end at once, even behind full batches', async () => {
+    journal.sink('s');
+    journal.append('a', 25);
+    const { sink, sent } = sinkThat(() => ({ status: 'ok' }));
+    const delivery = startDelivery(journal, 's', sink, testSettings({ maxEntries: 10, maxDelayMs: 60_000 }));
+    await waitUntil(() => journal.sink('s').cursor === 20, 'the full batches');
+    await new Promise((r) => setTimeout(r, 100));
+    // the last 5 wait for max_delay (a minute) until a poll says no more are coming
+    expect(journal.sink('s').cursor).toBe(20);
+    journal.append('a', 12);
+    delivery.flushSoon();
+    await waitUntil(() => journal.sink('s').cursor === 37, 'everything, without waiting a minute', 5_000);
+    await delivery.stop();
+    expect(sent.map((b) => [b.firstSeq, b.lastSeq])).toEqual([
+      [1, 10],
+      [11, 20],
+      [21, 30],
+      [31, 37],
+    ]);
+  });
+});
