@@ -88,6 +88,13 @@ export interface StoreOptions {
   quietFlushMs?: number;
 }
 
+/**
+ * Text of recent journal pages kept in memory (characters). Sinks read pages right after
+ * they are committed; a sink that falls behind while pages keep coming reads them from
+ * here rather than from the file, up to this much.
+ */
+const PAGE_CACHE_CHARS = 8 * 1024 * 1024;
+
 /** Bytes a journal row takes per entry besides its NDJSON line (the packed time). */
 const TIME_BYTES = 8;
 
@@ -102,6 +109,8 @@ export class StateStore {
   private lastSeqValue = 0;
   /** Journal rows read or written lately, most recently used last: sinks read the same pages one after another. */
   private readonly decoded = new Map<number, JournalPage>();
+  /** Characters of text held in `decoded`, kept under {@link PAGE_CACHE_CHARS}. */
+  private decodedChars = 0;
   /** Checkpoints as last written by this process (the only writer: see lock.ts). */
   private readonly checkpoints = new Map<string, Checkpoint>();
   /**
@@ -492,8 +501,17 @@ export class StateStore {
   }
 
   private remember(page: JournalPage): void {
+    this.forget(page.firstSeq);
     this.decoded.set(page.firstSeq, page);
-    if (this.decoded.size > 32) this.decoded.delete(this.decoded.keys().next().value!);
+    this.decodedChars += page.text.length;
+    while (this.decodedChars > PAGE_CACHE_CHARS && this.decoded.size > 1) this.forget(this.decoded.keys().next().value!);
+  }
+
+  private forget(firstSeq: number): void {
+    const page = this.decoded.get(firstSeq);
+    if (!page) return;
+    this.decoded.delete(firstSeq);
+    this.decodedChars -= page.text.length;
   }
 
   /** Journal pages from the one holding `seq` on, oldest first. */
@@ -513,9 +531,7 @@ export class StateStore {
 
   private decode(row: JournalRow, entriesOf: Stmt): JournalPage {
     let page = this.decoded.get(row.first_seq);
-    if (page) {
-      this.decoded.delete(row.first_seq);
-    } else {
+    if (!page) {
       const stored = entriesOf.get(row.first_seq) as { entries: string; times: Uint8Array | null } | undefined;
       if (stored?.times) {
         page = new JournalPage(row.first_seq, row.model_id, row.fetched_ms, stored.entries, unpackTimes(stored.times));
@@ -545,7 +561,7 @@ export class StateStore {
       if (sum.n > 0) s.deleteBelow.run(seq, seq);
       res = sum;
     }).immediate();
-    for (const first of [...this.decoded.keys()]) if (first <= seq) this.decoded.delete(first);
+    for (const first of [...this.decoded.keys()]) if (first <= seq) this.forget(first);
     this.journalCount -= res.n;
     this.journalBytes -= res.b;
     return res;
