@@ -1,4 +1,4 @@
-//! Batches built from journal page slices: the NDJSON text is handed over as stored, and
+//! Batches built from journal page slices: the NDJSON lines are handed over as stored, and
 //! entry objects are built only if the sink reads them.
 import type { NdjsonChunk, SinkBatch, SinkEntry } from '../sinks/contract.js';
 import { sliceEntries, type PageSlice } from '../journal/pages.js';
@@ -19,7 +19,7 @@ export function journalBatch(id: string, firstSeq: number, lastSeq: number, slic
       ndjson ??= slices.map(({ page, from, to }) => ({
         modelId: page.modelId,
         firstSeq: page.firstSeq + from,
-        text: page.lines(from, to),
+        bytes: page.lines(from, to),
         timesNs: page.timesNs.subarray(from, to),
       }));
       return ndjson;

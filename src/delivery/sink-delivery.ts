@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { Sink, SinkBatch, SendOutcome } from '../sinks/contract.js';
 import type { DeadLetter, StateStore } from '../journal/store.js';
-import { sliceChars, sliceCount, type PageSlice } from '../journal/pages.js';
+import { sliceBytes, sliceCount, type PageSlice } from '../journal/pages.js';
 import { journalBatch } from './batch.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { describeError } from '../errors.js';
@@ -186,7 +186,7 @@ export class SinkDelivery {
             waitMs = Math.max(settings.maxDelayMs, 1000);
             break;
           }
-          const full = sliceCount(slices) >= settings.maxEntries || sliceChars(slices) >= settings.maxBytes;
+          const full = sliceCount(slices) >= settings.maxEntries || sliceBytes(slices) >= settings.maxBytes;
           const waited = this.d.now() - slices[0]!.page.fetchedMs;
           const head = slices[0]!;
           if (!full && waited < settings.maxDelayMs && !this.draining && head.page.firstSeq + head.from > this.flushThrough) {

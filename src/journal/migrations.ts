@@ -83,8 +83,9 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 2,
     sql: `
       -- Rows written from this version on hold their entries as NDJSON lines (the text
-      -- sinks write) in entries, and the exact time of each entry in times (int64 per
-      -- entry, little-endian). Rows without times keep the JSON array of version 1.
+      -- sinks write, UTF-8, stored as a blob) in entries, and the exact time of each entry
+      -- in times (int64 per entry, little-endian). Rows without times keep the JSON array
+      -- of version 1.
       ALTER TABLE journal ADD COLUMN times BLOB;
     `,
   },

@@ -1,9 +1,12 @@
 //! Journal pages as sinks read them. A journal row holds the new entries of one fetched
-//! page as the NDJSON lines the text sinks write (see sinks/format.ts) plus the exact time
-//! of each entry. Sinks that write lines take the text as it is; entry objects are built
-//! only for sinks that ask for them.
+//! page as the NDJSON lines the text sinks write (see sinks/format.ts), UTF-8 encoded, plus
+//! the exact time of each entry. Sinks that write lines take the bytes as they are: no
+//! decoding when the row is read, no encoding when it is written out. Entry objects are
+//! built only for sinks that ask for them.
 import type { SinkEntry } from '../sinks/contract.js';
 import { entryToNdjson } from '../sinks/format.js';
+
+const NEWLINE = 0x0a;
 
 /** One journal row: consecutive entries of one model. */
 export class JournalPage {
@@ -14,8 +17,8 @@ export class JournalPage {
     readonly firstSeq: number,
     readonly modelId: string,
     readonly fetchedMs: number,
-    /** One NDJSON line per entry, in seq order, each ending in `\n`. */
-    readonly text: string,
+    /** One NDJSON line per entry, in seq order, each ending in `\n`; UTF-8. */
+    readonly bytes: Buffer,
     /** Exact time of each entry, nanoseconds since the epoch. */
     readonly timesNs: BigInt64Array,
   ) {}
@@ -28,7 +31,7 @@ export class JournalPage {
     return this.firstSeq + this.timesNs.length - 1;
   }
 
-  /** Offset in `text` where each line starts, plus `text.length` at the end. */
+  /** Byte offset where each line starts, plus the length at the end. */
   starts(): Int32Array {
     if (this.#starts) return this.#starts;
     const n = this.timesNs.length;
@@ -36,25 +39,33 @@ export class JournalPage {
     let at = 0;
     for (let i = 0; i < n; i++) {
       starts[i] = at;
-      at = this.text.indexOf('\n', at) + 1;
+      at = this.bytes.indexOf(NEWLINE, at) + 1;
     }
-    starts[n] = this.text.length;
+    starts[n] = this.bytes.length;
     this.#starts = starts;
     return starts;
   }
 
-  /** The lines of entries [from, to) as one string. */
-  lines(from: number, to: number): string {
-    if (from === 0 && to === this.timesNs.length) return this.text;
+  /** The lines of entries [from, to) (a view of the page's bytes, not a copy). */
+  lines(from: number, to: number): Buffer {
+    if (from === 0 && to === this.timesNs.length) return this.bytes;
     const starts = this.starts();
-    return this.text.slice(starts[from], starts[to]);
+    return this.bytes.subarray(starts[from], starts[to]);
+  }
+
+  /** Bytes of the lines of entries [from, to). */
+  size(from: number, to: number): number {
+    if (from === 0 && to === this.timesNs.length) return this.bytes.length;
+    const starts = this.starts();
+    return starts[to]! - starts[from]!;
   }
 
   /** The entries as objects (built once, on first use). */
   entries(): SinkEntry[] {
     if (this.#entries) return this.#entries;
     // The lines end in `\n` and never contain a raw newline: joined with commas they are a JSON array.
-    const rows = JSON.parse(`[${this.text.slice(0, -1).replaceAll('\n', ',')}]`) as Array<{ time: string; stream: string; log: string }>;
+    const text = this.bytes.toString('utf8', 0, Math.max(0, this.bytes.length - 1));
+    const rows = JSON.parse(`[${text.replaceAll('\n', ',')}]`) as Array<{ time: string; stream: string; log: string }>;
     const out: SinkEntry[] = new Array(rows.length);
     for (let i = 0; i < rows.length; i++) {
       const r = rows[i]!;
@@ -66,13 +77,13 @@ export class JournalPage {
 
   /** A page from entries already decoded (rows written before pages held NDJSON). */
   static fromEntries(firstSeq: number, modelId: string, fetchedMs: number, entries: SinkEntry[]): JournalPage {
-    let text = '';
+    const lines: string[] = new Array(entries.length);
     const times = new BigInt64Array(entries.length);
     for (let i = 0; i < entries.length; i++) {
-      text += entryToNdjson(entries[i]!);
+      lines[i] = entryToNdjson(entries[i]!);
       times[i] = entries[i]!.timeNs;
     }
-    const page = new JournalPage(firstSeq, modelId, fetchedMs, text, times);
+    const page = new JournalPage(firstSeq, modelId, fetchedMs, Buffer.from(lines.join('')), times);
     page.#entries = entries;
     return page;
   }
@@ -92,10 +103,10 @@ export function sliceCount(slices: readonly PageSlice[]): number {
   return n;
 }
 
-/** Characters of NDJSON text in a list of slices (the measure of a batch's size). */
-export function sliceChars(slices: readonly PageSlice[]): number {
+/** Bytes of NDJSON in a list of slices (the measure of a batch's size). */
+export function sliceBytes(slices: readonly PageSlice[]): number {
   let n = 0;
-  for (const s of slices) n += s.from === 0 && s.to === s.page.count ? s.page.text.length : s.page.starts()[s.to]! - s.page.starts()[s.from]!;
+  for (const s of slices) n += s.page.size(s.from, s.to);
   return n;
 }
 
@@ -110,7 +121,7 @@ export function sliceEntries(slices: readonly PageSlice[]): SinkEntry[] {
   return out;
 }
 
-/** Packs entry times for the journal row (int64 little-endian each). */
+/** Packs entry times for the journal row (int64 each, in the platform's byte order: little-endian). */
 export function packTimes(times: BigInt64Array): Buffer {
   return Buffer.from(times.buffer, times.byteOffset, times.byteLength);
 }

@@ -89,11 +89,11 @@ export interface StoreOptions {
 }
 
 /**
- * Text of recent journal pages kept in memory (characters). Sinks read pages right after
+ * Recent journal pages kept in memory (bytes of NDJSON). Sinks read pages right after
  * they are committed; a sink that falls behind while pages keep coming reads them from
  * here rather than from the file, up to this much.
  */
-const PAGE_CACHE_CHARS = 8 * 1024 * 1024;
+const PAGE_CACHE_BYTES = 8 * 1024 * 1024;
 
 /** Bytes a journal row takes per entry besides its NDJSON line (the packed time). */
 const TIME_BYTES = 8;
@@ -109,8 +109,8 @@ export class StateStore {
   private lastSeqValue = 0;
   /** Journal rows read or written lately, most recently used last: sinks read the same pages one after another. */
   private readonly decoded = new Map<number, JournalPage>();
-  /** Characters of text held in `decoded`, kept under {@link PAGE_CACHE_CHARS}. */
-  private decodedChars = 0;
+  /** Bytes of NDJSON held in `decoded`, kept under {@link PAGE_CACHE_BYTES}. */
+  private decodedBytes = 0;
   /** Checkpoints as last written by this process (the only writer: see lock.ts). */
   private readonly checkpoints = new Map<string, Checkpoint>();
   /**
@@ -341,14 +341,14 @@ export class StateStore {
       if (n > 0) {
         const last = first + n - 1;
         const kept = times.subarray(0, n);
-        const joined = text.join('');
-        addedBytes = Buffer.byteLength(joined) + n * TIME_BYTES;
-        s.append.run(first, last, modelId, n, addedBytes, fetchedMs, joined, packTimes(kept));
+        const bytes = Buffer.from(text.join(''));
+        addedBytes = bytes.length + n * TIME_BYTES;
+        s.append.run(first, last, modelId, n, addedBytes, fetchedMs, bytes, packTimes(kept));
         s.setLastSeq.run(String(last));
         result.firstSeq = first;
         result.lastSeq = last;
         result.appended = n;
-        page = new JournalPage(first, modelId, fetchedMs, joined, kept);
+        page = new JournalPage(first, modelId, fetchedMs, bytes, kept);
       }
       if (maxNs !== undefined) s.setLastEntry.run(maxNs, maxNs, modelId);
       if ('end' in next) s.endWindow.run(this.now(), modelId);
@@ -458,21 +458,21 @@ export class StateStore {
 
   /**
    * The journal after `afterSeq` as page slices: up to `limit` entries, stopping early once
-   * their NDJSON text reaches `maxBytes` characters (at least one entry is always taken).
+   * their NDJSON lines reach `maxBytes` bytes (at least one entry is always taken).
    */
   slicesAfter(afterSeq: number, limit: number, maxBytes = Number.POSITIVE_INFINITY): PageSlice[] {
     const out: PageSlice[] = [];
     let count = 0;
-    let chars = 0;
+    let bytes = 0;
     for (const page of this.pagesFrom(afterSeq + 1)) {
       const from = Math.max(0, afterSeq + 1 - page.firstSeq);
       if (from >= page.count) continue;
       let to = Math.min(page.count, from + limit - count);
-      let size = from === 0 && to === page.count ? page.text.length : page.starts()[to]! - page.starts()[from]!;
-      if (chars + size > maxBytes) {
+      let size = page.size(from, to);
+      if (bytes + size > maxBytes) {
         // Cut inside the page: as many whole lines as fit, and never nothing at all.
         const starts = page.starts();
-        const budget = maxBytes - chars;
+        const budget = maxBytes - bytes;
         to = from;
         while (to < page.count && starts[to + 1]! - starts[from]! <= budget) to++;
         if (to === from && count === 0) to = from + 1;
@@ -481,7 +481,7 @@ export class StateStore {
       if (to > from) {
         out.push({ page, from, to });
         count += to - from;
-        chars += size;
+        bytes += size;
       }
       if (count >= limit || to < page.count) break;
     }
@@ -503,15 +503,15 @@ export class StateStore {
   private remember(page: JournalPage): void {
     this.forget(page.firstSeq);
     this.decoded.set(page.firstSeq, page);
-    this.decodedChars += page.text.length;
-    while (this.decodedChars > PAGE_CACHE_CHARS && this.decoded.size > 1) this.forget(this.decoded.keys().next().value!);
+    this.decodedBytes += page.bytes.length;
+    while (this.decodedBytes > PAGE_CACHE_BYTES && this.decoded.size > 1) this.forget(this.decoded.keys().next().value!);
   }
 
   private forget(firstSeq: number): void {
     const page = this.decoded.get(firstSeq);
     if (!page) return;
     this.decoded.delete(firstSeq);
-    this.decodedChars -= page.text.length;
+    this.decodedBytes -= page.bytes.length;
   }
 
   /** Journal pages from the one holding `seq` on, oldest first. */
@@ -532,12 +532,13 @@ export class StateStore {
   private decode(row: JournalRow, entriesOf: Stmt): JournalPage {
     let page = this.decoded.get(row.first_seq);
     if (!page) {
-      const stored = entriesOf.get(row.first_seq) as { entries: string; times: Uint8Array | null } | undefined;
+      const stored = entriesOf.get(row.first_seq) as { entries: Buffer | string; times: Uint8Array | null } | undefined;
       if (stored?.times) {
-        page = new JournalPage(row.first_seq, row.model_id, row.fetched_ms, stored.entries, unpackTimes(stored.times));
+        const bytes = typeof stored.entries === 'string' ? Buffer.from(stored.entries) : stored.entries;
+        page = new JournalPage(row.first_seq, row.model_id, row.fetched_ms, bytes, unpackTimes(stored.times));
       } else {
         // A row written before rows held NDJSON: a JSON array of [time, time_ns, stream, log].
-        const raw = JSON.parse(stored?.entries ?? '[]') as Array<[string, string, string, string]>;
+        const raw = JSON.parse(String(stored?.entries ?? '[]')) as Array<[string, string, string, string]>;
         const entries = raw.map((r, i) => ({ seq: row.first_seq + i, modelId: row.model_id, time: r[0], timeNs: BigInt(r[1]), stream: r[2], log: r[3], fetchedAtMs: row.fetched_ms }));
         page = JournalPage.fromEntries(row.first_seq, row.model_id, row.fetched_ms, entries);
       }

@@ -27,8 +27,8 @@ export interface NdjsonChunk {
   modelId: string;
   /** Seq of the first line; line `i` is seq `firstSeq + i`. */
   firstSeq: number;
-  /** One line per entry, each ending in `\n`; no line holds a raw newline. */
-  text: string;
+  /** One line per entry, UTF-8, each ending in `\n`; no line holds a raw newline. */
+  bytes: Buffer;
   /** Exact time of each line's entry, nanoseconds since the epoch (its length is the line count). */
   timesNs: BigInt64Array;
 }
@@ -42,8 +42,8 @@ export interface SinkBatch {
   /** The entries (for batches read from the journal, built on first access). */
   readonly entries: SinkEntry[];
   /**
-   * The same entries as NDJSON text, when the batch was read from the journal (which
-   * stores them so). Sinks that write lines use it to skip rendering every entry again.
+   * The same entries as NDJSON lines, when the batch was read from the journal (which
+   * stores them so). Sinks that write lines use them to skip rendering every entry again.
    */
   readonly ndjson?: readonly NdjsonChunk[];
 }

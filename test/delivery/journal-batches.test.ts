@@ -1,4 +1,4 @@
-// Batches read from the journal: their NDJSON text is the journal's, entries are the same
+// Batches read from the journal: their NDJSON lines are the journal's, entries are the same
 // lines as objects (built only when a sink reads them), a model filter keeps whole runs of
 // its models, and a rejected batch reaches the dead-letter table with all its entries.
 import { join } from 'node:path';
@@ -33,7 +33,7 @@ function sinkThat(outcome: (batch: SinkBatch) => SendOutcome) {
 }
 
 describe('batches read from the journal', () => {
-  it('carry the journal text of exactly their entries, and the entries as objects on demand', async () => {
+  it('carry the journal lines of exactly their entries, and the entries as objects on demand', async () => {
     journal.sink('s');
     journal.append('a', 7);
     journal.append('b', 5);
@@ -50,9 +50,9 @@ describe('batches read from the journal', () => {
     for (const b of sent) {
       const entries = all.filter((e) => e.seq >= b.firstSeq && e.seq <= b.lastSeq);
       expect(b.entries).toEqual(entries);
-      expect(b.ndjson!.map((c) => c.text).join('')).toBe(entries.map(entryToNdjson).join(''));
+      expect(Buffer.concat(b.ndjson!.map((c) => c.bytes)).toString()).toBe(entries.map(entryToNdjson).join(''));
       for (const c of b.ndjson!) {
-        expect(c.timesNs.length).toBe(c.text.split('\n').length - 1);
+        expect(c.timesNs.length).toBe(c.bytes.toString().split('\n').length - 1);
         expect([...c.timesNs]).toEqual(entries.filter((e) => e.seq >= c.firstSeq && e.seq < c.firstSeq + c.timesNs.length).map((e) => e.timeNs));
       }
     }

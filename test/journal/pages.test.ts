@@ -1,6 +1,6 @@
-//! Journal pages: NDJSON text with packed times, read back as lines, slices and entries.
+//! Journal pages: NDJSON lines (UTF-8) with packed times, read back as lines, slices and entries.
 import { describe, expect, it } from 'vitest';
-import { JournalPage, packTimes, sliceChars, sliceCount, sliceEntries, unpackTimes } from '../../src/journal/pages.js';
+import { JournalPage, packTimes, sliceBytes, sliceCount, sliceEntries, unpackTimes } from '../../src/journal/pages.js';
 import { entryToNdjson } from '../../src/sinks/format.js';
 import type { SinkEntry } from '../../src/sinks/contract.js';
 
@@ -10,7 +10,7 @@ const entries = (first: number, logs: string[]): SinkEntry[] =>
 function pageOf(first: number, logs: string[]): JournalPage {
   const es = entries(first, logs);
   const times = BigInt64Array.from(es.map((e) => e.timeNs));
-  return new JournalPage(first, 'm"1', 42, es.map(entryToNdjson).join(''), times);
+  return new JournalPage(first, 'm"1', 42, Buffer.from(es.map(entryToNdjson).join('')), times);
 }
 
 describe('journal pages', () => {
@@ -23,17 +23,19 @@ describe('journal pages', () => {
     expect(page.entries()).toEqual(entries(10, logs));
   });
 
-  it('cuts whole lines out of its text', () => {
+  it('cuts whole lines out of its bytes, counting bytes not characters', () => {
     const page = pageOf(10, logs);
     const lines = entries(10, logs).map(entryToNdjson);
-    expect(page.lines(0, 5)).toBe(page.text);
-    expect(page.lines(1, 3)).toBe(lines[1]! + lines[2]!);
-    expect(page.lines(4, 5)).toBe(lines[4]);
-    expect(page.lines(2, 2)).toBe('');
-    expect([...page.starts()]).toEqual(lines.reduce((acc, l) => [...acc, acc[acc.length - 1]! + l.length], [0]));
+    expect(page.lines(0, 5)).toBe(page.bytes);
+    expect(page.lines(1, 3).toString()).toBe(lines[1]! + lines[2]!);
+    expect(page.lines(4, 5).toString()).toBe(lines[4]);
+    expect(page.lines(2, 2).length).toBe(0);
+    expect(page.size(2, 3)).toBe(Buffer.byteLength(lines[2]!));
+    expect(page.size(2, 3)).toBeGreaterThan(lines[2]!.length);
+    expect([...page.starts()]).toEqual(lines.reduce((acc, l) => [...acc, acc[acc.length - 1]! + Buffer.byteLength(l)], [0]));
   });
 
-  it('slices count entries and characters, and yield the entries in seq order', () => {
+  it('slices count entries and bytes, and yield the entries in seq order', () => {
     const a = pageOf(1, ['x', 'y', 'z']);
     const b = pageOf(4, ['u', 'v']);
     const slices = [
@@ -41,7 +43,7 @@ describe('journal pages', () => {
       { page: b, from: 0, to: 1 },
     ];
     expect(sliceCount(slices)).toBe(3);
-    expect(sliceChars(slices)).toBe(a.lines(1, 3).length + b.lines(0, 1).length);
+    expect(sliceBytes(slices)).toBe(a.lines(1, 3).length + b.lines(0, 1).length);
     expect(sliceEntries(slices).map((e) => [e.seq, e.log])).toEqual([
       [2, 'y'],
       [3, 'z'],
@@ -63,7 +65,7 @@ describe('journal pages', () => {
   it('builds the same page from already decoded entries', () => {
     const es = entries(7, logs);
     const page = JournalPage.fromEntries(7, 'm"1', 42, es);
-    expect(page.text).toBe(pageOf(7, logs).text);
+    expect(page.bytes.equals(pageOf(7, logs).bytes)).toBe(true);
     expect([...page.timesNs]).toEqual(es.map((e) => e.timeNs));
     expect(page.entries()).toBe(es);
   });

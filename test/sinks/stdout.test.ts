@@ -26,13 +26,13 @@ describe('stdout sink', () => {
     await sink.close();
   });
 
-  it('writes the NDJSON text of batches read from the journal as it is', async () => {
+  it('writes the NDJSON lines of batches read from the journal as they are', async () => {
     const stream = new PassThrough();
     const text = collect(stream);
     const sink = createStdoutSink({}, new MemoryStore().ctx(), stream);
     const es = [entry(1, { model: 'a' }), entry(2, { model: 'b', log: 'x\ny' }), entry(3, { model: 'a' })];
     const batch = withNdjson(es);
-    batch.ndjson![1]!.text = batch.ndjson![1]!.text.replace('x\\ny', 'from the text');
+    batch.ndjson![1]!.bytes = Buffer.from(batch.ndjson![1]!.bytes.toString().replace('x\\ny', 'from the text'));
     expect(await sink.send(batch, signal)).toEqual({ status: 'ok' });
     expect(text()).toBe(entryToNdjson(es[0]!) + entryToNdjson({ ...es[1]!, log: 'from the text' }) + entryToNdjson(es[2]!));
     await sink.close();

@@ -42,6 +42,7 @@ export interface FileSinkTuning {
 }
 
 const ERROR_LOG_INTERVAL_MS = 60_000;
+const NEWLINE = 0x0a;
 const COMPRESS_RETRY_MS = 60_000;
 
 function errCode(err: unknown): string | undefined {
@@ -379,23 +380,28 @@ class FileSink implements Sink {
   }
 
   /**
-   * Text per rendered path, in first-seen order, as pieces of whole lines; entries at or
+   * Bytes per rendered path, in first-seen order, as pieces of whole lines; entries at or
    * below `doneSeq` are already in the files. Batches read from the journal bring their
    * lines ready-made: only the path is worked out, once per run of lines sharing it.
    */
-  #group(batch: SinkBatch, doneSeq: number): Map<string, string[]> {
-    const groups = new Map<string, string[]>();
-    const add = (path: string, text: string): void => {
+  #group(batch: SinkBatch, doneSeq: number): Map<string, Buffer[]> {
+    const groups = new Map<string, Buffer[]>();
+    const add = (path: string, bytes: Buffer): void => {
       const pieces = groups.get(path);
-      if (pieces === undefined) groups.set(path, [text]);
-      else pieces.push(text);
+      if (pieces === undefined) groups.set(path, [bytes]);
+      else pieces.push(bytes);
     };
     const chunks = batch.ndjson;
     if (chunks === undefined) {
+      const lines = new Map<string, string[]>();
       for (const e of batch.entries) {
         if (e.seq <= doneSeq) continue;
-        add(this.#template.render(e.modelId, Number(e.timeNs / 1_000_000n)), entryToNdjson(e));
+        const path = this.#template.render(e.modelId, Number(e.timeNs / 1_000_000n));
+        const list = lines.get(path);
+        if (list === undefined) lines.set(path, [entryToNdjson(e)]);
+        else list.push(entryToNdjson(e));
       }
+      for (const [path, list] of lines) add(path, Buffer.from(list.join('')));
       return groups;
     }
     for (const c of chunks) {
@@ -403,9 +409,9 @@ class FileSink implements Sink {
       const from = Math.max(0, doneSeq - c.firstSeq + 1);
       if (from >= n) continue;
       let at = 0;
-      for (let i = 0; i < from; i++) at = c.text.indexOf('\n', at) + 1;
+      for (let i = 0; i < from; i++) at = c.bytes.indexOf(NEWLINE, at) + 1;
       if (!this.#template.usesTime) {
-        add(this.#template.render(c.modelId, 0), at === 0 ? c.text : c.text.slice(at));
+        add(this.#template.render(c.modelId, 0), at === 0 ? c.bytes : c.bytes.subarray(at));
         continue;
       }
       let runStart = at;
@@ -413,13 +419,13 @@ class FileSink implements Sink {
       for (let i = from; i < n; i++) {
         const path = this.#template.render(c.modelId, Number(c.timesNs[i]! / 1_000_000n));
         if (path !== runPath) {
-          add(runPath, c.text.slice(runStart, at));
+          add(runPath, c.bytes.subarray(runStart, at));
           runStart = at;
           runPath = path;
         }
-        at = c.text.indexOf('\n', at) + 1;
+        at = c.bytes.indexOf(NEWLINE, at) + 1;
       }
-      add(runPath, c.text.slice(runStart, at));
+      add(runPath, c.bytes.subarray(runStart, at));
     }
     return groups;
   }
@@ -434,54 +440,48 @@ class FileSink implements Sink {
     this.#durable = snap;
   }
 
-  async #writeGroup(path: string, pieces: string[], work: FileSinkState, base: Map<string, number>, now: number): Promise<void> {
+  async #writeGroup(path: string, pieces: Buffer[], work: FileSinkState, base: Map<string, number>, now: number): Promise<void> {
     const file = work.files[path];
     if (file === undefined) throw new Error(`bug: ${path} is not in the state`);
     const maxBytes = this.#cfg.rotate?.max_bytes;
     const maxAge = this.#cfg.rotate?.max_age;
     if (maxAge !== undefined && file.off > 0 && now - file.created >= maxAge) await this.#rotate(path, work, base, now);
     if (maxBytes === undefined) {
-      await this.#append(path, pieces.length === 1 ? pieces[0]! : pieces.join(''), work);
+      await this.#append(path, pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces), work);
       return;
     }
-    let chunk = '';
+    let chunk: Buffer[] = [];
     let chunkBytes = 0;
-    const overflows = (bytes: number): boolean => {
-      const off = work.files[path]!.off;
-      return off + chunkBytes > 0 && off + chunkBytes + bytes > maxBytes;
-    };
     for (const piece of pieces) {
-      const pieceBytes = Buffer.byteLength(piece);
-      if (work.files[path]!.off + chunkBytes + pieceBytes <= maxBytes) {
-        chunk += piece;
-        chunkBytes += pieceBytes;
+      if (work.files[path]!.off + chunkBytes + piece.length <= maxBytes) {
+        chunk.push(piece);
+        chunkBytes += piece.length;
         continue;
       }
       // The piece crosses the size limit: line by line, rotating between two lines (a line
       // longer than the limit still goes whole into an empty file).
       for (let at = 0; at < piece.length; ) {
-        const end = piece.indexOf('\n', at) + 1 || piece.length;
-        const line = piece.slice(at, end);
+        const end = piece.indexOf(NEWLINE, at) + 1 || piece.length;
+        const line = piece.subarray(at, end);
         at = end;
-        const bytes = Buffer.byteLength(line);
-        if (overflows(bytes)) {
-          if (chunkBytes > 0) await this.#append(path, chunk, work);
-          chunk = '';
+        const off = work.files[path]!.off;
+        if (off + chunkBytes > 0 && off + chunkBytes + line.length > maxBytes) {
+          if (chunkBytes > 0) await this.#append(path, Buffer.concat(chunk), work);
+          chunk = [];
           chunkBytes = 0;
           await this.#rotate(path, work, base, now);
         }
-        chunk += line;
-        chunkBytes += bytes;
+        chunk.push(line);
+        chunkBytes += line.length;
       }
     }
-    if (chunkBytes > 0) await this.#append(path, chunk, work);
+    if (chunkBytes > 0) await this.#append(path, Buffer.concat(chunk), work);
   }
 
-  async #append(path: string, text: string, work: FileSinkState): Promise<void> {
+  async #append(path: string, buf: Buffer, work: FileSinkState): Promise<void> {
     const file = work.files[path]!;
     const { fh } = await this.#handles.acquire(path);
     if (file.off === 0) file.created = this.#ctx.now();
-    const buf = Buffer.from(text, 'utf8');
     this.#touched.add(path);
     this.#lastWrite.set(path, performance.now());
     let done = 0;

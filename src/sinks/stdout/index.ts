@@ -47,7 +47,7 @@ export function createStdoutSink(config: StdoutSinkOptions, ctx: SinkContext, st
     }
   };
 
-  const write = (text: string): Promise<Error | undefined> =>
+  const write = (text: string | Buffer): Promise<Error | undefined> =>
     new Promise((resolve) => {
       let settled = false;
       const done = (err?: Error | null): void => {
@@ -68,10 +68,10 @@ export function createStdoutSink(config: StdoutSinkOptions, ctx: SinkContext, st
   const send = async (batch: SinkBatch): Promise<SendOutcome> => {
     if (closing !== undefined) return { status: 'retry', error: 'the stdout sink is closed' };
     const chunks = batch.ndjson;
-    let text = '';
-    if (chunks !== undefined) for (const c of chunks) text += c.text;
+    let text: string | Buffer = '';
+    if (chunks !== undefined) text = chunks.length === 1 ? chunks[0]!.bytes : Buffer.concat(chunks.map((c) => c.bytes));
     else for (const e of batch.entries) text += entryToNdjson(e);
-    if (text === '') return { status: 'ok' };
+    if (text.length === 0) return { status: 'ok' };
     const broken = (stream as { destroyed?: boolean }).destroyed === true ? (lastError ?? new Error('standard output is closed')) : undefined;
     const err = broken ?? (await write(text));
     if (err === undefined) return { status: 'ok' };

@@ -28,14 +28,14 @@ export function batchOf(entries: SinkEntry[]): SinkBatch {
   return { id: `file:${first}-${last}`, firstSeq: first, lastSeq: last, entries };
 }
 
-/** A batch as the delivery loop builds it from journal pages: the entries plus their NDJSON text, a chunk per run of one model. */
+/** A batch as the delivery loop builds it from journal pages: the entries plus their NDJSON lines, a chunk per run of one model. */
 export function withNdjson(entries: SinkEntry[]): SinkBatch {
   const chunks: NdjsonChunk[] = [];
   for (let i = 0; i < entries.length; ) {
     let j = i;
     while (j < entries.length && entries[j]!.modelId === entries[i]!.modelId) j++;
     const run = entries.slice(i, j);
-    chunks.push({ modelId: run[0]!.modelId, firstSeq: run[0]!.seq, text: run.map(entryToNdjson).join(''), timesNs: BigInt64Array.from(run.map((e) => e.timeNs)) });
+    chunks.push({ modelId: run[0]!.modelId, firstSeq: run[0]!.seq, bytes: Buffer.from(run.map(entryToNdjson).join('')), timesNs: BigInt64Array.from(run.map((e) => e.timeNs)) });
     i = j;
   }
   return { ...batchOf(entries), ndjson: chunks };

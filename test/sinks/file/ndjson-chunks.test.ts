@@ -1,5 +1,5 @@
-//! Batches read from the journal bring their lines as NDJSON text. The file sink writes
-//! that text as it is; the files must be byte for byte those it writes from entries:
+//! Batches read from the journal bring their lines as NDJSON bytes. The file sink writes
+//! them as they are; the files must be byte for byte those it writes from entries:
 //! same paths (time codes of each entry's own time), same rotation points, same skipping
 //! of lines a re-sent batch already wrote.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -45,7 +45,7 @@ async function run(opts: FileSinkOptions, batches: SinkEntry[][], resend: boolea
   }
 }
 
-describe('file sink: batches with NDJSON text', () => {
+describe('file sink: batches with NDJSON lines', () => {
   it('writes the same files as from entries, for any templates, rotation sizes and re-sends', async () => {
     let runs = 0;
     await fc.assert(
