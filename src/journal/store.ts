@@ -557,11 +557,12 @@ export class StateStore {
   private deleteThrough(seq: number): { n: number; b: number } {
     const s = this.s;
     let res = { n: 0, b: 0 };
-    this.db.transaction(() => {
+    // Unsynced: rows every sink has passed that come back after a power loss are deleted again.
+    this.unsynced(() => {
       const sum = s.sumBelow.get(seq, seq) as { n: number; b: number };
       if (sum.n > 0) s.deleteBelow.run(seq, seq);
       res = sum;
-    }).immediate();
+    });
     for (const first of [...this.decoded.keys()]) if (first <= seq) this.forget(first);
     this.journalCount -= res.n;
     this.journalBytes -= res.b;
@@ -653,12 +654,29 @@ export class StateStore {
   /**
    * Moves a sink's cursor after an acknowledged batch, with the sink's state, and forgets
    * the in-flight ranges it covers, in one transaction.
+   *
+   * The transaction does not wait for the disk (a process crash cannot undo it; WAL): it
+   * becomes durable with the next synced commit, at the latest the next page of entries.
+   * Power lost before then undoes the acknowledgement, and the sink gets those batches
+   * again, which every sink already copes with: the file sink first cuts its files back
+   * to the committed offsets, and other sinks see the same batch ids.
    */
   ack(name: string, lastSeq: number, delivered: number, state?: string): void {
-    this.db.transaction(() => {
+    this.unsynced(() => {
       this.s.ack.run(lastSeq, state ?? null, delivered, this.now(), name);
       this.s.clearInflight.run(name, lastSeq);
-    }).immediate();
+    });
+  }
+
+  /** Runs `fn` in a transaction committed without fsync (see {@link StateStore.ack}). */
+  private unsynced(fn: () => void): void {
+    const s = this.s;
+    s.syncNormal.run();
+    try {
+      this.db.transaction(fn).immediate();
+    } finally {
+      s.syncFull.run();
+    }
   }
 
   /** Stores a sink's state without moving its cursor. */
