@@ -8,6 +8,7 @@ import { createApiClient } from './api/client.js';
 import type { ApiClient } from './api/types.js';
 import { StateStore } from './journal/store.js';
 import { acquireStateLock, type StateLock } from './journal/lock.js';
+import { GroupCommit } from './journal/group-commit.js';
 import { TickTimer, pollGridMs } from './poller/tick-timer.js';
 import { ModelPoller } from './poller/model-poller.js';
 import { sleep } from './poller/sleep.js';
@@ -48,6 +49,7 @@ export class Daemon {
   private readonly queue: PQueue;
   /** Interval sleeps of all pollers, woken in groups (see tick-timer.ts). */
   private readonly pollTimer: TickTimer;
+  private readonly groupCommit: GroupCommit;
   private readonly keepAlive: NodeJS.Timeout;
   private readonly gaugeTimer: NodeJS.Timeout;
   private lastTrimMs = 0;
@@ -74,6 +76,7 @@ export class Daemon {
       ...(rate ? { intervalCap: rate.count, interval: rate.perMs } : {}),
     });
     this.pollTimer = new TickTimer(pollGridMs(config.poll.interval));
+    this.groupCommit = new GroupCommit(store);
     this.keepAlive = setInterval(() => {}, 1 << 30);
     this.gaugeTimer = setInterval(() => this.updateGauges(), 1000);
     this.gaugeTimer.unref();
@@ -193,6 +196,7 @@ export class Daemon {
         logger: this.logger.child({ component: 'poller', model: m.id }),
         metrics: this.metrics,
         sleep: (ms, signal) => this.pollTimer.sleep(ms, signal),
+        commit: (page) => this.groupCommit.commit(page),
       });
       this.pollers.set(m.id, poller);
       void poller.start();

@@ -43,6 +43,26 @@ export interface WindowStart {
   planStateAfter?: string | undefined;
 }
 
+/** A page to commit: the arguments of {@link StateStore.commitPage}. */
+export interface PageToCommit {
+  modelId: string;
+  fetchId: number;
+  windowFromMs: number;
+  entries: readonly PreparedEntry[];
+  next: PageContinuation;
+  fetchedMs: number;
+  begin?: WindowStart | undefined;
+}
+
+/** A page inside {@link StateStore.commitPages}: what its transaction produced. */
+interface PendingPage {
+  p: PageToCommit;
+  result: PageCommit;
+  quiet: Checkpoint | undefined;
+  addedBytes: number;
+  page: JournalPage | undefined;
+}
+
 /** How a page ends its window fetch. */
 export type PageContinuation = { nextToken: string } | { end: true };
 
@@ -300,82 +320,100 @@ export class StateStore {
     fetchedMs: number,
     begin?: WindowStart,
   ): PageCommit {
-    const s = this.s;
-    const result: PageCommit = { appended: 0, duplicates: 0, firstSeq: undefined, lastSeq: undefined };
-    if (entries.length === 0 && begin && 'end' in next) {
-      this.deferQuiet(modelId, begin, fetchId);
-      return result;
+    return this.commitPages([{ modelId, fetchId, windowFromMs, entries, next, fetchedMs, begin }])[0]!;
+  }
+
+  /**
+   * Commits pages, each as {@link StateStore.commitPage} does, in one transaction: pages of
+   * several models that arrived together share one fsync. Seqs follow the order of `pages`.
+   * If the transaction fails, none of them is committed.
+   */
+  commitPages(pages: readonly PageToCommit[]): PageCommit[] {
+    void this.s; // refuses a read-only or closed store before anything changes
+    const results: PageCommit[] = pages.map(() => ({ appended: 0, duplicates: 0, firstSeq: undefined, lastSeq: undefined }));
+    const work: PendingPage[] = [];
+    for (let i = 0; i < pages.length; i++) {
+      const p = pages[i]!;
+      if (p.entries.length === 0 && p.begin && 'end' in p.next) this.deferQuiet(p.modelId, p.begin, p.fetchId);
+      else work.push({ p, result: results[i]!, quiet: this.quiet.has(p.modelId) ? this.checkpoints.get(p.modelId) : undefined, addedBytes: 0, page: undefined });
     }
-    const quiet = this.quiet.has(modelId) ? this.checkpoints.get(modelId) : undefined;
-    let addedBytes = 0;
-    let maxNs: bigint | undefined;
-    let page: JournalPage | undefined;
+    if (work.length === 0) return results;
+    let lastSeq = this.lastSeqValue;
     const commit = this.db.transaction(() => {
-      if (quiet) s.endQuiet.run(quietRow(quiet, this.now()));
-      if (begin) s.recordWindow.run(Math.floor(begin.fromMs), Math.ceil(begin.toMs), begin.planStateAfter ?? null, fetchId, this.now(), modelId);
-      const buckets = new Map<number, Bucket>();
-      const first = this.lastSeqValue + 1;
-      const lines = new NdjsonLineBuilder(modelId);
-      const times = new BigInt64Array(entries.length);
-      // Pieces joined once at the end: a string grown line by line is a rope that every reader would flatten.
-      const text: string[] = [];
-      let n = 0;
-      for (const p of entries) {
-        if (maxNs === undefined || p.timeNs > maxNs) maxNs = p.timeNs;
-        const b = bucketOf(p.timeNs);
-        let bucket = buckets.get(b);
-        if (!bucket) {
-          const blob = s.getBucket.get(modelId, b) as Uint8Array | undefined;
-          bucket = blob ? decodeBucket(blob) : new Map();
-          buckets.set(b, bucket);
-        }
-        if (countInPlace(keyFor(bucket, p.timeNs, p.hash, fetchId), fetchId)) {
-          const e = p.entry;
-          lines.push(text, e.time, e.stream, e.log);
-          times[n++] = p.timeNs;
-        } else {
-          result.duplicates++;
-        }
-      }
-      for (const [b, bucket] of buckets) s.putBucket.run(modelId, b, windowFromMs, encodeBucket(bucket));
-      if (n > 0) {
-        const last = first + n - 1;
-        const kept = times.subarray(0, n);
-        const bytes = Buffer.from(text.join(''));
-        addedBytes = bytes.length + n * TIME_BYTES;
-        s.append.run(first, last, modelId, n, addedBytes, fetchedMs, bytes, packTimes(kept));
-        s.setLastSeq.run(String(last));
-        result.firstSeq = first;
-        result.lastSeq = last;
-        result.appended = n;
-        page = new JournalPage(first, modelId, fetchedMs, bytes, kept);
-      }
-      if (maxNs !== undefined) s.setLastEntry.run(maxNs, maxNs, modelId);
-      if ('end' in next) s.endWindow.run(this.now(), modelId);
-      else s.setToken.run(next.nextToken, this.now(), modelId);
+      lastSeq = this.lastSeqValue;
+      for (const w of work) lastSeq = this.applyPage(w, lastSeq);
     });
-    if (entries.length === 0) {
+    if (work.every((w) => w.p.entries.length === 0)) {
       // An empty page only moves the token or the watermark: if power loss undid it, the
       // window would just be read again. Such commits skip the fsync (polling idle models
       // would otherwise cost one fsync per request); a later synced commit syncs them too.
-      s.syncNormal.run();
-      try {
-        commit.immediate();
-      } finally {
-        s.syncFull.run();
-      }
+      this.unsynced(commit);
     } else {
       commit.immediate();
     }
-    // Only now: if the commit failed, the cached checkpoint (and a quiet one's unwritten state) still holds.
-    this.checkpoints.delete(modelId);
-    this.quiet.delete(modelId);
-    this.journalCount += result.appended;
-    this.journalBytes += addedBytes;
-    if (result.lastSeq !== undefined) this.lastSeqValue = result.lastSeq;
-    // Sinks read a page right after it is committed: keep it.
-    if (page) this.remember(page);
-    return result;
+    // Only now: if the commit failed, the cached checkpoints (and quiet ones' unwritten state) still hold.
+    for (const w of work) {
+      this.checkpoints.delete(w.p.modelId);
+      this.quiet.delete(w.p.modelId);
+      this.journalCount += w.result.appended;
+      this.journalBytes += w.addedBytes;
+      // Sinks read a page right after it is committed: keep it.
+      if (w.page) this.remember(w.page);
+    }
+    this.lastSeqValue = lastSeq;
+    return results;
+  }
+
+  /** Writes one page inside the caller's transaction; returns the last seq given out. */
+  private applyPage(w: PendingPage, lastSeq: number): number {
+    const s = this.s;
+    const { modelId, fetchId, windowFromMs, entries, next, fetchedMs, begin } = w.p;
+    const { quiet, result } = w;
+    let maxNs: bigint | undefined;
+    if (quiet) s.endQuiet.run(quietRow(quiet, this.now()));
+    if (begin) s.recordWindow.run(Math.floor(begin.fromMs), Math.ceil(begin.toMs), begin.planStateAfter ?? null, fetchId, this.now(), modelId);
+    const buckets = new Map<number, Bucket>();
+    const first = lastSeq + 1;
+    const lines = new NdjsonLineBuilder(modelId);
+    const times = new BigInt64Array(entries.length);
+    // Pieces joined once at the end: a string grown line by line is a rope that every reader would flatten.
+    const text: string[] = [];
+    let n = 0;
+    for (const p of entries) {
+      if (maxNs === undefined || p.timeNs > maxNs) maxNs = p.timeNs;
+      const b = bucketOf(p.timeNs);
+      let bucket = buckets.get(b);
+      if (!bucket) {
+        const blob = s.getBucket.get(modelId, b) as Uint8Array | undefined;
+        bucket = blob ? decodeBucket(blob) : new Map();
+        buckets.set(b, bucket);
+      }
+      if (countInPlace(keyFor(bucket, p.timeNs, p.hash, fetchId), fetchId)) {
+        const e = p.entry;
+        lines.push(text, e.time, e.stream, e.log);
+        times[n++] = p.timeNs;
+      } else {
+        result.duplicates++;
+      }
+    }
+    for (const [b, bucket] of buckets) s.putBucket.run(modelId, b, windowFromMs, encodeBucket(bucket));
+    if (n > 0) {
+      const last = first + n - 1;
+      const kept = times.subarray(0, n);
+      const bytes = Buffer.from(text.join(''));
+      w.addedBytes = bytes.length + n * TIME_BYTES;
+      s.append.run(first, last, modelId, n, w.addedBytes, fetchedMs, bytes, packTimes(kept));
+      s.setLastSeq.run(String(last));
+      result.firstSeq = first;
+      result.lastSeq = last;
+      result.appended = n;
+      w.page = new JournalPage(first, modelId, fetchedMs, bytes, kept);
+      lastSeq = last;
+    }
+    if (maxNs !== undefined) s.setLastEntry.run(maxNs, maxNs, modelId);
+    if ('end' in next) s.endWindow.run(this.now(), modelId);
+    else s.setToken.run(next.nextToken, this.now(), modelId);
+    return lastSeq;
   }
 
   private deferQuiet(modelId: string, begin: WindowStart, fetchId: number): void {
@@ -669,11 +707,12 @@ export class StateStore {
   }
 
   /** Runs `fn` in a transaction committed without fsync (see {@link StateStore.ack}). */
-  private unsynced(fn: () => void): void {
+  private unsynced(fn: (() => void) | Database.Transaction<() => void>): void {
     const s = this.s;
+    const tx = 'immediate' in fn ? fn : this.db.transaction(fn);
     s.syncNormal.run();
     try {
-      this.db.transaction(fn).immediate();
+      tx.immediate();
     } finally {
       s.syncFull.run();
     }

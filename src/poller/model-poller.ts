@@ -7,7 +7,7 @@ import { ApiAuthError, ApiClientError, ApiError } from '../api/errors.js';
 import type { Clock } from '../time/clock.js';
 import { entryTimeNs, parseEntryTime } from '../time/timestamp.js';
 import { contentHash } from '../dedupe/key.js';
-import type { Checkpoint, PreparedEntry, StateStore, WindowStart } from '../journal/store.js';
+import type { Checkpoint, PageCommit, PageToCommit, PreparedEntry, StateStore, WindowStart } from '../journal/store.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { describeError } from '../errors.js';
 import { planWindows, pruneHorizonMs, type PlannerSettings } from './planner.js';
@@ -56,6 +56,11 @@ export interface ModelPollerDeps {
   clock: Clock;
   logger: Logger;
   metrics: Metrics;
+  /**
+   * Commits a page (default: `store.commitPage` at once); the daemon commits the pages of
+   * all models that arrive together in one transaction. Resolves once the page is durable.
+   */
+  commit?(page: PageToCommit): Promise<PageCommit>;
   /** Sleeps between polls (default: a plain timer); the daemon shares one grid among all models. */
   sleep?(ms: number, signal: AbortSignal): Promise<void>;
 }
@@ -214,7 +219,8 @@ export class ModelPoller {
       const end = page.nextToken === undefined || repeated;
       if (!end && !this.stopping) prefetched = request(page.nextToken);
       const prepared = this.prepare(page.entries, window.fromMs);
-      const commit = store.commitPage(modelId, fetchId, window.fromMs, prepared, end ? { end: true } : { nextToken: page.nextToken! }, this.d.clock.now(), begin);
+      const toCommit: PageToCommit = { modelId, fetchId, windowFromMs: window.fromMs, entries: prepared, next: end ? { end: true } : { nextToken: page.nextToken! }, fetchedMs: this.d.clock.now(), begin };
+      const commit = this.d.commit ? await this.d.commit(toCommit) : store.commitPages([toCommit])[0]!;
       begin = undefined;
       metrics.pages.inc({ model: modelId });
       if (page.entries.length > 0) metrics.entriesFetched.inc({ model: modelId }, page.entries.length);
