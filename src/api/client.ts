@@ -4,7 +4,7 @@
 //! is scrubbed from every message, excerpt and log line.
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
-import { Pool } from 'undici';
+import { Pool } from './pool.js';
 import { ConfigError } from '../errors.js';
 import { registerSecret, scrubSecrets, type Logger } from '../telemetry/logger.js';
 import { systemClock, type Clock } from '../time/clock.js';
