@@ -187,8 +187,8 @@ export class SinkDelivery {
             break;
           }
           const full = sliceCount(slices) >= settings.maxEntries || sliceBytes(slices) >= settings.maxBytes;
-          const waited = this.d.now() - slices[0]!.page.fetchedMs;
           const head = slices[0]!;
+          const waited = this.d.now() - head.page.fetchedMs;
           if (!full && waited < settings.maxDelayMs && !this.draining && head.page.firstSeq + head.from > this.flushThrough) {
             waitMs = settings.maxDelayMs - waited;
             break;
@@ -200,14 +200,13 @@ export class SinkDelivery {
         readFrom = lastSeq;
         const selected = settings.models ? slices.filter((x) => settings.models!.has(x.page.modelId)) : slices;
         const count = sliceCount(selected);
-        const fetchedMs = selected[0]?.page.fetchedMs ?? 0;
-        const batch = journalBatch(batchId(name, firstSeq, lastSeq), firstSeq, lastSeq, selected);
         if (count === 0) {
-          active.push({ firstSeq, lastSeq, batch, count, fetchedMs, done: true, result: { kind: 'skip' }, promise: Promise.resolve() });
+          active.push({ firstSeq, lastSeq, batch: undefined, count, fetchedMs: 0, done: true, result: { kind: 'skip' }, promise: Promise.resolve() });
           continue;
         }
         if (!again && this.d.sink.stableBatchIds !== false) store.setInflight(name, firstSeq, lastSeq);
-        const slot: Slot = { firstSeq, lastSeq, batch, count, fetchedMs, done: false, result: undefined, promise: Promise.resolve() };
+        const batch = journalBatch(batchId(name, firstSeq, lastSeq), firstSeq, lastSeq, selected);
+        const slot: Slot = { firstSeq, lastSeq, batch, count, fetchedMs: selected[0]!.page.fetchedMs, done: false, result: undefined, promise: Promise.resolve() };
         slot.promise = this.deliver(batch).then((result) => {
           slot.result = result;
           slot.done = true;
@@ -242,7 +241,7 @@ export class SinkDelivery {
       metrics.delivered.inc({ sink: name }, slot.count);
       metrics.deliveryLatency.observe({ sink: name }, Math.max(0, this.d.now() - slot.fetchedMs) / 1000);
     } else if (result.kind === 'reject') {
-      store.deadLetter(name, slot.firstSeq, slot.lastSeq, slot.batch.entries, result.error);
+      store.deadLetter(name, slot.firstSeq, slot.lastSeq, slot.batch!.entries, result.error);
       metrics.deadLetters.inc({ sink: name }, slot.count);
       logger.error(
         { sink: name, entries: slot.count, firstSeq: slot.firstSeq, lastSeq: slot.lastSeq, error: result.error },
@@ -318,7 +317,8 @@ type DeliverResult = { kind: 'ok'; state: string | undefined } | { kind: 'reject
 interface Slot {
   firstSeq: number;
   lastSeq: number;
-  batch: SinkBatch;
+  /** Undefined for a range with none of the sink's models (skipped). */
+  batch: SinkBatch | undefined;
   /** Entries in the batch, and when the first of them was fetched (epoch ms). */
   count: number;
   fetchedMs: number;
