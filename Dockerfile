@@ -41,10 +41,10 @@ RUN groupadd --system --gid 10001 mls \
 WORKDIR /app
 ENV NODE_ENV=production
 # The memory settings of the mls executable's own #! line, also for node started directly
-# in the container: a small young generation, a capped old generation and two malloc
-# arenas keep the resident set close to the live heap.
+# in the container: a small young generation, a capped old generation and one malloc
+# arena keep the resident set close to the live heap.
 ENV NODE_OPTIONS="--max-semi-space-size=1 --max-old-space-size=512" \
-    MALLOC_ARENA_MAX=2
+    MALLOC_ARENA_MAX=1
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules/ ./node_modules/
 COPY --from=build /app/dist/ ./dist/

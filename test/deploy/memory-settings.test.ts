@@ -25,7 +25,7 @@ describe('shipped memory settings', () => {
   it('caps the heap and the malloc arenas', () => {
     expect(flags).toContain('--max-semi-space-size=1');
     expect(flags.some((f) => f.startsWith('--max-old-space-size='))).toBe(true);
-    expect(env.MALLOC_ARENA_MAX).toBe('2');
+    expect(env.MALLOC_ARENA_MAX).toBe('1');
   });
 
   it('the Dockerfile and the systemd unit set the same flags and variables', () => {
