@@ -136,7 +136,8 @@ function summarise(r) {
     s.lag_median_ms = l.median_ms;
     s.lag_p95_ms = l.p95_ms;
     rows.push(['lag', `visible → in file, median (ms), interval ${l.interval_ms / 1000} s`, fmt(l.median_ms), `≤ ${fmt(l.target_ms)}`, verdict(l.median_ms <= l.target_ms)]);
-    rows.push(['lag', 'visible → in file, p95 (ms)', fmt(l.p95_ms), `≤ ${fmt(l.target_ms)}`, verdict(l.p95_ms <= l.target_ms)]);
+    // The target is on the median; the p95 is reported for what it shows (settle + max_delay + up to one interval).
+    rows.push(['lag', 'visible → in file, p95 (ms)', fmt(l.p95_ms), '(the target is on the median)', '']);
   }
   for (const name of Object.keys(errors)) rows.push([name, 'FAILED', '', '', 'see errors']);
   return { summary: s, rows };
