@@ -11,7 +11,7 @@ import type { WebhookSinkConfig } from '../../config/index.js';
 import { ConfigError, describeError } from '../../errors.js';
 import { registerSecret } from '../../telemetry/logger.js';
 import type { SendOutcome, Sink, SinkBatch, SinkContext } from '../contract.js';
-import { CONTENT_TYPES, SIGNATURE_HEADER, encodeBody, parseRetryAfter, renderBody, signatureHeader } from './wire.js';
+import { CONTENT_TYPES, SIGNATURE_HEADER, encodeBody, parseRetryAfter, renderBatchBody, signatureHeader } from './wire.js';
 
 export { CONTENT_TYPES, SIGNATURE_HEADER, parseRetryAfter, renderBody, signatureHeader } from './wire.js';
 
@@ -91,8 +91,9 @@ export function createWebhookSink(config: WebhookSinkConfig, ctx: SinkContext): 
   const send = async (batch: SinkBatch, signal: AbortSignal): Promise<SendOutcome> => {
     if (closing) return { status: 'retry', error: 'the webhook sink is closed' };
     if (signal.aborted) return { status: 'retry', error: 'aborted' };
-    if (batch.entries.length === 0) return { status: 'ok' };
-    const body = await encodeBody(renderBody(batch.entries, config.format), config.compression);
+    const empty = batch.ndjson ? batch.ndjson.every((c) => c.timesNs.length === 0) : batch.entries.length === 0;
+    if (empty) return { status: 'ok' };
+    const body = await encodeBody(renderBatchBody(batch, config.format), config.compression);
     const headers: Record<string, string> = { ...baseHeaders, 'idempotency-key': batch.id };
     if (config.signing_secret) headers[SIGNATURE_HEADER] = signatureHeader(config.signing_secret, body, ctx.now() / 1000);
 

@@ -3,7 +3,7 @@
 import { createHmac } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
-import type { SinkEntry } from '../contract.js';
+import type { NdjsonChunk, SinkBatch, SinkEntry } from '../contract.js';
 import { entryToNdjson } from '../format.js';
 
 const gzip = promisify(gzipCallback);
@@ -30,10 +30,30 @@ export function renderBody(entries: readonly SinkEntry[], format: 'ndjson' | 'js
   return '[' + parts.join(',') + ']';
 }
 
-/** The body as sent: UTF-8, gzipped when asked. */
-export async function encodeBody(text: string, compression: 'none' | 'gzip'): Promise<Buffer> {
-  const raw = Buffer.from(text, 'utf8');
-  return compression === 'gzip' ? gzip(raw) : raw;
+/**
+ * The same body as {@link renderBody}, UTF-8, from a batch's NDJSON lines when it has them
+ * (read from the journal): the lines are copied as they are, and for `json` the newlines
+ * between them become commas (no line holds a raw newline).
+ */
+export function renderBatchBody(batch: SinkBatch, format: 'ndjson' | 'json'): Buffer {
+  const chunks: readonly NdjsonChunk[] | undefined = batch.ndjson;
+  if (chunks === undefined) return Buffer.from(renderBody(batch.entries, format), 'utf8');
+  const lines = chunks.length === 1 ? chunks[0]!.bytes : Buffer.concat(chunks.map((c) => c.bytes));
+  if (format === 'ndjson') return lines;
+  const out = Buffer.allocUnsafe(lines.length + 2);
+  out[0] = 0x5b; // [
+  lines.copy(out, 1);
+  for (let at = out.indexOf(0x0a, 1); at !== -1; at = out.indexOf(0x0a, at + 1)) out[at] = 0x2c; // ,
+  // The last line's newline, now a comma, ends the array; an empty batch is "[]".
+  const end = lines.length === 0 ? 1 : lines.length;
+  out[end] = 0x5d; // ]
+  return out.subarray(0, end + 1);
+}
+
+/** The body as sent: gzipped when asked. */
+export async function encodeBody(raw: string | Buffer, compression: 'none' | 'gzip'): Promise<Buffer> {
+  const bytes = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw;
+  return compression === 'gzip' ? gzip(bytes) : bytes;
 }
 
 /**

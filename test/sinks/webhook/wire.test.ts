@@ -5,6 +5,9 @@ import { gunzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { entryToNdjson } from '../../../src/sinks/format.js';
 import { createWebhookSink } from '../../../src/sinks/webhook/index.js';
+import { renderBatchBody, renderBody } from '../../../src/sinks/webhook/wire.js';
+import { withNdjson } from '../file/helpers.js';
+import fc from 'fast-check';
 import { TestJournal, startDelivery, tempDir, testSettings, waitUntil, contextFor } from '../../helpers/delivery.js';
 import { startWebhookReceiver, verifySignature, type WebhookReceiver } from '../../helpers/receivers.js';
 import { batch, captureContext, entry, never, webhookConfig } from './helpers.js';
@@ -152,5 +155,22 @@ describe('webhook sink Idempotency-Key through the delivery loop', () => {
     expect(keys[4]).not.toBe(keys[0]);
     expect(keys[0]).toMatch(/^[0-9a-f]{32}$/);
     expect(receiver.uniqueEntries().map((e) => e.log).slice(0, 10)).toEqual(logs);
+  });
+});
+
+describe('webhook body from the journal lines', () => {
+  it('is byte for byte the body rendered from entries, in both formats', () => {
+    const entryArb = fc.record({ model: fc.constantFrom('m1', 'm"2', 'a/b'), log: fc.string({ unit: 'binary', maxLength: 30 }), stream: fc.constantFrom('stdout', 'stderr') });
+    fc.assert(
+      fc.property(fc.array(entryArb, { maxLength: 12 }), fc.constantFrom('ndjson' as const, 'json' as const), (rows, format) => {
+        const entries = rows.map((r, i) => entry(i + 1, { modelId: r.model, log: r.log, stream: r.stream }));
+        const fromLines = entries.length === 0 ? Buffer.from(renderBody([], format)) : renderBatchBody(withNdjson(entries), format);
+        expect(fromLines.toString('utf8')).toBe(renderBody(entries, format));
+        expect(fromLines.equals(Buffer.from(renderBody(entries, format), 'utf8'))).toBe(true);
+        if (format === 'json') expect(JSON.parse(fromLines.toString('utf8'))).toHaveLength(entries.length);
+      }),
+      { numRuns: 1_000, seed: 21 },
+    );
+    expect(renderBatchBody({ ...withNdjson([entry(1)]), ndjson: [] }, 'json').toString()).toBe('[]');
   });
 });
