@@ -12,17 +12,10 @@ export interface KeyCounts {
   fetchId: number;
 }
 
-/** Decides one entry of fetch `fetchId`: returns the counts to store and whether to deliver it. */
-export function countOccurrence(stored: KeyCounts | undefined, fetchId: number): { counts: KeyCounts; isNew: boolean } {
-  const seen = stored !== undefined && stored.fetchId === fetchId ? stored.seen + 1 : 1;
-  const delivered = stored?.delivered ?? 0;
-  const isNew = seen > delivered;
-  return { counts: { delivered: isNew ? seen : delivered, seen, fetchId }, isNew };
-}
-
 /**
- * {@link countOccurrence} on a stored record, updated in place (the commit loop's form:
- * no allocation per entry). A new key is `{ delivered: 0, seen: 0, fetchId }`.
+ * Decides one entry of fetch `fetchId` against its key's stored counts, updating them in
+ * place (no allocation per entry): returns whether to deliver it. A key not stored yet is
+ * `{ delivered: 0, seen: 0, fetchId }`.
  */
 export function countInPlace(key: KeyCounts, fetchId: number): boolean {
   key.seen = key.fetchId === fetchId ? key.seen + 1 : 1;

@@ -1,17 +1,28 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { countInPlace, countOccurrence, type KeyCounts } from '../../src/dedupe/occurrences.js';
+import { countInPlace, type KeyCounts } from '../../src/dedupe/occurrences.js';
+
+/** The rule written as a pure function, the reference the in-place form is checked against. */
+function countOccurrence(stored: KeyCounts | undefined, fetchId: number): { counts: KeyCounts; isNew: boolean } {
+  const seen = stored !== undefined && stored.fetchId === fetchId ? stored.seen + 1 : 1;
+  const delivered = stored?.delivered ?? 0;
+  const isNew = seen > delivered;
+  return { counts: { delivered: isNew ? seen : delivered, seen, fetchId }, isNew };
+}
+
+/** Counts one entry of `fetchId` under `key` with the production (in-place) form. */
+function count(store: Map<string, KeyCounts>, key: string, fetchId: number): boolean {
+  let k = store.get(key);
+  if (!k) store.set(key, (k = { delivered: 0, seen: 0, fetchId }));
+  return countInPlace(k, fetchId);
+}
 
 /** Runs fetches of entries (keys) through occurrence counting; returns what was delivered. */
 function run(fetches: string[][]): { delivered: string[]; store: Map<string, KeyCounts> } {
   const store = new Map<string, KeyCounts>();
   const delivered: string[] = [];
   fetches.forEach((entries, i) => {
-    for (const key of entries) {
-      const { counts, isNew } = countOccurrence(store.get(key), i + 1);
-      store.set(key, counts);
-      if (isNew) delivered.push(key);
-    }
+    for (const key of entries) if (count(store, key, i + 1)) delivered.push(key);
   });
   return { delivered, store };
 }
@@ -37,11 +48,7 @@ describe('occurrence-counted dedupe', () => {
 
   it('a resumed fetch (same fetch id) continues counting instead of starting over', () => {
     const store = new Map<string, KeyCounts>();
-    const deliver = (key: string, fetchId: number) => {
-      const r = countOccurrence(store.get(key), fetchId);
-      store.set(key, r.counts);
-      return r.isNew;
-    };
+    const deliver = (key: string, fetchId: number) => count(store, key, fetchId);
     expect(deliver('k', 7)).toBe(true);
     // crash and resume the same fetch from its saved token: the next page shows a second copy
     expect(deliver('k', 7)).toBe(true);
@@ -50,7 +57,7 @@ describe('occurrence-counted dedupe', () => {
     expect(deliver('k', 8)).toBe(false);
   });
 
-  it('the in-place form used by the commit loop decides exactly as countOccurrence', () => {
+  it('the in-place form used by the commit loop decides exactly as the pure rule', () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.constantFrom('a', 'b', 'c'), fc.integer({ min: 1, max: 4 })), { maxLength: 60 }), (steps) => {
         const pure = new Map<string, KeyCounts>();
