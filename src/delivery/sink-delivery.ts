@@ -186,16 +186,16 @@ export class SinkDelivery {
             waitMs = Math.max(settings.maxDelayMs, 1000);
             break;
           }
-          const full = sliceCount(slices) >= settings.maxEntries || sliceBytes(slices) >= settings.maxBytes;
           const head = slices[0]!;
-          const waited = this.d.now() - head.page.fetchedMs;
-          if (!full && waited < settings.maxDelayMs && !this.draining && head.page.firstSeq + head.from > this.flushThrough) {
-            waitMs = settings.maxDelayMs - waited;
-            break;
-          }
           const tail = slices[slices.length - 1]!;
           firstSeq = head.page.firstSeq + head.from;
           lastSeq = tail.page.firstSeq + tail.to - 1;
+          const full = sliceCount(slices) >= settings.maxEntries || sliceBytes(slices) >= settings.maxBytes;
+          const waited = this.d.now() - head.page.fetchedMs;
+          if (!full && waited < settings.maxDelayMs && !this.draining && firstSeq > this.flushThrough) {
+            waitMs = settings.maxDelayMs - waited;
+            break;
+          }
         }
         readFrom = lastSeq;
         const selected = settings.models ? slices.filter((x) => settings.models!.has(x.page.modelId)) : slices;

@@ -450,14 +450,9 @@ export class StateStore {
     if (this.quiet.size === 0 || this.closed || !this.stmts) return;
     const s = this.s;
     const now = this.now();
-    s.syncNormal.run();
-    try {
-      this.db.transaction(() => {
-        for (const modelId of this.quiet) s.endQuiet.run(quietRow(this.checkpoints.get(modelId)!, now));
-      }).immediate();
-    } finally {
-      s.syncFull.run();
-    }
+    this.unsynced(() => {
+      for (const modelId of this.quiet) s.endQuiet.run(quietRow(this.checkpoints.get(modelId)!, now));
+    });
     this.quiet.clear();
   }
 
@@ -514,7 +509,7 @@ export class StateStore {
         to = from;
         while (to < page.count && starts[to + 1]! - starts[from]! <= budget) to++;
         if (to === from && count === 0) to = from + 1;
-        size = starts[to]! - starts[from]!;
+        size = page.size(from, to);
       }
       if (to > from) {
         out.push({ page, from, to });
@@ -706,7 +701,10 @@ export class StateStore {
     });
   }
 
-  /** Runs `fn` in a transaction committed without fsync (see {@link StateStore.ack}). */
+  /**
+   * Runs `fn` in a transaction committed without fsync (see {@link StateStore.ack}): in WAL
+   * mode a process crash cannot undo it, and the next synced commit makes it durable.
+   */
   private unsynced(fn: (() => void) | Database.Transaction<() => void>): void {
     const s = this.s;
     const tx = 'immediate' in fn ? fn : this.db.transaction(fn);

@@ -1,5 +1,5 @@
 //! The NDJSON line every sink that writes text emits for one entry.
-import type { SinkEntry } from './contract.js';
+import type { NdjsonChunk, SinkEntry } from './contract.js';
 
 /**
  * Renders one entry as a JSON object on one line, keys in the order
@@ -57,11 +57,9 @@ export class NdjsonLineBuilder {
     if (plainJsonString(time)) out.push(this.#head, '"', time, '"', this.#middle, JSON.stringify(log), '}\n');
     else out.push(this.#head, JSON.stringify(time), this.#middle, JSON.stringify(log), '}\n');
   }
+}
 
-  /** One line, as {@link NdjsonLineBuilder.push} renders it. */
-  line(time: string, stream: string, log: string): string {
-    const out: string[] = [];
-    this.push(out, time, stream, log);
-    return out.join('');
-  }
+/** The lines of a batch's NDJSON chunks as one buffer (the chunk itself when there is one). */
+export function ndjsonBytes(chunks: readonly NdjsonChunk[]): Buffer {
+  return chunks.length === 1 ? chunks[0]!.bytes : Buffer.concat(chunks.map((c) => c.bytes));
 }

@@ -35,6 +35,12 @@ describe('entryToNdjson', () => {
 
 describe('NdjsonLineBuilder', () => {
   const reference = (modelId: string, time: string, stream: string, log: string) => entryToNdjson({ seq: 1, modelId, time, timeNs: 0n, stream, log, fetchedAtMs: 0 });
+  /** One line as the journal renders it: the builder's pieces, joined. */
+  const line = (b: NdjsonLineBuilder, time: string, stream: string, log: string): string => {
+    const out: string[] = [];
+    b.push(out, time, stream, log);
+    return out.join('');
+  };
 
   it('renders exactly what entryToNdjson renders, for any model id, time, stream and log', () => {
     const text = fc.string({ unit: 'binary', maxLength: 40 });
@@ -43,7 +49,7 @@ describe('NdjsonLineBuilder', () => {
     fc.assert(
       fc.property(text, fc.array(fc.record({ time: times, stream: streams, log: text }), { maxLength: 8 }), (model, rows) => {
         const b = new NdjsonLineBuilder(model);
-        for (const r of rows) expect(b.line(r.time, r.stream, r.log)).toBe(reference(model, r.time, r.stream, r.log));
+        for (const r of rows) expect(line(b, r.time, r.stream, r.log)).toBe(reference(model, r.time, r.stream, r.log));
       }),
       { numRuns: 2_000, seed: 11 },
     );
@@ -56,10 +62,10 @@ describe('NdjsonLineBuilder', () => {
       ['bad \ud800 time', 'stdout', 'y \udfff'],
       ['2026-11-22T10:00:00Z', 'stderr', 'z'],
     ] as const) {
-      const line = b.line(time, stream, log);
-      expect(line).toBe(reference('m"1', time, stream, log));
-      expect(JSON.parse(line)).toEqual({ model_id: 'm"1', time, stream, log });
-      expect(line.slice(0, -1)).not.toMatch(/[\n\r\ud800-\udfff]/);
+      const text = line(b, time, stream, log);
+      expect(text).toBe(reference('m"1', time, stream, log));
+      expect(JSON.parse(text)).toEqual({ model_id: 'm"1', time, stream, log });
+      expect(text.slice(0, -1)).not.toMatch(/[\n\r\ud800-\udfff]/);
     }
   });
 });

@@ -3,7 +3,7 @@
 //! delivery down instead of growing memory.
 import type { Sink, SinkBatch, SinkContext, SendOutcome } from '../contract.js';
 import { ConfigError, describeError } from '../../errors.js';
-import { entryToNdjson } from '../format.js';
+import { entryToNdjson, ndjsonBytes } from '../format.js';
 
 /** Options of the stdout sink. */
 export interface StdoutSinkOptions {
@@ -69,7 +69,7 @@ export function createStdoutSink(config: StdoutSinkOptions, ctx: SinkContext, st
     if (closing !== undefined) return { status: 'retry', error: 'the stdout sink is closed' };
     const chunks = batch.ndjson;
     let text: string | Buffer = '';
-    if (chunks !== undefined) text = chunks.length === 1 ? chunks[0]!.bytes : Buffer.concat(chunks.map((c) => c.bytes));
+    if (chunks !== undefined) text = ndjsonBytes(chunks);
     else for (const e of batch.entries) text += entryToNdjson(e);
     if (text.length === 0) return { status: 'ok' };
     const broken = (stream as { destroyed?: boolean }).destroyed === true ? (lastError ?? new Error('standard output is closed')) : undefined;

@@ -4,7 +4,7 @@ import { createHmac } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
 import type { NdjsonChunk, SinkBatch, SinkEntry } from '../contract.js';
-import { entryToNdjson } from '../format.js';
+import { entryToNdjson, ndjsonBytes } from '../format.js';
 
 const gzip = promisify(gzipCallback);
 
@@ -38,7 +38,7 @@ export function renderBody(entries: readonly SinkEntry[], format: 'ndjson' | 'js
 export function renderBatchBody(batch: SinkBatch, format: 'ndjson' | 'json'): Buffer {
   const chunks: readonly NdjsonChunk[] | undefined = batch.ndjson;
   if (chunks === undefined) return Buffer.from(renderBody(batch.entries, format), 'utf8');
-  const lines = chunks.length === 1 ? chunks[0]!.bytes : Buffer.concat(chunks.map((c) => c.bytes));
+  const lines = ndjsonBytes(chunks);
   if (format === 'ndjson') return lines;
   const out = Buffer.allocUnsafe(lines.length + 2);
   out[0] = 0x5b; // [
@@ -51,9 +51,8 @@ export function renderBatchBody(batch: SinkBatch, format: 'ndjson' | 'json'): Bu
 }
 
 /** The body as sent: gzipped when asked. */
-export async function encodeBody(raw: string | Buffer, compression: 'none' | 'gzip'): Promise<Buffer> {
-  const bytes = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw;
-  return compression === 'gzip' ? gzip(bytes) : bytes;
+export async function encodeBody(raw: Buffer, compression: 'none' | 'gzip'): Promise<Buffer> {
+  return compression === 'gzip' ? gzip(raw) : raw;
 }
 
 /**
