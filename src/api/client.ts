@@ -19,8 +19,9 @@ import {
 } from './errors.js';
 import { exchange, type Exchanged } from './exchange.js';
 import { parseRetryAfter, withRetry } from './retry.js';
-import type { ApiClient, ApiObserver, LogsPage, LogsRequest, ModelSettings, SettingsResult } from './types.js';
+import type { ApiClient, ApiObserver, LogEntry, LogsPage, LogsRequest, ModelSettings, SettingsResult } from './types.js';
 import { parseErrorDetails, parseLogsBody, parseSettingsBody } from './wire.js';
+import { scanLogsBody, scannedEntries, type ScannedLogs } from './logs-scan.js';
 
 /** Default of {@link ApiClientOptions.maxResponseBytes}: 64 MiB. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
@@ -84,9 +85,24 @@ type Operation = 'logs' | 'settings';
 
 interface Answer {
   status: number;
-  body: string;
+  body: Buffer;
   bytes: number;
   latencyMs: number;
+}
+
+/** A page read by the body scanner; entry objects are built only if asked for. */
+function scannedPage(scanned: ScannedLogs, a: Answer): LogsPage {
+  let entries: LogEntry[] | undefined;
+  return {
+    get entries(): LogEntry[] {
+      return (entries ??= scannedEntries(scanned));
+    },
+    scanned,
+    nextToken: scanned.nextToken,
+    httpStatus: a.status,
+    latencyMs: a.latencyMs,
+    bytes: a.bytes,
+  };
 }
 
 function positive(name: string, value: number | undefined, fallback: number): number {
@@ -265,7 +281,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       }
       throw new ApiProtocolError(`the response body was cut short (HTTP ${status}): ${scrub(describeTransportError(err))}`, { status, cause: err });
     }
-    return { status, body: res.body.toString('utf8'), bytes: res.body.length, latencyMs: performance.now() - started };
+    return { status, body: res.body, bytes: res.body.length, latencyMs: performance.now() - started };
   }
 
   async function call<T>(operation: Operation, modelId: string, path: string, payload: string, parse: (a: Answer) => T, signal?: AbortSignal): Promise<T> {
@@ -325,7 +341,9 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         prefix + LOGS_PATH,
         JSON.stringify(body),
         (a) => {
-          const page = parseLogsBody(a.body, a.status, { scrub });
+          const scanned = scanLogsBody(a.body);
+          if (scanned) return scannedPage(scanned, a);
+          const page = parseLogsBody(a.body.toString('utf8'), a.status, { scrub });
           return { entries: page.entries, nextToken: page.nextToken, httpStatus: a.status, latencyMs: a.latencyMs, bytes: a.bytes };
         },
         signal,
@@ -334,7 +352,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
 
     updateSettings(modelId: string, data: ModelSettings, signal?: AbortSignal): Promise<SettingsResult> {
       const body = JSON.stringify({ model_id: modelId, data });
-      return call('settings', modelId, prefix + SETTINGS_PATH, body, (a) => parseSettingsBody(a.body, a.status, { scrub }), signal);
+      return call('settings', modelId, prefix + SETTINGS_PATH, body, (a) => parseSettingsBody(a.body.toString('utf8'), a.status, { scrub }), signal);
     },
 
     close(): Promise<void> {

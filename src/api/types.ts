@@ -1,5 +1,6 @@
 //! Wire types of the model-management service and the client interface the rest of
 //! the daemon depends on.
+import type { ScannedLogs } from './logs-scan.js';
 
 /** One log entry exactly as the service returns it (element of `details`). */
 export interface LogEntry {
@@ -25,7 +26,10 @@ export interface LogsRequest {
 
 /** One validated page of logs. */
 export interface LogsPage {
+  /** The entries (for a scanned page, decoded from `scanned` on first use). */
   entries: LogEntry[];
+  /** The entries as byte ranges of the response body, when the body scanner could read it. */
+  scanned?: ScannedLogs | undefined;
   /** Token for the next page; `undefined` when the service signalled the end (absent, null or ""). */
   nextToken: string | undefined;
   /** HTTP status and timing, for metrics. */

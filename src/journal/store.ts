@@ -9,7 +9,7 @@ import { StateError, describeError } from '../errors.js';
 import type { LogEntry } from '../api/types.js';
 import type { SinkEntry } from '../sinks/contract.js';
 import { countInPlace } from '../dedupe/occurrences.js';
-import { NdjsonLineBuilder } from '../sinks/format.js';
+import { EntryObjectsPage, type PreparedEntry, type PreparedPage } from './prepared.js';
 import { JournalPage, packTimes, sliceEntries, unpackTimes, type PageSlice } from './pages.js';
 import { BUCKET_MS, bucketOf, decodeBucket, encodeBucket, keyFor, type Bucket } from '../dedupe/buckets.js';
 import { MIGRATIONS } from './migrations.js';
@@ -29,12 +29,7 @@ export interface Checkpoint {
   updatedMs: number;
 }
 
-/** An entry ready to be committed: parsed time and content hash computed by the caller. */
-export interface PreparedEntry {
-  entry: LogEntry;
-  timeNs: bigint;
-  hash: number;
-}
+export type { PreparedEntry, PreparedPage } from './prepared.js';
 
 /** A window not yet recorded: the first page's transaction records it (saving a commit per window). */
 export interface WindowStart {
@@ -48,7 +43,7 @@ export interface PageToCommit {
   modelId: string;
   fetchId: number;
   windowFromMs: number;
-  entries: readonly PreparedEntry[];
+  entries: PreparedPage | readonly PreparedEntry[];
   next: PageContinuation;
   fetchedMs: number;
   begin?: WindowStart | undefined;
@@ -374,24 +369,25 @@ export class StateStore {
     if (begin) s.recordWindow.run(Math.floor(begin.fromMs), Math.ceil(begin.toMs), begin.planStateAfter ?? null, fetchId, this.now(), modelId);
     const buckets = new Map<number, Bucket>();
     const first = lastSeq + 1;
-    const lines = new NdjsonLineBuilder(modelId);
-    const times = new BigInt64Array(entries.length);
-    // Pieces joined once at the end: a string grown line by line is a rope that every reader would flatten.
-    const text: string[] = [];
+    const page = Array.isArray(entries) ? EntryObjectsPage.of(entries as readonly PreparedEntry[]) : (entries as PreparedPage);
+    const count = page.length;
+    const { timesNs, hashes } = page;
+    const kept = new Uint32Array(count);
+    const times = new BigInt64Array(count);
     let n = 0;
-    for (const p of entries) {
-      if (maxNs === undefined || p.timeNs > maxNs) maxNs = p.timeNs;
-      const b = bucketOf(p.timeNs);
+    for (let i = 0; i < count; i++) {
+      const timeNs = timesNs[i]!;
+      if (maxNs === undefined || timeNs > maxNs) maxNs = timeNs;
+      const b = bucketOf(timeNs);
       let bucket = buckets.get(b);
       if (!bucket) {
         const blob = s.getBucket.get(modelId, b) as Uint8Array | undefined;
         bucket = blob ? decodeBucket(blob) : new Map();
         buckets.set(b, bucket);
       }
-      if (countInPlace(keyFor(bucket, p.timeNs, p.hash, fetchId), fetchId)) {
-        const e = p.entry;
-        lines.push(text, e.time, e.stream, e.log);
-        times[n++] = p.timeNs;
+      if (countInPlace(keyFor(bucket, timeNs, hashes[i]!, fetchId), fetchId)) {
+        kept[n] = i;
+        times[n++] = timeNs;
       } else {
         result.duplicates++;
       }
@@ -399,15 +395,15 @@ export class StateStore {
     for (const [b, bucket] of buckets) s.putBucket.run(modelId, b, windowFromMs, encodeBucket(bucket));
     if (n > 0) {
       const last = first + n - 1;
-      const kept = times.subarray(0, n);
-      const bytes = Buffer.from(text.join(''));
+      const keptTimes = times.subarray(0, n);
+      const bytes = page.render(modelId, kept, n);
       w.addedBytes = bytes.length + n * TIME_BYTES;
-      s.append.run(first, last, modelId, n, w.addedBytes, fetchedMs, bytes, packTimes(kept));
+      s.append.run(first, last, modelId, n, w.addedBytes, fetchedMs, bytes, packTimes(keptTimes));
       s.setLastSeq.run(String(last));
       result.firstSeq = first;
       result.lastSeq = last;
       result.appended = n;
-      w.page = new JournalPage(first, modelId, fetchedMs, bytes, kept);
+      w.page = new JournalPage(first, modelId, fetchedMs, bytes, keptTimes);
       lastSeq = last;
     }
     if (maxNs !== undefined) s.setLastEntry.run(maxNs, maxNs, modelId);

@@ -2,12 +2,11 @@
 //! commits every page (entries, dedupe counts, token) in one transaction. A crash resumes
 //! from the saved token; a rejected token restarts the window, and dedupe absorbs the repeat.
 import type { Logger } from 'pino';
-import type { ApiClient, LogEntry, LogsPage } from '../api/types.js';
+import type { ApiClient, LogsPage } from '../api/types.js';
 import { ApiAuthError, ApiClientError, ApiError } from '../api/errors.js';
 import type { Clock } from '../time/clock.js';
-import { entryTimeNs, parseEntryTime } from '../time/timestamp.js';
-import { contentHash } from '../dedupe/key.js';
-import type { Checkpoint, PageCommit, PageToCommit, PreparedEntry, StateStore, WindowStart } from '../journal/store.js';
+import { prepareEntries, prepareScanned } from './prepare.js';
+import type { Checkpoint, PageCommit, PageToCommit, PreparedPage, StateStore, WindowStart } from '../journal/store.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { describeError } from '../errors.js';
 import { planWindows, pruneHorizonMs, type PlannerSettings } from './planner.js';
@@ -218,12 +217,12 @@ export class ModelPoller {
       if (repeated) metrics.tokenLoops.inc({ model: modelId });
       const end = page.nextToken === undefined || repeated;
       if (!end && !this.stopping) prefetched = request(page.nextToken);
-      const prepared = this.prepare(page.entries, window.fromMs);
+      const prepared = this.prepare(page, window.fromMs);
       const toCommit: PageToCommit = { modelId, fetchId, windowFromMs: window.fromMs, entries: prepared, next: end ? { end: true } : { nextToken: page.nextToken! }, fetchedMs: this.d.clock.now(), begin };
       const commit = this.d.commit ? await this.d.commit(toCommit) : store.commitPages([toCommit])[0]!;
       begin = undefined;
       metrics.pages.inc({ model: modelId });
-      if (page.entries.length > 0) metrics.entriesFetched.inc({ model: modelId }, page.entries.length);
+      if (prepared.length > 0) metrics.entriesFetched.inc({ model: modelId }, prepared.length);
       if (commit.appended > 0) {
         appendedInWindow += commit.appended;
         metrics.entriesNew.inc({ model: modelId }, commit.appended);
@@ -242,25 +241,13 @@ export class ModelPoller {
     }
   }
 
-  private prepare(entries: readonly LogEntry[], windowFromMs: number): PreparedEntry[] {
-    const out: PreparedEntry[] = new Array(entries.length);
-    let bad = 0;
-    for (let i = 0; i < entries.length; i++) {
-      const e = entries[i]!;
-      const ns = entryTimeNs(e.time);
-      if (ns !== undefined) {
-        out[i] = { entry: e, timeNs: ns, hash: contentHash(e.stream, e.log) };
-      } else {
-        // Kept and delivered with its original text; keyed under the window start so it is deduped and pruned.
-        bad++;
-        out[i] = { entry: e, timeNs: BigInt(windowFromMs) * 1_000_000n, hash: contentHash(e.stream, `${e.time}\u0000${e.log}`) };
-      }
+  private prepare(page: LogsPage, windowFromMs: number): PreparedPage {
+    const { page: prepared, badTimes, badExample } = page.scanned ? prepareScanned(page.scanned, windowFromMs) : prepareEntries(page.entries, windowFromMs);
+    if (badTimes > 0) {
+      this.d.metrics.badTimes.inc({ model: this.d.modelId }, badTimes);
+      this.d.logger.warn({ model: this.d.modelId, count: badTimes, example: badExample?.slice(0, 64) }, 'entries with an unparseable time; delivered with their time unchanged');
     }
-    if (bad > 0) {
-      this.d.metrics.badTimes.inc({ model: this.d.modelId }, bad);
-      this.d.logger.warn({ model: this.d.modelId, count: bad, example: entries.find((e) => !parseEntryTime(e.time).ok)?.time.slice(0, 64) }, 'entries with an unparseable time; delivered with their time unchanged');
-    }
-    return out;
+    return prepared;
   }
 
   private noteRecovered(): void {

@@ -149,6 +149,19 @@ describe('paging', () => {
     const s = await serve((_req, res) => sendJson(res, 200, { ...logsPage([weird, { ...ENTRY, log: '' }]), extra: true }));
     const page = await client(s.url).getLogs(REQ);
     expect(page.entries).toEqual([{ time: weird.time, log: weird.log, stream: 'stderr' }, { ...ENTRY, log: '' }]);
+    expect(page.scanned?.count).toBe(2);
+  });
+
+  it('reads a body the scanner leaves to JSON.parse (a key given twice) with the same result', async () => {
+    const body = `{"status":"success","details":[{"time":"${ENTRY.time}","log":"first","log":"second","stream":"stdout"}],"next_token":"t1"}`;
+    const s = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(body);
+    });
+    const page = await client(s.url).getLogs(REQ);
+    expect(page.scanned).toBeUndefined();
+    expect(page.entries).toEqual([{ time: ENTRY.time, log: 'second', stream: 'stdout' }]);
+    expect(page.nextToken).toBe('t1');
   });
 });
 

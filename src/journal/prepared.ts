@@ -1,0 +1,61 @@
+//! What the journal commits for a fetched page: each entry's exact time and content hash
+//! (computed by the poller), and the NDJSON lines of the entries the dedupe keeps.
+import type { LogEntry } from '../api/types.js';
+import { NdjsonLineBuilder } from '../sinks/format.js';
+
+/** An entry ready to be committed: parsed time and content hash computed by the caller. */
+export interface PreparedEntry {
+  entry: LogEntry;
+  timeNs: bigint;
+  hash: number;
+}
+
+/**
+ * A fetched page's entries ready to be committed. The poller builds it (poller/prepare.ts),
+ * from entry objects or straight from the response body's bytes.
+ */
+export interface PreparedPage {
+  readonly length: number;
+  /** Exact time of each entry, nanoseconds since the epoch. */
+  readonly timesNs: BigInt64Array;
+  /** 53-bit content hash of each entry (see dedupe/key.ts). */
+  readonly hashes: Float64Array;
+  /** The lines `entryToNdjson` writes for the entries at `kept[0..n)`, in that order, UTF-8. */
+  render(modelId: string, kept: Uint32Array, n: number): Buffer;
+}
+
+/** A prepared page of entry objects. */
+export class EntryObjectsPage implements PreparedPage {
+  constructor(
+    private readonly entries: readonly LogEntry[],
+    readonly timesNs: BigInt64Array,
+    readonly hashes: Float64Array,
+  ) {}
+
+  /** The page of entries prepared one by one. */
+  static of(prepared: readonly PreparedEntry[]): EntryObjectsPage {
+    const n = prepared.length;
+    const timesNs = new BigInt64Array(n);
+    const hashes = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      timesNs[i] = prepared[i]!.timeNs;
+      hashes[i] = prepared[i]!.hash;
+    }
+    return new EntryObjectsPage(prepared.map((p) => p.entry), timesNs, hashes);
+  }
+
+  get length(): number {
+    return this.entries.length;
+  }
+
+  render(modelId: string, kept: Uint32Array, n: number): Buffer {
+    const lines = new NdjsonLineBuilder(modelId);
+    // Pieces joined once at the end: a string grown line by line is a rope that every reader would flatten.
+    const text: string[] = [];
+    for (let k = 0; k < n; k++) {
+      const e = this.entries[kept[k]!]!;
+      lines.push(text, e.time, e.stream, e.log);
+    }
+    return Buffer.from(text.join(''));
+  }
+}

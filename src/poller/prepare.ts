@@ -1,0 +1,184 @@
+//! Turns a fetched page into what the journal commits: each entry's exact time and content
+//! hash, and a way to render the NDJSON lines of the entries that turn out to be new.
+//!
+//! A page read by the body scanner (api/logs-scan.ts) never becomes objects: times and
+//! hashes are computed from the body's bytes, and the lines are copied from them, since a
+//! string the scanner classed as plain or escaped is already in the form `JSON.stringify`
+//! writes. Pages the scanner left to `JSON.parse` go through the entry objects; both give
+//! the same bytes (property-tested).
+import type { LogEntry } from '../api/types.js';
+import { LOG, OTHER, PLAIN, STREAM, TIME, scannedString, type ScannedLogs } from '../api/logs-scan.js';
+import { contentHash } from '../dedupe/key.js';
+import { EntryObjectsPage, type PreparedPage } from '../journal/prepared.js';
+import { entryTimeNs } from '../time/timestamp.js';
+
+/** A prepared page, and the entries whose time could not be parsed. */
+export interface Prepared {
+  page: PreparedPage;
+  /** Entries kept with their original time text, keyed under the window start. */
+  badTimes: number;
+  /** The first such time, for the warning. */
+  badExample: string | undefined;
+}
+
+const WINDOW_NS = 1_000_000n;
+
+/** Prepares entries that were parsed into objects. */
+export function prepareEntries(entries: readonly LogEntry[], windowFromMs: number): Prepared {
+  const n = entries.length;
+  const timesNs = new BigInt64Array(n);
+  const hashes = new Float64Array(n);
+  let badTimes = 0;
+  let badExample: string | undefined;
+  for (let i = 0; i < n; i++) {
+    const e = entries[i]!;
+    const ns = entryTimeNs(e.time);
+    if (ns !== undefined) {
+      timesNs[i] = ns;
+      hashes[i] = contentHash(e.stream, e.log);
+    } else {
+      // Kept and delivered with its original text; keyed under the window start so it is deduped and pruned.
+      badTimes++;
+      badExample ??= e.time;
+      timesNs[i] = BigInt(windowFromMs) * WINDOW_NS;
+      hashes[i] = contentHash(e.stream, `${e.time}\u0000${e.log}`);
+    }
+  }
+  return { page: new EntryObjectsPage(entries, timesNs, hashes), badTimes, badExample };
+}
+
+/** Prepares the entries of a scanned body. */
+export function prepareScanned(scan: ScannedLogs, windowFromMs: number): Prepared {
+  const { body, spans, kinds, count } = scan;
+  const timesNs = new BigInt64Array(count);
+  const hashes = new Float64Array(count);
+  let badTimes = 0;
+  let badExample: string | undefined;
+  for (let i = 0; i < count; i++) {
+    const s = 6 * i;
+    const time = kinds[3 * i + TIME] === PLAIN ? body.toString('latin1', spans[s]!, spans[s + 1]!) : scannedString(scan, i, TIME);
+    const ns = entryTimeNs(time);
+    if (ns !== undefined) {
+      timesNs[i] = ns;
+      hashes[i] =
+        kinds[3 * i + STREAM] !== OTHER && kinds[3 * i + LOG] !== OTHER
+          ? asciiContentHash(body, spans[s + 2]!, spans[s + 3]!, spans[s + 4]!, spans[s + 5]!)
+          : contentHash(scannedString(scan, i, STREAM), scannedString(scan, i, LOG));
+    } else {
+      badTimes++;
+      badExample ??= time;
+      timesNs[i] = BigInt(windowFromMs) * WINDOW_NS;
+      hashes[i] = contentHash(scannedString(scan, i, STREAM), `${time}\u0000${scannedString(scan, i, LOG)}`);
+    }
+  }
+  return { page: new ScannedPage(scan, timesNs, hashes), badTimes, badExample };
+}
+
+/** The value of the escape character after a backslash (only the escapes `ESCAPED` strings hold). */
+function unescaped(c: number): number {
+  switch (c) {
+    case 0x62:
+      return 0x08;
+    case 0x66:
+      return 0x0c;
+    case 0x6e:
+      return 0x0a;
+    case 0x72:
+      return 0x0d;
+    case 0x74:
+      return 0x09;
+    default:
+      return c; // `"` and `\`
+  }
+}
+
+/**
+ * {@link contentHash} of a stream and a log held as `PLAIN` or `ESCAPED` JSON string
+ * contents: ASCII, so each byte (after unescaping) is one UTF-16 code unit.
+ */
+export function asciiContentHash(b: Buffer, streamStart: number, streamEnd: number, logStart: number, logEnd: number): number {
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = streamStart; i < streamEnd; i++) {
+    let c = b[i]!;
+    if (c === 0x5c) c = unescaped(b[++i]!);
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h2 = Math.imul(h2 ^ c, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ 0x1f, 2654435761);
+  h2 = Math.imul(h2 ^ 0x1f, 1597334677);
+  for (let i = logStart; i < logEnd; i++) {
+    let c = b[i]!;
+    if (c === 0x5c) c = unescaped(b[++i]!);
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h2 = Math.imul(h2 ^ c, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
+}
+
+const STREAM_KEY = Buffer.from(',"stream":');
+const LOG_KEY = Buffer.from(',"log":');
+const LINE_END = Buffer.from('}\n');
+
+/** Copies `src[from, to)` to `dst` at `at`; returns the new end. Short runs by hand: a native copy costs more than it moves. */
+function put(dst: Buffer, at: number, src: Buffer, from: number, to: number): number {
+  if (to - from > 48) return at + src.copy(dst, at, from, to);
+  for (let i = from; i < to; i++) dst[at++] = src[i]!;
+  return at;
+}
+
+class ScannedPage implements PreparedPage {
+  constructor(
+    private readonly scan: ScannedLogs,
+    readonly timesNs: BigInt64Array,
+    readonly hashes: Float64Array,
+  ) {}
+
+  get length(): number {
+    return this.scan.count;
+  }
+
+  render(modelId: string, kept: Uint32Array, n: number): Buffer {
+    const { body, spans, kinds } = this.scan;
+    const head = Buffer.from('{"model_id":' + JSON.stringify(modelId) + ',"time":');
+    // Strings the scanner could not class as canonical are rendered by JSON.stringify (rare).
+    let other: Map<number, Buffer> | undefined;
+    let size = n * (head.length + STREAM_KEY.length + LOG_KEY.length + LINE_END.length);
+    for (let k = 0; k < n; k++) {
+      const i = kept[k]!;
+      for (let f = 0; f < 3; f++) {
+        if (kinds[3 * i + f] === OTHER) {
+          const canonical = Buffer.from(JSON.stringify(scannedString(this.scan, i, f)));
+          (other ??= new Map()).set(3 * i + f, canonical);
+          size += canonical.length;
+        } else {
+          size += spans[6 * i + 2 * f + 1]! - spans[6 * i + 2 * f]! + 2;
+        }
+      }
+    }
+    const out = Buffer.allocUnsafe(size);
+    let at = 0;
+    for (let k = 0; k < n; k++) {
+      const i = kept[k]!;
+      at = put(out, at, head, 0, head.length);
+      at = this.field(out, at, i, TIME, other);
+      at = put(out, at, STREAM_KEY, 0, STREAM_KEY.length);
+      at = this.field(out, at, i, STREAM, other);
+      at = put(out, at, LOG_KEY, 0, LOG_KEY.length);
+      at = this.field(out, at, i, LOG, other);
+      out[at++] = 0x7d;
+      out[at++] = 0x0a;
+    }
+    return out;
+  }
+
+  /** Writes a field's JSON string (quotes included). */
+  private field(out: Buffer, at: number, i: number, f: number, other: Map<number, Buffer> | undefined): number {
+    const { body, spans, kinds } = this.scan;
+    if (kinds[3 * i + f] !== OTHER) return put(out, at, body, spans[6 * i + 2 * f]! - 1, spans[6 * i + 2 * f + 1]! + 1);
+    const canonical = other!.get(3 * i + f)!;
+    return put(out, at, canonical, 0, canonical.length);
+  }
+}
