@@ -1,22 +1,24 @@
 //! Packed storage of occurrence counts. The counts of all keys whose entry time falls in
 //! one second are kept together in one blob, so a page of a thousand entries reads and
 //! writes one or two rows instead of a thousand.
-
-import type { KeyCounts } from './occurrences.js';
+//!
+//! In memory a bucket stays in its stored form: 28-byte records in a word array, found
+//! through a map from a 30-bit digest of the key to the newest record with that digest
+//! (older ones are chained). A page is deduped without an object or a `bigint` per entry:
+//! times are compared as the two 32-bit halves of their int64, hashes as the two halves of
+//! their IEEE double.
 
 /** Width of a bucket of entry times. */
 export const BUCKET_MS = 1_000;
 
-/** Counts of one key, with its identity. */
-export interface StoredKey extends KeyCounts {
-  timeNs: bigint;
-  hash: number;
-}
-
-/** The keys of one bucket, looked up by hash then exact time. */
-export type Bucket = Map<number, StoredKey[]>;
-
 const RECORD_BYTES = 28;
+/** 32-bit words per record: time (lo, hi), hash (lo, hi), delivered, seen, fetch id. */
+const W = RECORD_BYTES / 4;
+const DELIVERED = 4;
+const SEEN = 5;
+const FETCH = 6;
+
+if (new Uint8Array(new Uint16Array([1]).buffer)[0] !== 1) throw new Error('the dedupe store assumes a little-endian machine');
 
 /** The bucket (start ms) an entry time belongs to. */
 export function bucketOf(timeNs: bigint): number {
@@ -24,62 +26,135 @@ export function bucketOf(timeNs: bigint): number {
   return ms - (((ms % BUCKET_MS) + BUCKET_MS) % BUCKET_MS);
 }
 
-/** The stored record of a key, added with zero counts when absent. */
-export function keyFor(bucket: Bucket, timeNs: bigint, hash: number, fetchId: number): StoredKey {
-  let list = bucket.get(hash);
-  if (!list) {
-    list = [];
-    bucket.set(hash, list);
-  }
-  for (const k of list) if (k.timeNs === timeNs) return k;
-  const k: StoredKey = { timeNs, hash, delivered: 0, seen: 0, fetchId };
-  list.push(k);
-  return k;
+/**
+ * {@link bucketOf} for a time given as the halves of its int64 (`hi` signed), without a
+ * `bigint` for the usual times after 1970.
+ */
+export function bucketOfHalves(lo: number, hi: number): number {
+  if (hi < 0) return bucketOf(BigInt(hi) * 4_294_967_296n + BigInt(lo));
+  // ns = h1·2^48 + h0·2^32 + lo, with 2^48 = 281474·10^9 + 976710656 and 2^32 = 4·10^9 + 294967296:
+  // every product stays below 2^53, so the whole seconds come out exact.
+  const h1 = hi >>> 16;
+  const h0 = hi & 0xffff;
+  const rest = h1 * 976_710_656 + h0 * 294_967_296 + lo;
+  return (h1 * 281_474 + h0 * 4 + Math.floor(rest / 1e9)) * BUCKET_MS;
 }
 
-/** Inserts or replaces a key's counts. */
-export function putKey(bucket: Bucket, key: StoredKey): void {
-  const list = bucket.get(key.hash);
-  if (!list) {
-    bucket.set(key.hash, [key]);
-    return;
-  }
-  const i = list.findIndex((k) => k.timeNs === key.timeNs);
-  if (i >= 0) list[i] = key;
-  else list.push(key);
+const F64 = new Float64Array(1);
+const F64_WORDS = new Uint32Array(F64.buffer);
+
+/** The halves of a hash's IEEE double, as the record stores them: `[lo, hi]` in a reused array. */
+export function hashWords(hash: number): Uint32Array {
+  F64[0] = hash;
+  return F64_WORDS;
 }
 
-/** Packs a bucket: per key, time (int64 ns), hash (float64), delivered, seen, fetch id (uint32 each). */
-export function encodeBucket(bucket: Bucket): Buffer {
-  let n = 0;
-  for (const list of bucket.values()) n += list.length;
-  const buf = Buffer.allocUnsafe(n * RECORD_BYTES);
-  let o = 0;
-  for (const list of bucket.values()) {
-    for (const k of list) {
-      buf.writeBigInt64LE(k.timeNs, o);
-      buf.writeDoubleLE(k.hash, o + 8);
-      buf.writeUInt32LE(k.delivered, o + 16);
-      buf.writeUInt32LE(k.seen, o + 20);
-      buf.writeUInt32LE(k.fetchId >>> 0, o + 24);
-      o += RECORD_BYTES;
+function digest(timeLo: number, hashLo: number): number {
+  return (timeLo ^ hashLo) & 0x3fffffff;
+}
+
+/** The keys of one bucket with their counts (see occurrences.ts for the rule). */
+export class PackedBucket {
+  #w: Uint32Array;
+  #n = 0;
+  /** Digest → newest record with it; `#next[r]` is the previous one with the same digest, or -1. */
+  readonly #index = new Map<number, number>();
+  #next: Int32Array;
+
+  private constructor(capacity: number) {
+    this.#w = new Uint32Array(capacity * W);
+    this.#next = new Int32Array(capacity);
+  }
+
+  /** A bucket from its stored blob (empty when there is none). */
+  static decode(blob: Uint8Array | undefined): PackedBucket {
+    const stored = blob ? Math.floor(blob.byteLength / RECORD_BYTES) : 0;
+    const bucket = new PackedBucket(Math.max(16, stored + 64));
+    if (!blob || stored === 0) return bucket;
+    // Copied into aligned words: SQLite's buffer need not be 4-byte aligned.
+    const words = new Uint32Array(stored * W);
+    new Uint8Array(words.buffer).set(blob.subarray(0, stored * RECORD_BYTES));
+    for (let r = 0; r < stored; r++) {
+      const o = r * W;
+      const at = bucket.find(words[o]!, words[o + 1]!, words[o + 2]!, words[o + 3]!, words[o + FETCH]!);
+      // A key stored twice (never written so) keeps its last record, as a map would.
+      bucket.#w[at * W + DELIVERED] = words[o + DELIVERED]!;
+      bucket.#w[at * W + SEEN] = words[o + SEEN]!;
+      bucket.#w[at * W + FETCH] = words[o + FETCH]!;
     }
+    return bucket;
   }
-  return buf;
-}
 
-/** Unpacks a bucket written by {@link encodeBucket}. */
-export function decodeBucket(buf: Uint8Array): Bucket {
-  const b = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
-  const bucket: Bucket = new Map();
-  for (let o = 0; o + RECORD_BYTES <= b.length; o += RECORD_BYTES) {
-    putKey(bucket, {
-      timeNs: b.readBigInt64LE(o),
-      hash: b.readDoubleLE(o + 8),
-      delivered: b.readUInt32LE(o + 16),
-      seen: b.readUInt32LE(o + 20),
-      fetchId: b.readUInt32LE(o + 24),
-    });
+  /** Number of keys. */
+  get size(): number {
+    return this.#n;
   }
-  return bucket;
+
+  /**
+   * The record of a key (time and hash as the halves of their stored forms), added with
+   * zero counts and `fetchId` when absent.
+   */
+  find(timeLo: number, timeHi: number, hashLo: number, hashHi: number, fetchId: number): number {
+    const w = this.#w;
+    const d = digest(timeLo, hashLo);
+    const head = this.#index.get(d);
+    for (let r = head ?? -1; r >= 0; r = this.#next[r]!) {
+      const o = r * W;
+      if (w[o] === timeLo && w[o + 1] === timeHi && w[o + 2] === hashLo && w[o + 3] === hashHi) return r;
+    }
+    const r = this.#n++;
+    if (r * W >= this.#w.length) this.#grow();
+    const o = r * W;
+    const x = this.#w;
+    x[o] = timeLo;
+    x[o + 1] = timeHi;
+    x[o + 2] = hashLo;
+    x[o + 3] = hashHi;
+    x[o + DELIVERED] = 0;
+    x[o + SEEN] = 0;
+    x[o + FETCH] = fetchId;
+    this.#next[r] = head ?? -1;
+    this.#index.set(d, r);
+    return r;
+  }
+
+  /**
+   * Counts one entry of fetch `fetchId` against record `r`; returns whether to deliver it.
+   *
+   * Occurrence-counted dedupe: for each key the store keeps `delivered`, the most copies
+   * any single fetch of a window has shown; during a fetch it keeps `seen`, the running
+   * count of the key in that fetch (a count from another fetch starts again at 0). An entry
+   * is new exactly when `seen` exceeds `delivered`, so genuine identical twins are each
+   * delivered once and re-reading an overlapping window delivers nothing twice.
+   */
+  count(r: number, fetchId: number): boolean {
+    const w = this.#w;
+    const o = r * W;
+    const seen = w[o + FETCH] === fetchId >>> 0 ? w[o + SEEN]! + 1 : 1;
+    w[o + SEEN] = seen;
+    w[o + FETCH] = fetchId;
+    if (seen <= w[o + DELIVERED]!) return false;
+    w[o + DELIVERED] = seen;
+    return true;
+  }
+
+  /** The counts of record `r`. */
+  counts(r: number): { delivered: number; seen: number; fetchId: number } {
+    const o = r * W;
+    return { delivered: this.#w[o + DELIVERED]!, seen: this.#w[o + SEEN]!, fetchId: this.#w[o + FETCH]! };
+  }
+
+  /** The stored blob: per key, time (int64 ns), hash (float64), delivered, seen, fetch id (uint32 each), little-endian. */
+  encode(): Buffer {
+    return Buffer.from(this.#w.buffer, this.#w.byteOffset, this.#n * RECORD_BYTES);
+  }
+
+  #grow(): void {
+    const w = new Uint32Array(this.#w.length * 2);
+    w.set(this.#w);
+    this.#w = w;
+    const next = new Int32Array(this.#next.length * 2);
+    next.set(this.#next);
+    this.#next = next;
+  }
 }

@@ -8,10 +8,9 @@ import Database from 'better-sqlite3';
 import { StateError, describeError } from '../errors.js';
 import type { LogEntry } from '../api/types.js';
 import type { SinkEntry } from '../sinks/contract.js';
-import { countInPlace } from '../dedupe/occurrences.js';
 import { EntryObjectsPage, type PreparedEntry, type PreparedPage } from './prepared.js';
 import { JournalPage, packTimes, sliceEntries, unpackTimes, type PageSlice } from './pages.js';
-import { BUCKET_MS, bucketOf, decodeBucket, encodeBucket, keyFor, type Bucket } from '../dedupe/buckets.js';
+import { BUCKET_MS, PackedBucket, bucketOfHalves, hashWords } from '../dedupe/buckets.js';
 import { MIGRATIONS } from './migrations.js';
 
 type DB = Database.Database;
@@ -364,35 +363,46 @@ export class StateStore {
     const s = this.s;
     const { modelId, fetchId, windowFromMs, entries, next, fetchedMs, begin } = w.p;
     const { quiet, result } = w;
-    let maxNs: bigint | undefined;
     if (quiet) s.endQuiet.run(quietRow(quiet, this.now()));
     if (begin) s.recordWindow.run(Math.floor(begin.fromMs), Math.ceil(begin.toMs), begin.planStateAfter ?? null, fetchId, this.now(), modelId);
-    const buckets = new Map<number, Bucket>();
     const first = lastSeq + 1;
     const page = Array.isArray(entries) ? EntryObjectsPage.of(entries as readonly PreparedEntry[]) : (entries as PreparedPage);
     const count = page.length;
     const { timesNs, hashes } = page;
+    // Times as the halves of their int64: no bigint per entry on the way through the dedupe.
+    const halves = new Uint32Array(timesNs.buffer, timesNs.byteOffset, 2 * count);
     const kept = new Uint32Array(count);
     const times = new BigInt64Array(count);
+    const keptHalves = new Uint32Array(times.buffer);
+    const buckets = new Map<number, PackedBucket>();
+    let bucketMs = NaN;
+    let bucket: PackedBucket | undefined;
+    let latest = -1;
     let n = 0;
     for (let i = 0; i < count; i++) {
-      const timeNs = timesNs[i]!;
-      if (maxNs === undefined || timeNs > maxNs) maxNs = timeNs;
-      const b = bucketOf(timeNs);
-      let bucket = buckets.get(b);
-      if (!bucket) {
-        const blob = s.getBucket.get(modelId, b) as Uint8Array | undefined;
-        bucket = blob ? decodeBucket(blob) : new Map();
-        buckets.set(b, bucket);
+      const lo = halves[2 * i]!;
+      const hi = halves[2 * i + 1]!;
+      if (latest < 0 || (hi | 0) > (halves[2 * latest + 1]! | 0) || ((hi | 0) === (halves[2 * latest + 1]! | 0) && lo > halves[2 * latest]!)) latest = i;
+      const b = bucketOfHalves(lo, hi | 0);
+      if (b !== bucketMs) {
+        bucketMs = b;
+        bucket = buckets.get(b);
+        if (!bucket) {
+          bucket = PackedBucket.decode(s.getBucket.get(modelId, b) as Uint8Array | undefined);
+          buckets.set(b, bucket);
+        }
       }
-      if (countInPlace(keyFor(bucket, timeNs, hashes[i]!, fetchId), fetchId)) {
+      const h = hashWords(hashes[i]!);
+      if (bucket!.count(bucket!.find(lo, hi, h[0]!, h[1]!, fetchId), fetchId)) {
         kept[n] = i;
-        times[n++] = timeNs;
+        keptHalves[2 * n] = lo;
+        keptHalves[2 * n + 1] = hi;
+        n++;
       } else {
         result.duplicates++;
       }
     }
-    for (const [b, bucket] of buckets) s.putBucket.run(modelId, b, windowFromMs, encodeBucket(bucket));
+    for (const [b, bucket] of buckets) s.putBucket.run(modelId, b, windowFromMs, bucket.encode());
     if (n > 0) {
       const last = first + n - 1;
       const keptTimes = times.subarray(0, n);
@@ -406,7 +416,10 @@ export class StateStore {
       w.page = new JournalPage(first, modelId, fetchedMs, bytes, keptTimes);
       lastSeq = last;
     }
-    if (maxNs !== undefined) s.setLastEntry.run(maxNs, maxNs, modelId);
+    if (latest >= 0) {
+      const maxNs = timesNs[latest]!;
+      s.setLastEntry.run(maxNs, maxNs, modelId);
+    }
     if ('end' in next) s.endWindow.run(this.now(), modelId);
     else s.setToken.run(next.nextToken, this.now(), modelId);
     return lastSeq;
