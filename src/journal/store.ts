@@ -6,7 +6,6 @@ import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { StateError, describeError } from '../errors.js';
-import type { LogEntry } from '../api/types.js';
 import type { SinkEntry } from '../sinks/contract.js';
 import { EntryObjectsPage, type PreparedEntry, type PreparedPage } from './prepared.js';
 import { JournalPage, packTimes, sliceEntries, unpackTimes, type PageSlice } from './pages.js';

@@ -141,7 +141,7 @@ class ScannedPage implements PreparedPage {
   }
 
   render(modelId: string, kept: Uint32Array, n: number): Buffer {
-    const { body, spans, kinds } = this.scan;
+    const { spans, kinds } = this.scan;
     const head = Buffer.from('{"model_id":' + JSON.stringify(modelId) + ',"time":');
     // Strings the scanner could not class as canonical are rendered by JSON.stringify (rare).
     let other: Map<number, Buffer> | undefined;
