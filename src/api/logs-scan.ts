@@ -302,8 +302,7 @@ export function scanLogsBody(body: Buffer): ScannedLogs | undefined {
           s.literal('null');
         } else {
           const v = s.string();
-          const raw = body.toString(s.kind === PLAIN ? 'latin1' : 'utf8', v, s.end);
-          const value = s.kind === PLAIN ? raw : (JSON.parse(`"${raw}"`) as string);
+          const value = decodeString(body, v, s.end, s.kind);
           token = value === '' ? undefined : value;
         }
       } else {
@@ -326,11 +325,13 @@ export function scanLogsBody(body: Buffer): ScannedLogs | undefined {
 
 /** Decodes the string of field `field` of entry `i` to its value. */
 export function scannedString(page: ScannedLogs, i: number, field: number): string {
-  const start = page.spans[6 * i + 2 * field]!;
-  const end = page.spans[6 * i + 2 * field + 1]!;
-  const kind = page.kinds[3 * i + field]!;
-  if (kind === PLAIN) return page.body.toString('latin1', start, end);
-  return JSON.parse(page.body.toString(kind === ESCAPED ? 'latin1' : 'utf8', start - 1, end + 1)) as string;
+  return decodeString(page.body, page.spans[6 * i + 2 * field]!, page.spans[6 * i + 2 * field + 1]!, page.kinds[3 * i + field] as StringKind);
+}
+
+/** The value of a scanned string whose contents are `body[start, end)`. */
+function decodeString(body: Buffer, start: number, end: number, kind: StringKind): string {
+  if (kind === PLAIN) return body.toString('latin1', start, end);
+  return JSON.parse(body.toString(kind === ESCAPED ? 'latin1' : 'utf8', start - 1, end + 1)) as string;
 }
 
 /** The entries of a scanned body as objects. */

@@ -53,7 +53,7 @@ function digest(timeLo: number, hashLo: number): number {
   return (timeLo ^ hashLo) & 0x3fffffff;
 }
 
-/** The keys of one bucket with their counts (see occurrences.ts for the rule). */
+/** The keys of one bucket with their counts (the rule is under {@link PackedBucket.count}). */
 export class PackedBucket {
   #w: Uint32Array;
   #n = 0;

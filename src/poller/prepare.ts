@@ -8,7 +8,7 @@
 //! the same bytes (property-tested).
 import type { LogEntry } from '../api/types.js';
 import { LOG, OTHER, PLAIN, STREAM, TIME, scannedString, type ScannedLogs } from '../api/logs-scan.js';
-import { contentHash } from '../dedupe/key.js';
+import { asciiContentHash, contentHash } from '../dedupe/key.js';
 import { EntryObjectsPage, type PreparedPage } from '../journal/prepared.js';
 import { entryTimeNs } from '../time/timestamp.js';
 
@@ -72,50 +72,6 @@ export function prepareScanned(scan: ScannedLogs, windowFromMs: number): Prepare
     }
   }
   return { page: new ScannedPage(scan, timesNs, hashes), badTimes, badExample };
-}
-
-/** The value of the escape character after a backslash (only the escapes `ESCAPED` strings hold). */
-function unescaped(c: number): number {
-  switch (c) {
-    case 0x62:
-      return 0x08;
-    case 0x66:
-      return 0x0c;
-    case 0x6e:
-      return 0x0a;
-    case 0x72:
-      return 0x0d;
-    case 0x74:
-      return 0x09;
-    default:
-      return c; // `"` and `\`
-  }
-}
-
-/**
- * {@link contentHash} of a stream and a log held as `PLAIN` or `ESCAPED` JSON string
- * contents: ASCII, so each byte (after unescaping) is one UTF-16 code unit.
- */
-export function asciiContentHash(b: Buffer, streamStart: number, streamEnd: number, logStart: number, logEnd: number): number {
-  let h1 = 0xdeadbeef;
-  let h2 = 0x41c6ce57;
-  for (let i = streamStart; i < streamEnd; i++) {
-    let c = b[i]!;
-    if (c === 0x5c) c = unescaped(b[++i]!);
-    h1 = Math.imul(h1 ^ c, 2654435761);
-    h2 = Math.imul(h2 ^ c, 1597334677);
-  }
-  h1 = Math.imul(h1 ^ 0x1f, 2654435761);
-  h2 = Math.imul(h2 ^ 0x1f, 1597334677);
-  for (let i = logStart; i < logEnd; i++) {
-    let c = b[i]!;
-    if (c === 0x5c) c = unescaped(b[++i]!);
-    h1 = Math.imul(h1 ^ c, 2654435761);
-    h2 = Math.imul(h2 ^ c, 1597334677);
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
 }
 
 const STREAM_KEY = Buffer.from(',"stream":');
