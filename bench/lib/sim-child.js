@@ -39,6 +39,10 @@ const handlers = {
   stats() {
     return { ...sim.stats(), lateInjected };
   },
+  resetStats() {
+    sim.resetStats();
+    return true;
+  },
   stopProducing() {
     if (lateTimer) clearInterval(lateTimer);
     lateTimer = undefined;

@@ -39,6 +39,7 @@ export async function startSimChild(options, extra = {}) {
     ...info,
     child,
     stats: () => call('stats'),
+    resetStats: () => call('resetStats'),
     stopProducing: () => call('stopProducing'),
     count: () => call('count'),
     writeTruth: (path) => call('writeTruth', { path }),

@@ -3,10 +3,10 @@
 //! writes one or two rows instead of a thousand.
 //!
 //! In memory a bucket stays in its stored form: 28-byte records in a word array, found
-//! through a map from a 30-bit digest of the key to the newest record with that digest
-//! (older ones are chained). A page is deduped without an object or a `bigint` per entry:
-//! times are compared as the two 32-bit halves of their int64, hashes as the two halves of
-//! their IEEE double.
+//! through an open-addressing table of record numbers, also a typed array. A page is
+//! deduped without an object or a `bigint` per entry, and without growing a JS heap
+//! structure per key: times are compared as the two 32-bit halves of their int64, hashes as
+//! the two halves of their IEEE double.
 
 /** Width of a bucket of entry times. */
 export const BUCKET_MS = 1_000;
@@ -49,21 +49,21 @@ export function hashWords(hash: number): Uint32Array {
   return F64_WORDS;
 }
 
-function digest(timeLo: number, hashLo: number): number {
-  return (timeLo ^ hashLo) & 0x3fffffff;
+/** Start of a key's probe sequence in a table of `mask + 1` slots (the hash's low word is already well mixed). */
+function slotOf(timeLo: number, hashLo: number, mask: number): number {
+  return (timeLo ^ hashLo) & mask;
 }
 
 /** The keys of one bucket with their counts (the rule is under {@link PackedBucket.count}). */
 export class PackedBucket {
   #w: Uint32Array;
   #n = 0;
-  /** Digest → newest record with it; `#next[r]` is the previous one with the same digest, or -1. */
-  readonly #index = new Map<number, number>();
-  #next: Int32Array;
+  /** Linear-probing table: record number + 1 per slot, 0 when free; at most half full. */
+  #slots: Int32Array;
 
   private constructor(capacity: number) {
     this.#w = new Uint32Array(capacity * W);
-    this.#next = new Int32Array(capacity);
+    this.#slots = new Int32Array(tableSize(capacity));
   }
 
   /** A bucket from its stored blob (empty when there is none). */
@@ -96,14 +96,17 @@ export class PackedBucket {
    */
   find(timeLo: number, timeHi: number, hashLo: number, hashHi: number, fetchId: number): number {
     const w = this.#w;
-    const d = digest(timeLo, hashLo);
-    const head = this.#index.get(d);
-    for (let r = head ?? -1; r >= 0; r = this.#next[r]!) {
-      const o = r * W;
-      if (w[o] === timeLo && w[o + 1] === timeHi && w[o + 2] === hashLo && w[o + 3] === hashHi) return r;
+    const slots = this.#slots;
+    const mask = slots.length - 1;
+    let at = slotOf(timeLo, hashLo, mask);
+    for (let s = slots[at]!; s !== 0; s = slots[at]!) {
+      const o = (s - 1) * W;
+      if (w[o] === timeLo && w[o + 1] === timeHi && w[o + 2] === hashLo && w[o + 3] === hashHi) return s - 1;
+      at = (at + 1) & mask;
     }
     const r = this.#n++;
-    if (r * W >= this.#w.length) this.#grow();
+    slots[at] = r + 1;
+    if (r * W >= w.length) this.#grow();
     const o = r * W;
     const x = this.#w;
     x[o] = timeLo;
@@ -113,8 +116,7 @@ export class PackedBucket {
     x[o + DELIVERED] = 0;
     x[o + SEEN] = 0;
     x[o + FETCH] = fetchId;
-    this.#next[r] = head ?? -1;
-    this.#index.set(d, r);
+    if (2 * this.#n > slots.length) this.#rehash();
     return r;
   }
 
@@ -153,8 +155,24 @@ export class PackedBucket {
     const w = new Uint32Array(this.#w.length * 2);
     w.set(this.#w);
     this.#w = w;
-    const next = new Int32Array(this.#next.length * 2);
-    next.set(this.#next);
-    this.#next = next;
   }
+
+  #rehash(): void {
+    const w = this.#w;
+    const slots = new Int32Array(this.#slots.length * 2);
+    const mask = slots.length - 1;
+    for (let r = 0; r < this.#n; r++) {
+      let at = slotOf(w[r * W]!, w[r * W + 2]!, mask);
+      while (slots[at] !== 0) at = (at + 1) & mask;
+      slots[at] = r + 1;
+    }
+    this.#slots = slots;
+  }
+}
+
+/** Slots for `records` keys: a power of two at least twice as many. */
+function tableSize(records: number): number {
+  let n = 32;
+  while (n < 2 * records) n *= 2;
+  return n;
 }

@@ -10,7 +10,7 @@ import type { LogEntry } from '../api/types.js';
 import { LOG, OTHER, PLAIN, STREAM, TIME, scannedString, type ScannedLogs } from '../api/logs-scan.js';
 import { asciiContentHash, contentHash } from '../dedupe/key.js';
 import { EntryObjectsPage, type PreparedPage } from '../journal/prepared.js';
-import { entryTimeNs } from '../time/timestamp.js';
+import { entryTimeNs, writeEntryTimeNs } from '../time/timestamp.js';
 
 /** A prepared page, and the entries whose time could not be parsed. */
 export interface Prepared {
@@ -51,20 +51,29 @@ export function prepareEntries(entries: readonly LogEntry[], windowFromMs: numbe
 export function prepareScanned(scan: ScannedLogs, windowFromMs: number): Prepared {
   const { body, spans, kinds, count } = scan;
   const timesNs = new BigInt64Array(count);
+  const halves = new Uint32Array(timesNs.buffer);
   const hashes = new Float64Array(count);
   let badTimes = 0;
   let badExample: string | undefined;
   for (let i = 0; i < count; i++) {
     const s = 6 * i;
-    const time = kinds[3 * i + TIME] === PLAIN ? body.toString('latin1', spans[s]!, spans[s + 1]!) : scannedString(scan, i, TIME);
-    const ns = entryTimeNs(time);
-    if (ns !== undefined) {
-      timesNs[i] = ns;
+    let time: string | undefined;
+    let ok: boolean;
+    if (kinds[3 * i + TIME] === PLAIN) {
+      ok = writeEntryTimeNs(body, spans[s]!, spans[s + 1]!, halves, 2 * i);
+    } else {
+      time = scannedString(scan, i, TIME);
+      const ns = entryTimeNs(time);
+      ok = ns !== undefined;
+      if (ok) timesNs[i] = ns!;
+    }
+    if (ok) {
       hashes[i] =
         kinds[3 * i + STREAM] !== OTHER && kinds[3 * i + LOG] !== OTHER
           ? asciiContentHash(body, spans[s + 2]!, spans[s + 3]!, spans[s + 4]!, spans[s + 5]!)
           : contentHash(scannedString(scan, i, STREAM), scannedString(scan, i, LOG));
     } else {
+      time ??= scannedString(scan, i, TIME);
       badTimes++;
       badExample ??= time;
       timesNs[i] = BigInt(windowFromMs) * WINDOW_NS;

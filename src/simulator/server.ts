@@ -80,6 +80,8 @@ export interface SimulatorStats {
   faultsInjected: Record<string, number>;
   /** Answers per HTTP status (as a string). */
   byStatus: Record<string, number>;
+  /** When the first logs request since the start (or the last {@link Simulator.resetStats}) arrived, epoch ms. */
+  firstLogsRequestMs: number | undefined;
 }
 
 /** One accepted settings update. */
@@ -104,10 +106,13 @@ export interface Simulator {
   inject(modelId: string, entries: LogEntry[], visibleAfterMs?: number): void;
   /** Changes fault probabilities and behaviour from now on. */
   setFaults(f: Partial<FaultRates>): void;
+  /** Zeroes the counters (a benchmark measures one phase at a time). */
+  resetStats(): void;
   /** Test hook: answer 401 to every request for these models (as if the token lost access to them); [] restores. */
   denyModels(modelIds: readonly string[]): void;
   /** Accepted settings updates, oldest first. */
   settingsUpdates: SettingsUpdate[];
+  /** Counters of what was answered so far. */
   stats(): SimulatorStats;
 }
 
@@ -225,6 +230,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     entriesServed: 0,
     faultsInjected: Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])),
     byStatus: {},
+    firstLogsRequestMs: undefined,
   };
   const settingsUpdates: SettingsUpdate[] = [];
   let denied = new Set<string>();
@@ -406,8 +412,10 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       req.resume();
       return send(res, errorAnswer(405, 'Method not allowed', { allow: 'POST' }));
     }
-    if (op === 'logs') stats.logsRequests++;
-    else stats.settingsRequests++;
+    if (op === 'logs') {
+      stats.logsRequests++;
+      stats.firstLogsRequestMs ??= now();
+    } else stats.settingsRequests++;
 
     const chunks: Buffer[] = [];
     let size = 0;
@@ -516,6 +524,10 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     },
     stats() {
       return { ...stats, faultsInjected: { ...stats.faultsInjected }, byStatus: { ...stats.byStatus } };
+    },
+    resetStats() {
+      Object.assign(stats, { requests: 0, logsRequests: 0, lessLogsRequests: 0, settingsRequests: 0, entriesServed: 0, firstLogsRequestMs: undefined, byStatus: {} });
+      for (const k of FAULT_KINDS) stats.faultsInjected[k] = 0;
     },
   };
 }

@@ -59,10 +59,34 @@ function daysInMonth(year: number, month: number): number {
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
+// The character codes of the time being scanned. A valid time has at most 35 characters,
+// and the checks never read past the 36th, so the first 40 are enough; the code after the
+// last one is END, which no check accepts (as `charCodeAt` past the end gives NaN).
+const CODES = new Uint16Array(41);
+const END = 0xffff;
+
+/** Loads a string's codes for {@link scan}; returns its length. */
+function loadString(s: string): number {
+  const len = s.length;
+  const n = len < 40 ? len : 40;
+  for (let i = 0; i < n; i++) CODES[i] = s.charCodeAt(i);
+  CODES[n] = END;
+  return len;
+}
+
+/** Loads `bytes[start, end)` (ASCII) for {@link scan}; returns its length. */
+function loadBytes(bytes: Uint8Array, start: number, end: number): number {
+  const len = end - start;
+  const n = len < 40 ? len : 40;
+  for (let i = 0; i < n; i++) CODES[i] = bytes[start + i]!;
+  CODES[n] = END;
+  return len;
+}
+
 /** Value of the two ASCII digits at `i`, or -1 when either is not a digit. */
-function two(s: string, i: number): number {
-  const a = s.charCodeAt(i) - 48;
-  const b = s.charCodeAt(i + 1) - 48;
+function two(i: number): number {
+  const a = CODES[i]! - 48;
+  const b = CODES[i + 1]! - 48;
   if (a < 0 || a > 9 || b < 0 || b > 9) return -1;
   return a * 10 + b;
 }
@@ -72,7 +96,7 @@ function fail(reason: string): TimeParseFailure {
 }
 
 // Consecutive entries almost always share their date, so the last day number is reused.
-let cachedDatePrefix = '';
+let cachedDateKey = -1;
 let cachedDays = 0;
 
 // Results of the last successful scan (see `scan`): the hot path reads them without
@@ -83,37 +107,36 @@ let scanFractionDigits = 0;
 let scanOffsetSeconds = 0;
 
 /**
- * Checks an entry time and leaves its parts in the `scan*` variables. Returns undefined
- * when valid, else the reason it is not.
+ * Checks the entry time loaded in CODES (`len` characters long) and leaves its parts in
+ * the `scan*` variables. Returns undefined when valid, else the reason it is not.
  */
-function scan(s: string): string | undefined {
-  if (typeof s !== 'string') return 'not a string';
-  const len = s.length;
+function scan(len: number): string | undefined {
   if (len < 19) return 'too short for YYYY-MM-DDTHH:MM:SSZ';
-  if (s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45) return 'expected YYYY-MM-DD';
-  if (s.charCodeAt(10) !== 84) return "expected 'T' between date and time";
-  if (s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58) return 'expected HH:MM:SS';
+  if (CODES[4] !== 45 || CODES[7] !== 45) return 'expected YYYY-MM-DD';
+  if (CODES[10] !== 84) return "expected 'T' between date and time";
+  if (CODES[13] !== 58 || CODES[16] !== 58) return 'expected HH:MM:SS';
 
+  const yHi = two(0);
+  const yLo = two(2);
+  const month = two(5);
+  const day = two(8);
+  if (yHi < 0 || yLo < 0 || month < 0 || day < 0) return 'non-digit in the date';
+  const year = yHi * 100 + yLo;
+  const dateKey = (year * 100 + month) * 100 + day;
   let days: number;
-  if (cachedDatePrefix !== '' && s.startsWith(cachedDatePrefix)) {
+  if (dateKey === cachedDateKey) {
     days = cachedDays;
   } else {
-    const yHi = two(s, 0);
-    const yLo = two(s, 2);
-    const month = two(s, 5);
-    const day = two(s, 8);
-    if (yHi < 0 || yLo < 0 || month < 0 || day < 0) return 'non-digit in the date';
-    const year = yHi * 100 + yLo;
     if (month < 1 || month > 12) return `month ${month} does not exist`;
-    if (day < 1 || day > daysInMonth(year, month)) return `day ${day} does not exist in ${s.slice(0, 7)}`;
+    if (day < 1 || day > daysInMonth(year, month)) return `day ${day} does not exist in ${String.fromCharCode(...CODES.subarray(0, 7))}`;
     days = daysFromCivil(year, month, day);
-    cachedDatePrefix = s.slice(0, 10);
+    cachedDateKey = dateKey;
     cachedDays = days;
   }
 
-  const hour = two(s, 11);
-  const minute = two(s, 14);
-  const second = two(s, 17);
+  const hour = two(11);
+  const minute = two(14);
+  const second = two(17);
   if (hour < 0 || minute < 0 || second < 0) return 'non-digit in the time of day';
   if (hour > 23) return `hour ${hour} does not exist`;
   if (minute > 59) return `minute ${minute} does not exist`;
@@ -122,28 +145,28 @@ function scan(s: string): string | undefined {
   let i = 19;
   let fraction = 0;
   let fractionDigits = 0;
-  if (s.charCodeAt(i) === 46) {
+  if (CODES[i] === 46) {
     i++;
     const start = i;
-    let c = s.charCodeAt(i) - 48;
+    let c = CODES[i]! - 48;
     while (c >= 0 && c <= 9) {
       if (i - start === 9) return 'more than nine fractional digits';
       fraction = fraction * 10 + c;
       i++;
-      c = s.charCodeAt(i) - 48;
+      c = CODES[i]! - 48;
     }
     fractionDigits = i - start;
     if (fractionDigits === 0) return "no digit after '.'";
   }
 
   let offsetSeconds = 0;
-  const zone = s.charCodeAt(i);
+  const zone = CODES[i];
   if (zone === 90) {
     if (i + 1 !== len) return 'characters after the zone designator';
   } else if (zone === 43 || zone === 45) {
-    if (i + 6 !== len || s.charCodeAt(i + 3) !== 58) return 'expected a zone offset ±HH:MM';
-    const oh = two(s, i + 1);
-    const om = two(s, i + 4);
+    if (i + 6 !== len || CODES[i + 3] !== 58) return 'expected a zone offset ±HH:MM';
+    const oh = two(i + 1);
+    const om = two(i + 4);
     if (oh < 0 || om < 0 || oh > 23 || om > 59) return 'invalid zone offset';
     offsetSeconds = (oh * 3600 + om * 60) * (zone === 45 ? -1 : 1);
   } else {
@@ -165,7 +188,8 @@ function scan(s: string): string | undefined {
  * characters) yields a failure value; this function never throws.
  */
 export function parseEntryTime(s: string): ParsedTime | TimeParseFailure {
-  const reason = scan(s);
+  if (typeof s !== 'string') return fail('not a string');
+  const reason = scan(loadString(s));
   if (reason !== undefined) return fail(reason);
   const fractionDigits = scanFractionDigits;
   const padded = fractionDigits === 0 ? FRACTION_PAD : s.slice(20, 20 + fractionDigits) + FRACTION_PAD.slice(fractionDigits);
@@ -179,8 +203,31 @@ export function parseEntryTime(s: string): ParsedTime | TimeParseFailure {
  * valid entry time: {@link parseEntryTime} without the canonical string, for the hot path.
  */
 export function entryTimeNs(s: string): bigint | undefined {
-  if (scan(s) !== undefined) return undefined;
+  if (typeof s !== 'string' || scan(loadString(s)) !== undefined) return undefined;
   return BigInt(scanSeconds) * NS_PER_SECOND + BigInt(scanScaled);
+}
+
+/**
+ * {@link entryTimeNs} of the ASCII time text `bytes[start, end)`, written as the two
+ * 32-bit halves of its int64 (low word first, as a BigInt64Array holds it) at
+ * `out[at]`, `out[at + 1]`: no string and no bigint per entry. Returns false, writing
+ * nothing, when the text is not a valid entry time.
+ */
+export function writeEntryTimeNs(bytes: Uint8Array, start: number, end: number, out: Uint32Array, at: number): boolean {
+  if (scan(loadBytes(bytes, start, end)) !== undefined) return false;
+  // ns = seconds·10^9 + scaled, taken modulo 2^64 as a BigInt64Array stores it, from
+  // products below 2^53: seconds = sh·2^20 + sl, and sh·10^9 = bh·2^12 + bl.
+  const sh = Math.floor(scanSeconds / 1_048_576);
+  const sl = scanSeconds - sh * 1_048_576;
+  const a = sl * 1e9 + scanScaled;
+  const aHi = Math.floor(a / 4_294_967_296);
+  const b = sh * 1e9;
+  const bh = Math.floor(b / 4096);
+  const lo = a - aHi * 4_294_967_296 + (b - bh * 4096) * 1_048_576;
+  const carry = lo >= 4_294_967_296 ? 1 : 0;
+  out[at] = lo - carry * 4_294_967_296;
+  out[at + 1] = aHi + bh + carry;
+  return true;
 }
 
 function pad2(n: number): string {

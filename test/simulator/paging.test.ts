@@ -91,6 +91,21 @@ describe('simulator windows and paging', () => {
     expect(bag(full.entries)).toEqual(bag(sim.groundTruth('m1')));
   });
 
+  it('records when the first logs request arrived, until the counters are reset', async () => {
+    const clock = manualClock(T0);
+    const sim = await start({ clock: clock.now, ratePerSec: 20, historyMs: 60_000, pageSize: 100 });
+    expect(sim.stats().firstLogsRequestMs).toBeUndefined();
+    await post(sim.url, LOGS, { model_id: 'm1', time_from: iso(T0 - 60_000), time_to: iso(T0) });
+    clock.advance(5_000);
+    await post(sim.url, LOGS, { model_id: 'm1', time_from: iso(T0 - 60_000), time_to: iso(T0) });
+    expect(sim.stats()).toMatchObject({ logsRequests: 2, firstLogsRequestMs: T0 });
+    sim.resetStats();
+    expect(sim.stats()).toMatchObject({ requests: 0, logsRequests: 0, entriesServed: 0, firstLogsRequestMs: undefined });
+    clock.advance(1_000);
+    await post(sim.url, LOGS, { model_id: 'm1', time_from: iso(T0 - 60_000), time_to: iso(T0) });
+    expect(sim.stats()).toMatchObject({ logsRequests: 1, firstLogsRequestMs: T0 + 6_000 });
+  });
+
   it('draws page sizes from a range', async () => {
     const sim = await start({ clock: () => T0, ratePerSec: 20, historyMs: 60_000, pageSize: { min: 5, max: 15 } });
     const sizes = new Set<number>();

@@ -159,6 +159,24 @@ describe('formatRequestTime', () => {
   });
 });
 
+describe('parsing state between calls', () => {
+  it('gives the same reasons after a longer time was read (nothing of it is left behind)', () => {
+    const reason = (s: string) => {
+      const r = parseEntryTime(s);
+      return r.ok ? 'ok' : r.reason;
+    };
+    const alone = ['2026-01-01T00:00:00', '2026-01-01T00:00:00.', '2026-01-01T00:00:00.12', '2026-02-30T00:00:00Z', '2026-01-01T00:00:00+01:0'].map(reason);
+    for (const long of ['2026-01-01T00:00:00.123456789+01:00', '2026-01-01T00:00:00.123456789Z', '2026-02-28T00:00:00Z']) {
+      const after = ['2026-01-01T00:00:00', '2026-01-01T00:00:00.', '2026-01-01T00:00:00.12', '2026-02-30T00:00:00Z', '2026-01-01T00:00:00+01:0'].map((s) => {
+        parseEntryTime(long);
+        return reason(s);
+      });
+      expect(after).toEqual(alone);
+    }
+    expect(alone).toEqual(["expected 'Z' or a zone offset", "no digit after '.'", "expected 'Z' or a zone offset", 'day 30 does not exist in 2026-02', 'expected a zone offset ±HH:MM']);
+  });
+});
+
 describe('millisecond conversions', () => {
   it('rounds down, or up for the inclusive end, on both sides of the epoch', () => {
     expect(nsToMs(1_999_999n)).toBe(1);
