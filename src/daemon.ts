@@ -18,6 +18,7 @@ import type { Sink } from './sinks/contract.js';
 import { Metrics, statusClass } from './telemetry/metrics.js';
 import { registerSecret } from './telemetry/logger.js';
 import { steadyClock, type Clock } from './time/clock.js';
+import { HeapGrowth } from './runtime/heap-growth.js';
 import { describeError } from './errors.js';
 
 /** Options of {@link Daemon.start}. */
@@ -50,6 +51,7 @@ export class Daemon {
   /** Interval sleeps of all pollers, woken in groups (see tick-timer.ts). */
   private readonly pollTimer: TickTimer;
   private readonly groupCommit: GroupCommit;
+  private readonly heapGrowth: HeapGrowth;
   private readonly keepAlive: NodeJS.Timeout;
   private readonly gaugeTimer: NodeJS.Timeout;
   private lastTrimMs = 0;
@@ -77,6 +79,9 @@ export class Daemon {
     });
     this.pollTimer = new TickTimer(pollGridMs(config.poll.interval));
     this.groupCommit = new GroupCommit(store);
+    this.heapGrowth = new HeapGrowth({
+      onSwitch: (busy, flag) => logger.debug({ flag }, busy ? 'entries arrive fast: the heap may grow more between full collections' : 'entries slowed down: V8 sizes the heap itself again'),
+    });
     this.keepAlive = setInterval(() => {}, 1 << 30);
     this.gaugeTimer = setInterval(() => this.updateGauges(), 1000);
     this.gaugeTimer.unref();
@@ -196,7 +201,10 @@ export class Daemon {
         logger: this.logger.child({ component: 'poller', model: m.id }),
         metrics: this.metrics,
         sleep: (ms, signal) => this.pollTimer.sleep(ms, signal),
-        commit: (page) => this.groupCommit.commit(page),
+        commit: (page) => {
+          this.heapGrowth.noteEntries(page.entries.length);
+          return this.groupCommit.commit(page);
+        },
       });
       this.pollers.set(m.id, poller);
       void poller.start();
@@ -275,6 +283,7 @@ export class Daemon {
 
   private updateGauges(): void {
     this.lastTickMs = Date.now();
+    this.heapGrowth.tick();
     try {
       const size = this.store.journalSize();
       this.metrics.journalEntries.set(size.entries);
@@ -406,6 +415,7 @@ export class Daemon {
     }
     await step('close api client', () => this.client.close());
     clearInterval(this.gaugeTimer);
+    this.heapGrowth.reset();
     clearInterval(this.keepAlive);
     await step('close state', () => this.store.close());
     await step('release lock', () => this.lock.release());
