@@ -33,6 +33,32 @@ describe('state store', () => {
     expect(statSync(join(dir, 'sub')).mode & 0o777).toBe(0o700);
   });
 
+  it('creates new files with 16 KiB pages and keeps the page size of existing ones', () => {
+    const fresh = join(dir, 'fresh.db');
+    StateStore.open(fresh).close();
+    const older = join(dir, 'older.db');
+    const db = new Database(older);
+    db.pragma('journal_mode = WAL'); // SQLite's default 4 KiB pages, as earlier versions created them
+    db.close();
+    const s = StateStore.open(older);
+    s.ensureCheckpoint('m', T);
+    const cp = s.beginWindow('m', T, T + 10_000);
+    s.commitPage('m', cp.fetchId, T, [prep('2026-11-22T10:00:03Z', 'x'.repeat(50_000))], { end: true }, T);
+    s.close();
+    const pageSize = (path: string) => {
+      const d = new Database(path, { readonly: true });
+      try {
+        return d.pragma('page_size', { simple: true });
+      } finally {
+        d.close();
+      }
+    };
+    expect([pageSize(fresh), pageSize(older)]).toEqual([16_384, 4_096]);
+    const again = StateStore.open(older);
+    expect(again.readAfter(0, 10).map((e) => e.log.length)).toEqual([50_000]);
+    again.close();
+  });
+
   it('commits a page with its token, resumes, and moves the watermark only at the end', () => {
     const path = join(dir, 'state.db');
     let s = StateStore.open(path);
