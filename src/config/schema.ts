@@ -272,12 +272,18 @@ const sinkName = leaf<string>(
   },
 );
 
-const sinkCommon = {
+/**
+ * The fields every sink takes. A batch is what a network sink sends in one request, so
+ * its default size suits receivers' limits; for the file and stdout sinks it is only the
+ * unit of a write and an fsync, so their default is larger: a sink that has fallen behind
+ * catches up in a few large writes instead of many small ones, each waiting its turn.
+ */
+const sinkFields = (batch: { maxEntries: number; maxBytes: string }) => ({
   name: sinkName,
   batch: z
     .strictObject({
-      max_entries: scalar(z.number().int().min(1).default(1000)).describe('Most entries in one batch.'),
-      max_bytes: size('Most bytes (of log text) in one batch.', { positive: true }).prefault('1MiB'),
+      max_entries: scalar(z.number().int().min(1).default(batch.maxEntries)).describe('Most entries in one batch.'),
+      max_bytes: size('Most bytes (of log text) in one batch.', { positive: true }).prefault(batch.maxBytes),
       max_delay: duration('Longest time an entry waits for its batch to fill.', { positive: true }).prefault('1s'),
     })
     .prefault({})
@@ -294,12 +300,16 @@ const sinkCommon = {
     .min(1)
     .optional()
     .describe('Only these models go to this sink (each must be a configured model id). All models when not set.'),
-};
+});
+/** Network and custom sinks: batches of at most 1,000 entries or 1 MiB of text. */
+const sinkCommon = sinkFields({ maxEntries: 1000, maxBytes: '1MiB' });
+/** File and stdout sinks: batches of at most 20,000 entries or 8 MiB of text. */
+const textSinkCommon = sinkFields({ maxEntries: 20_000, maxBytes: '8MiB' });
 
 const fileSinkSchema = z
   .strictObject({
     type: z.literal('file').describe('Appends NDJSON to local files.'),
-    ...sinkCommon,
+    ...textSinkCommon,
     path: leaf<string>(
       'File path template: {model_id} and the UTC strftime parts %Y %m %d %H %M %S %j (%% = a literal %). E.g. ./out/{model_id}/%Y-%m-%d.ndjson. Relative paths are resolved against the directory of the config file.',
       { type: 'string', minLength: 1 },
@@ -335,7 +345,7 @@ const fileSinkSchema = z
 const stdoutSinkSchema = z
   .strictObject({
     type: z.literal('stdout').describe('Writes NDJSON to standard output.'),
-    ...sinkCommon,
+    ...textSinkCommon,
   })
   .describe('Stdout sink.');
 

@@ -55,7 +55,7 @@ describe('defaults', () => {
     expect(c.sinks[0]).toEqual({
       name: 'console',
       type: 'stdout',
-      batch: { max_entries: 1000, max_bytes: 1024 * 1024, max_delay: 1000 },
+      batch: { max_entries: 20_000, max_bytes: 8 * 1024 * 1024, max_delay: 1000 },
       retry: { base_delay: 500, max_delay: 60_000 },
     });
     expect(c.buffer).toEqual({ max_entries: 1_000_000, max_bytes: 1024 ** 3, when_full: 'block' });
@@ -74,6 +74,13 @@ describe('defaults', () => {
       { name: 'm', type: 'module', path: '/opt/sink.js' },
     ];
     const [file, hook, otlp, mod] = parseConfig(raw, { env: {} }).sinks;
+    // batches are requests for network and custom sinks, only write and fsync units for files and stdout
+    expect([file, hook, otlp, mod].map((s) => s!.batch)).toEqual([
+      { max_entries: 20_000, max_bytes: 8 * 1024 * 1024, max_delay: 1000 },
+      { max_entries: 1000, max_bytes: 1024 * 1024, max_delay: 1000 },
+      { max_entries: 1000, max_bytes: 1024 * 1024, max_delay: 1000 },
+      { max_entries: 1000, max_bytes: 1024 * 1024, max_delay: 1000 },
+    ]);
     expect(file).toMatchObject({ fsync: 'batch', compress: 'none', file_mode: 0o600, dir_mode: 0o700 });
     expect(file).not.toHaveProperty('rotate');
     expect(hook).toMatchObject({ format: 'ndjson', compression: 'none', headers: {}, timeout: 30_000, concurrency: 1 });
