@@ -59,3 +59,43 @@ export class EntryObjectsPage implements PreparedPage {
     return Buffer.from(text.join(''));
   }
 }
+
+/**
+ * A prepared page whose lines were rendered in advance for every entry, in order (on
+ * another thread: see poller/prepare-pool.ts). Rendering the kept entries is then the
+ * lines as they are when every entry is new, else a copy of the kept ones.
+ */
+export class RenderedPage implements PreparedPage {
+  constructor(
+    readonly modelId: string,
+    readonly timesNs: BigInt64Array,
+    readonly hashes: Float64Array,
+    /** The line of every entry, in order. */
+    private readonly lines: Buffer,
+    /** `ends[i]` is where entry i's line ends in `lines`. */
+    private readonly ends: Uint32Array,
+  ) {}
+
+  get length(): number {
+    return this.ends.length;
+  }
+
+  render(modelId: string, kept: Uint32Array, n: number): Buffer {
+    if (modelId !== this.modelId) throw new Error(`page rendered for model ${JSON.stringify(this.modelId)}, committed for ${JSON.stringify(modelId)}`);
+    const ends = this.ends;
+    // `kept` is increasing, so keeping as many entries as there are means keeping them all.
+    if (n === ends.length) return this.lines;
+    let size = 0;
+    for (let k = 0; k < n; k++) {
+      const i = kept[k]!;
+      size += ends[i]! - (i === 0 ? 0 : ends[i - 1]!);
+    }
+    const out = Buffer.allocUnsafe(size);
+    let at = 0;
+    for (let k = 0; k < n; k++) {
+      const i = kept[k]!;
+      at += this.lines.copy(out, at, i === 0 ? 0 : ends[i - 1]!, ends[i]!);
+    }
+    return out;
+  }
+}

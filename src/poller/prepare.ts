@@ -94,7 +94,8 @@ function put(dst: Buffer, at: number, src: Buffer, from: number, to: number): nu
   return at;
 }
 
-class ScannedPage implements PreparedPage {
+/** A page prepared from a scanned body; its lines are copied from the body's bytes. */
+export class ScannedPage implements PreparedPage {
   constructor(
     private readonly scan: ScannedLogs,
     readonly timesNs: BigInt64Array,
@@ -106,6 +107,15 @@ class ScannedPage implements PreparedPage {
   }
 
   render(modelId: string, kept: Uint32Array, n: number): Buffer {
+    return this.renderLines(modelId, kept, n).lines;
+  }
+
+  /**
+   * The lines of the entries at `kept[0..n)` and where each ends (`ends[k]` is the end of
+   * line k). `ownBuffer` gives the lines an ArrayBuffer of their own (never Node.js's
+   * shared pool), so that they can be transferred to another thread.
+   */
+  renderLines(modelId: string, kept: Uint32Array, n: number, ownBuffer = false): { lines: Buffer; ends: Uint32Array } {
     const { spans, kinds } = this.scan;
     const head = Buffer.from('{"model_id":' + JSON.stringify(modelId) + ',"time":');
     // Strings the scanner could not class as canonical are rendered by JSON.stringify (rare).
@@ -123,7 +133,8 @@ class ScannedPage implements PreparedPage {
         }
       }
     }
-    const out = Buffer.allocUnsafe(size);
+    const out = ownBuffer ? Buffer.allocUnsafeSlow(size) : Buffer.allocUnsafe(size);
+    const ends = new Uint32Array(n);
     let at = 0;
     for (let k = 0; k < n; k++) {
       const i = kept[k]!;
@@ -135,8 +146,9 @@ class ScannedPage implements PreparedPage {
       at = this.field(out, at, i, LOG, other);
       out[at++] = 0x7d;
       out[at++] = 0x0a;
+      ends[k] = at;
     }
-    return out;
+    return { lines: out, ends };
   }
 
   /** Writes a field's JSON string (quotes included). */
