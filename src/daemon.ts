@@ -19,7 +19,6 @@ import { Metrics, statusClass } from './telemetry/metrics.js';
 import { registerSecret } from './telemetry/logger.js';
 import { steadyClock, type Clock } from './time/clock.js';
 import { HeapGrowth } from './runtime/heap-growth.js';
-import { PreparePool } from './poller/prepare-pool.js';
 import { describeError } from './errors.js';
 
 /** Options of {@link Daemon.start}. */
@@ -53,7 +52,6 @@ export class Daemon {
   private readonly pollTimer: TickTimer;
   private readonly groupCommit: GroupCommit;
   private readonly heapGrowth: HeapGrowth;
-  private readonly preparePool: PreparePool;
   private readonly keepAlive: NodeJS.Timeout;
   private readonly gaugeTimer: NodeJS.Timeout;
   private lastTrimMs = 0;
@@ -81,7 +79,6 @@ export class Daemon {
     });
     this.pollTimer = new TickTimer(pollGridMs(config.poll.interval));
     this.groupCommit = new GroupCommit(store);
-    this.preparePool = new PreparePool({ logger: logger.child({ component: 'poller' }) });
     this.heapGrowth = new HeapGrowth({
       onSwitch: (busy, flag) => logger.debug({ flag }, busy ? 'entries arrive fast: the heap may grow more between full collections' : 'entries slowed down: V8 sizes the heap itself again'),
     });
@@ -204,7 +201,6 @@ export class Daemon {
         logger: this.logger.child({ component: 'poller', model: m.id }),
         metrics: this.metrics,
         sleep: (ms, signal) => this.pollTimer.sleep(ms, signal),
-        preparer: this.preparePool,
         commit: (page) => {
           this.heapGrowth.noteEntries(page.entries.length);
           return this.groupCommit.commit(page);
@@ -410,7 +406,6 @@ export class Daemon {
     };
     this.logger.info('stopping');
     await step('stop polling', () => Promise.all([...this.pollers.values()].map((p) => p.stop())));
-    await step('stop page preparation', () => this.preparePool.close());
     this.queue.clear();
     if (drainMs > 0) await step('drain sinks', () => this.waitDrained(drainMs));
     await step('stop deliveries', () => Promise.all([...this.sinks.values()].map((s) => s.delivery.stop())));

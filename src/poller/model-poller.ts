@@ -6,7 +6,6 @@ import type { ApiClient, LogsPage } from '../api/types.js';
 import { ApiAuthError, ApiClientError, ApiError } from '../api/errors.js';
 import type { Clock } from '../time/clock.js';
 import { prepareEntries, prepareScanned } from './prepare.js';
-import type { PreparePool } from './prepare-pool.js';
 import type { Checkpoint, PageCommit, PageToCommit, PreparedPage, StateStore, WindowStart } from '../journal/store.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { describeError } from '../errors.js';
@@ -63,8 +62,6 @@ export interface ModelPollerDeps {
   commit?(page: PageToCommit): Promise<PageCommit>;
   /** Sleeps between polls (default: a plain timer); the daemon shares one grid among all models. */
   sleep?(ms: number, signal: AbortSignal): Promise<void>;
-  /** Prepares scanned pages (default: inline); the daemon prepares large ones on a worker thread. */
-  preparer?: Pick<PreparePool, 'prepare'>;
 }
 
 
@@ -220,7 +217,7 @@ export class ModelPoller {
       if (repeated) metrics.tokenLoops.inc({ model: modelId });
       const end = page.nextToken === undefined || repeated;
       if (!end && !this.stopping) prefetched = request(page.nextToken);
-      const prepared = await this.prepare(page, window.fromMs);
+      const prepared = this.prepare(page, window.fromMs);
       const toCommit: PageToCommit = { modelId, fetchId, windowFromMs: window.fromMs, entries: prepared, next: end ? { end: true } : { nextToken: page.nextToken! }, fetchedMs: this.d.clock.now(), begin };
       const commit = this.d.commit ? await this.d.commit(toCommit) : store.commitPages([toCommit])[0]!;
       begin = undefined;
@@ -244,10 +241,8 @@ export class ModelPoller {
     }
   }
 
-  private async prepare(page: LogsPage, windowFromMs: number): Promise<PreparedPage> {
-    const { page: prepared, badTimes, badExample } = page.scanned
-      ? await (this.d.preparer?.prepare(page.scanned, windowFromMs, this.d.modelId) ?? prepareScanned(page.scanned, windowFromMs))
-      : prepareEntries(page.entries, windowFromMs);
+  private prepare(page: LogsPage, windowFromMs: number): PreparedPage {
+    const { page: prepared, badTimes, badExample } = page.scanned ? prepareScanned(page.scanned, windowFromMs) : prepareEntries(page.entries, windowFromMs);
     if (badTimes > 0) {
       this.d.metrics.badTimes.inc({ model: this.d.modelId }, badTimes);
       this.d.logger.warn({ model: this.d.modelId, count: badTimes, example: badExample?.slice(0, 64) }, 'entries with an unparseable time; delivered with their time unchanged');

@@ -94,8 +94,7 @@ function put(dst: Buffer, at: number, src: Buffer, from: number, to: number): nu
   return at;
 }
 
-/** A page prepared from a scanned body; its lines are copied from the body's bytes. */
-export class ScannedPage implements PreparedPage {
+class ScannedPage implements PreparedPage {
   constructor(
     private readonly scan: ScannedLogs,
     readonly timesNs: BigInt64Array,
@@ -107,15 +106,6 @@ export class ScannedPage implements PreparedPage {
   }
 
   render(modelId: string, kept: Uint32Array, n: number): Buffer {
-    return this.renderLines(modelId, kept, n).lines;
-  }
-
-  /**
-   * The lines of the entries at `kept[0..n)` and where each ends (`ends[k]` is the end of
-   * line k). `ownBuffer` gives the lines an ArrayBuffer of their own (never Node.js's
-   * shared pool), so that they can be transferred to another thread.
-   */
-  renderLines(modelId: string, kept: Uint32Array, n: number, ownBuffer = false): { lines: Buffer; ends: Uint32Array } {
     const { spans, kinds } = this.scan;
     const head = Buffer.from('{"model_id":' + JSON.stringify(modelId) + ',"time":');
     // Strings the scanner could not class as canonical are rendered by JSON.stringify (rare).
@@ -133,8 +123,7 @@ export class ScannedPage implements PreparedPage {
         }
       }
     }
-    const out = ownBuffer ? Buffer.allocUnsafeSlow(size) : Buffer.allocUnsafe(size);
-    const ends = new Uint32Array(n);
+    const out = Buffer.allocUnsafe(size);
     let at = 0;
     for (let k = 0; k < n; k++) {
       const i = kept[k]!;
@@ -146,9 +135,8 @@ export class ScannedPage implements PreparedPage {
       at = this.field(out, at, i, LOG, other);
       out[at++] = 0x7d;
       out[at++] = 0x0a;
-      ends[k] = at;
     }
-    return { lines: out, ends };
+    return out;
   }
 
   /** Writes a field's JSON string (quotes included). */
