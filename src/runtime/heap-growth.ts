@@ -5,7 +5,8 @@
 //! the daemon's, about 20 MB live. While pages stream through, every buffer of a page in
 //! flight (response body, journal lines: about half a megabyte per 1,000 entries) counts
 //! towards that limit once it outlives a scavenge, so the limit was reached every few
-//! pages: 36 full mark-compacts for 600,000 entries, with a third more CPU spent in all.
+//! pages: 36 full mark-compacts for 600,000 entries, and about 1.5 times the CPU of the
+//! same run with the factor below.
 //!
 //! So while entries arrive fast, the daemon asks V8 for a fixed growing factor of 2.5
 //! (`--heap-growing-percent=150`: 11 mark-compacts for the same entries), and gives the
