@@ -111,15 +111,15 @@ const PAGE_CACHE_BYTES = 8 * 1024 * 1024;
 /** Bytes a journal row takes per entry besides its NDJSON line (the packed time). */
 const TIME_BYTES = 8;
 
-/** The daemon's state file. Synchronous (better-sqlite3); one instance per process. */
 /**
  * Page size of new state files. A page's journal row (about 200 KB per 1,000 entries) and
  * the dedupe blobs (about 7 KB per second of entry time) then take a quarter of the pages,
- * WAL frames and system calls they take with SQLite's default 4 KB: commits cost about
- * 15 % less.
+ * WAL frames and system calls they take with SQLite's default 4 KB: the commit path costs
+ * about 15 % less.
  */
 const PAGE_SIZE = 16_384;
 
+/** The daemon's state file. Synchronous (better-sqlite3); one instance per process. */
 export class StateStore {
   readonly path: string;
   private readonly db: DB;
