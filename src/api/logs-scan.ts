@@ -81,6 +81,15 @@ class Scanner {
     this.pos++;
   }
 
+  /** After a member or an element: true at `close` (consumed), false at a comma (consumed). */
+  closes(close: number): boolean {
+    this.ws();
+    const d = this.b[this.pos++];
+    if (d === close) return true;
+    if (d !== 0x2c) throw UNSUPPORTED;
+    return false;
+  }
+
   /** Scans a string at `pos` (after whitespace); returns the start of its contents. */
   string(): number {
     this.ws();
@@ -137,35 +146,23 @@ class Scanner {
     const c = b[this.pos];
     if (c === QUOTE) {
       this.string();
-    } else if (c === 0x7b) {
+    } else if (c === 0x7b || c === 0x5b) {
+      // An object's members are `"key": value`, an array's just `value`; both are separated by commas.
+      const object = c === 0x7b;
+      const close = object ? 0x7d : 0x5d;
       this.pos++;
       this.ws();
-      if (b[this.pos] === 0x7d) {
+      if (b[this.pos] === close) {
         this.pos++;
         return;
       }
       for (;;) {
-        this.string();
-        this.expect(0x3a);
+        if (object) {
+          this.string();
+          this.expect(0x3a);
+        }
         this.skipValue(depth + 1);
-        this.ws();
-        const d = b[this.pos++];
-        if (d === 0x7d) return;
-        if (d !== 0x2c) throw UNSUPPORTED;
-      }
-    } else if (c === 0x5b) {
-      this.pos++;
-      this.ws();
-      if (b[this.pos] === 0x5d) {
-        this.pos++;
-        return;
-      }
-      for (;;) {
-        this.skipValue(depth + 1);
-        this.ws();
-        const d = b[this.pos++];
-        if (d === 0x5d) return;
-        if (d !== 0x2c) throw UNSUPPORTED;
+        if (this.closes(close)) return;
       }
     } else if (c === 0x74) {
       this.literal('true');
@@ -253,17 +250,11 @@ function scanDetails(s: Scanner, out: { spans: Uint32Array; kinds: Uint8Array })
       } else {
         s.skipValue();
       }
-      s.ws();
-      const d = b[s.pos++];
-      if (d === 0x7d) break;
-      if (d !== 0x2c) throw UNSUPPORTED;
+      if (s.closes(0x7d)) break;
     }
     if (seen !== 7) throw UNSUPPORTED;
     n++;
-    s.ws();
-    const d = b[s.pos++];
-    if (d === 0x5d) return n;
-    if (d !== 0x2c) throw UNSUPPORTED;
+    if (s.closes(0x5d)) return n;
   }
 }
 
@@ -308,10 +299,7 @@ export function scanLogsBody(body: Buffer): ScannedLogs | undefined {
       } else {
         s.skipValue();
       }
-      s.ws();
-      const d = body[s.pos++];
-      if (d === 0x7d) break;
-      if (d !== 0x2c) return undefined;
+      if (s.closes(0x7d)) break;
     }
     s.ws();
     if (s.pos !== body.length) return undefined;
