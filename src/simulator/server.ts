@@ -222,7 +222,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   }
 
   let endCounter = 0;
-  const stats: SimulatorStats = {
+  const emptyStats = (): SimulatorStats => ({
     requests: 0,
     logsRequests: 0,
     lessLogsRequests: 0,
@@ -231,7 +231,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     faultsInjected: Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])),
     byStatus: {},
     firstLogsRequestMs: undefined,
-  };
+  });
+  const stats = emptyStats();
   const settingsUpdates: SettingsUpdate[] = [];
   let denied = new Set<string>();
   const timers = new Set<NodeJS.Timeout>();
@@ -526,8 +527,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       return { ...stats, faultsInjected: { ...stats.faultsInjected }, byStatus: { ...stats.byStatus } };
     },
     resetStats() {
-      Object.assign(stats, { requests: 0, logsRequests: 0, lessLogsRequests: 0, settingsRequests: 0, entriesServed: 0, firstLogsRequestMs: undefined, byStatus: {} });
-      for (const k of FAULT_KINDS) stats.faultsInjected[k] = 0;
+      Object.assign(stats, emptyStats());
     },
   };
 }
