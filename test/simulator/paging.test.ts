@@ -165,7 +165,9 @@ describe('simulator windows and paging', () => {
     const foreign: string = (await post(other.url, LOGS, body)).json().next_token;
     const [payload, mac] = token.split('.') as [string, string];
     const tampered = Buffer.from(JSON.stringify(JSON.parse(Buffer.from(payload, 'base64url').toString()).map((x: unknown, i: number) => (i === 4 ? 1e9 : x)))).toString('base64url');
-    for (const forged of ['garbage', `${tampered}.${mac}`, `${payload}.${mac.slice(0, -2)}AA`, foreign, '.']) {
+    // the MAC's last two characters changed (to AA, or BB when they already are AA)
+    const badMac = `${mac.slice(0, -2)}${mac.endsWith('AA') ? 'BB' : 'AA'}`;
+    for (const forged of ['garbage', `${tampered}.${mac}`, `${payload}.${badMac}`, foreign, '.']) {
       const res = await post(sim.url, LOGS, { ...body, next_token: forged });
       expect(res.status, forged).toBe(400);
       expect(res.json()).toEqual({ status: 'error', details: 'invalid next_token' });
