@@ -25,6 +25,8 @@ const rows = [
   ['throughput', 'daemon from process start (entries/s)', (r) => n(r.throughput.daemon_entries_per_sec_from_process_start), ''],
   ['throughput', '**throughput_ratio** daemon ÷ baseline', (r) => n(r.throughput.throughput_ratio, 3), ''],
   ['throughput', 'daemon CPU during the run (% of one core)', (r) => n(r.throughput.daemon_cpu_percent_of_one_core), ''],
+  ['throughput', 'floor (µs per entry): prepare / commit path / bare SQLite FULL / file + fdatasync', (r) => ['prepare', 'commit_path', 'sqlite_full', 'file_fdatasync'].map((k) => n(r.throughput.floor[`${k}_us_per_entry`], 2)).join(' / '), ''],
+  ['throughput', 'main-thread budget at half the baseline (µs per entry)', (r) => n(r.throughput.floor.budget_at_half_baseline_us_per_entry, 2), ''],
   ['amplification', 'served ÷ delivered, `sliding`', (r) => n(r.amplification.sliding.amplification, 2), ''],
   ['amplification', 'served ÷ delivered, `sparse`', (r) => n(r.amplification.sparse.amplification, 2), ''],
   ['amplification', 'sliding ÷ sparse', (r) => n(r.amplification.ratio_sliding_to_sparse, 1), ''],

@@ -101,6 +101,11 @@ function summarise(r) {
     s.throughput_ratio_from_process_start = t.throughput_ratio_from_process_start;
     rows.push(['throughput', 'daemon end to end, from its first request (entries/s)', fmt(t.daemon_entries_per_sec), `baseline ${fmt(t.baseline_entries_per_sec)}`, `ratio ${t.throughput_ratio}`]);
     rows.push(['throughput', 'daemon from process start (entries/s)', fmt(t.daemon_entries_per_sec_from_process_start), '', `ratio ${t.throughput_ratio_from_process_start}`]);
+    if (t.floor) {
+      const f = t.floor;
+      s.throughput_commit_path_us_per_entry = f.commit_path_us_per_entry;
+      rows.push(['throughput', 'floor: prepare + commit path alone (µs/entry)', `${f.prepare_us_per_entry} + ${f.commit_path_us_per_entry}`, `budget at half ${f.budget_at_half_baseline_us_per_entry}`, `bare SQLite ${f.sqlite_full_us_per_entry}, file ${f.file_fdatasync_us_per_entry}`]);
+    }
   }
   if (r.amplification) {
     const a = r.amplification;

@@ -11,12 +11,13 @@ import { join } from 'node:path';
 import { Pool } from 'undici';
 import { startSimChild } from './lib/sim.js';
 import { summariseProfile } from './lib/profile.js';
+import { measureCommitFloor } from './lib/commit-floor.js';
 import { TOKEN, baseConfig, cpuSeconds, ensureDir, median, openStateReadonly, round, say, sleep, spawnDaemon, waitFor, workDir, writeConfig } from './lib/util.js';
 
 const LOGS_PATH = '/rest/model/logs/get/';
 
-/** Fetches every page of every model's window, models in parallel; returns entries and bytes. */
-async function fetchAll(pool, models, fromMs, toMs) {
+/** Fetches every page of every model's window, models in parallel; returns entries and bytes (and the bodies, into `keep`). */
+async function fetchAll(pool, models, fromMs, toMs, keep) {
   const from = new Date(fromMs).toISOString();
   const to = new Date(toMs).toISOString();
   let entries = 0;
@@ -36,6 +37,7 @@ async function fetchAll(pool, models, fromMs, toMs) {
         requests++;
         if (res.statusCode !== 200) throw new Error(`baseline: HTTP ${res.statusCode}: ${text.slice(0, 200)}`);
         const page = JSON.parse(text);
+        keep?.push({ modelId: model_id, body: Buffer.from(text) });
         entries += page.details.length;
         bytes += Buffer.byteLength(text);
         next_token = page.next_token;
@@ -143,7 +145,8 @@ export async function run({ quick, resultsDir }) {
     await sleep(Math.max(0, stopMs + 2500 - Date.now()));
     // Baseline: same window, same pages, models in parallel; first pass renders the simulator's cache.
     const pool = new Pool(sim.url, { connections: models.length });
-    const warm = await fetchAll(pool, models, fromMs, stopMs + 1000);
+    const bodies = [];
+    const warm = await fetchAll(pool, models, fromMs, stopMs + 1000, bodies);
     if (warm.entries !== expected) throw new Error(`baseline saw ${warm.entries} entries, expected ${expected}`);
     const reps = [];
     await sim.resetStats();
@@ -178,6 +181,23 @@ export async function run({ quick, resultsDir }) {
     const profile = prof ? { file: join('bench/results/profile', prof), ...summariseProfile(join(profDir, prof), 15) } : undefined;
     say('throughput', `profiled run ${profiled.entriesPerSec} entries/s from its first request; profile ${prof ?? 'missing'}`);
 
+    const fw = workDir('throughput-floor');
+    let floor;
+    try {
+      floor = await measureCommitFloor(bodies, fw.dir);
+    } finally {
+      fw.cleanup();
+    }
+    bodies.length = 0;
+    // Half the baseline leaves the daemon's one thread this much time per entry for everything.
+    floor.budget_at_half_baseline_us_per_entry = round(2e6 / baseline, 3);
+    say(
+      'throughput',
+      `floor per entry: prepare ${floor.prepare_us_per_entry} µs, commit path ${floor.commit_path_us_per_entry} µs ` +
+        `(bare SQLite FULL ${floor.sqlite_full_us_per_entry}, file + fdatasync ${floor.file_fdatasync_us_per_entry}); ` +
+        `budget at half the baseline ${floor.budget_at_half_baseline_us_per_entry} µs`,
+    );
+
     return {
       entries: expected,
       models: models.length,
@@ -201,6 +221,7 @@ export async function run({ quick, resultsDir }) {
       throughput_ratio_from_process_start: round(daemon.entriesPerSecFromStart / baseline, 4),
       profiled_daemon_entries_per_sec: profiled.entriesPerSec,
       profile,
+      floor,
     };
   } finally {
     await sim.close();
