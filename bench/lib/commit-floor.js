@@ -12,15 +12,22 @@
 //                would — SQLite's own cost for a durable row, nothing of the daemon's
 //   file_fdatasync the same bytes appended to a plain file, fdatasync per commit — the disk's
 //                cost for making them durable, without SQLite
-import { appendFileSync, closeSync, fdatasyncSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fdatasyncSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { median, round } from './util.js';
 
 const PAGES_PER_COMMIT = 2;
 const PASSES = 3;
-/** Rows a sink leaves behind before the trim reaches them (a 20,000-entry file batch). */
+/** Pages a sink leaves behind before the trim reaches them (a 20,000-entry file batch). */
 const LIVE_ROWS = 20;
+/** Commits between two acknowledgements and trims. */
+const TRIM_EVERY = LIVE_ROWS / PAGES_PER_COMMIT;
+
+/** `items` in groups of one commit each. */
+function* commits(items) {
+  for (let i = 0; i < items.length; i += PAGES_PER_COMMIT) yield items.slice(i, i + PAGES_PER_COMMIT);
+}
 
 /** `bodies`: the raw response bodies of one fetch of the window, in order, per model. */
 export async function measureCommitFloor(bodies, workDir) {
@@ -67,20 +74,17 @@ export async function measureCommitFloor(bodies, workDir) {
         fetchIds.set(m, store.beginWindow(m, windowFromMs, Date.now()).fetchId);
       }
       store.ensureSink('files');
+      // The last seq after each commit: a sink acknowledges what it was LIVE_ROWS pages ago.
+      const lastSeqs = [];
       const t0 = performance.now();
-      for (let i = 0; i < pages.length; i += PAGES_PER_COMMIT) {
-        const group = pages.slice(i, i + PAGES_PER_COMMIT).map(({ modelId, page }) => ({
-          modelId,
-          fetchId: fetchIds.get(modelId),
-          windowFromMs,
-          entries: page,
-          next: { nextToken: 'next' },
-          fetchedMs: Date.now(),
-        }));
-        const results = store.commitPages(group);
-        const last = results.at(-1).lastSeq;
-        if ((i / PAGES_PER_COMMIT) % (LIVE_ROWS / PAGES_PER_COMMIT) === 0 && last !== undefined) {
-          store.ack('files', Math.max(0, last - LIVE_ROWS * 1000), 0);
+      for (const group of commits(pages)) {
+        const results = store.commitPages(
+          group.map(({ modelId, page }) => ({ modelId, fetchId: fetchIds.get(modelId), windowFromMs, entries: page, next: { nextToken: 'next' }, fetchedMs: Date.now() })),
+        );
+        lastSeqs.push(results.at(-1).lastSeq ?? lastSeqs.at(-1) ?? 0);
+        const c = lastSeqs.length - 1;
+        if (c % TRIM_EVERY === 0 && c >= TRIM_EVERY) {
+          store.ack('files', lastSeqs[c - TRIM_EVERY], 0);
           store.trimJournal();
         }
       }
@@ -100,11 +104,14 @@ export async function measureCommitFloor(bodies, workDir) {
       const insert = db.prepare('INSERT INTO journal (seq, entries) VALUES (?, ?)');
       const trim = db.prepare('DELETE FROM journal WHERE seq <= ?');
       const t0 = performance.now();
-      for (let i = 0; i < lines.length; i += PAGES_PER_COMMIT) {
+      let seq = 0;
+      let c = 0;
+      for (const group of commits(lines)) {
         db.transaction(() => {
-          for (let k = i; k < Math.min(i + PAGES_PER_COMMIT, lines.length); k++) insert.run(k, lines[k]);
+          for (const bytes of group) insert.run(++seq, bytes);
         }).immediate();
-        if ((i / PAGES_PER_COMMIT) % (LIVE_ROWS / PAGES_PER_COMMIT) === 0) db.transaction(() => trim.run(i - LIVE_ROWS)).immediate();
+        if (c % TRIM_EVERY === 0 && c >= TRIM_EVERY) db.transaction(() => trim.run(seq - LIVE_ROWS)).immediate();
+        c++;
       }
       return performance.now() - t0;
     } finally {
@@ -113,13 +120,11 @@ export async function measureCommitFloor(bodies, workDir) {
   });
 
   const fileUs = timed((dir) => {
-    const path = join(dir, 'journal.ndjson');
-    appendFileSync(path, '');
-    const fd = openSync(path, 'a');
+    const fd = openSync(join(dir, 'journal.ndjson'), 'a');
     try {
       const t0 = performance.now();
-      for (let i = 0; i < lines.length; i += PAGES_PER_COMMIT) {
-        for (let k = i; k < Math.min(i + PAGES_PER_COMMIT, lines.length); k++) writeSync(fd, lines[k]);
+      for (const group of commits(lines)) {
+        for (const bytes of group) writeSync(fd, bytes);
         fdatasyncSync(fd);
       }
       return performance.now() - t0;
