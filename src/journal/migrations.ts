@@ -89,4 +89,24 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE journal ADD COLUMN times BLOB;
     `,
   },
+  {
+    version: 3,
+    sql: `
+      -- The dedupe table as an ordinary rowid table. A bucket's blob (28 bytes per key: about
+      -- 7 KB for a second of 250 entries) is larger than the ~4 KB a WITHOUT ROWID row keeps
+      -- in its leaf page, so every rewrite of a bucket there also freed and reallocated
+      -- overflow pages; in a rowid table's leaf it fits whole (up to ~16 KB with 16 KiB pages)
+      -- and a rewrite touches one page.
+      CREATE TABLE dedupe_v3 (
+        model_id   TEXT    NOT NULL,
+        bucket_ms  INTEGER NOT NULL,
+        touched_ms INTEGER NOT NULL,
+        keys       BLOB    NOT NULL,
+        UNIQUE (model_id, bucket_ms)
+      );
+      INSERT INTO dedupe_v3 (model_id, bucket_ms, touched_ms, keys) SELECT model_id, bucket_ms, touched_ms, keys FROM dedupe;
+      DROP TABLE dedupe;
+      ALTER TABLE dedupe_v3 RENAME TO dedupe;
+    `,
+  },
 ];

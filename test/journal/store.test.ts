@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { StateStore, type PreparedEntry } from '../../src/journal/store.js';
 import { acquireStateLock } from '../../src/journal/lock.js';
 import { contentHash } from '../../src/dedupe/key.js';
+import { PackedBucket, bucketOf, hashWords } from '../../src/dedupe/buckets.js';
 import { parseEntryTime } from '../../src/time/timestamp.js';
 import { StateError } from '../../src/errors.js';
 import { MIGRATIONS } from '../../src/journal/migrations.js';
@@ -267,6 +268,39 @@ describe('state store', () => {
     const [first] = again.slicesAfter(0, 10);
     expect(first!.page.bytes.toString()).toBe(all.slice(0, 2).map(entryToNdjson).join(''));
     again.close();
+  });
+
+  it('moves the dedupe counts of a version 2 file into the rowid table and keeps deduping against them', () => {
+    const path = join(dir, 'state.db');
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    db.exec(MIGRATIONS[0]!.sql);
+    db.exec(MIGRATIONS[1]!.sql);
+    db.pragma('user_version = 2');
+    const old = prep('2026-11-22T10:00:01.5Z', 'delivered before the upgrade');
+    const bucket = PackedBucket.decode(undefined);
+    const halves = new Uint32Array(new BigInt64Array([old.timeNs]).buffer);
+    const [hashLo, hashHi] = hashWords(old.hash);
+    expect(bucket.count(bucket.find(halves[0]!, halves[1]!, hashLo!, hashHi!, 7), 7)).toBe(true);
+    db.prepare('INSERT INTO dedupe (model_id, bucket_ms, touched_ms, keys) VALUES (?, ?, ?, ?)').run('m', bucketOf(old.timeNs), T, bucket.encode());
+    db.close();
+
+    const s = StateStore.open(path);
+    s.ensureCheckpoint('m', T);
+    const cp = s.beginWindow('m', T, T + 10_000);
+    const [r] = s.commitPages([{ modelId: 'm', fetchId: cp.fetchId, windowFromMs: T, entries: [old, prep('2026-11-22T10:00:01.6Z', 'new')], next: { end: true }, fetchedMs: T }]);
+    expect([r!.appended, r!.duplicates]).toEqual([1, 1]);
+    expect(s.readAfter(0, 10).map((e) => e.log)).toEqual(['new']);
+    s.close();
+    const check = new Database(path, { readonly: true });
+    try {
+      expect(check.pragma('user_version', { simple: true })).toBe(MIGRATIONS[MIGRATIONS.length - 1]!.version);
+      const sql = (check.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'dedupe'").pluck().get() as string).toUpperCase();
+      expect(sql).not.toContain('WITHOUT ROWID');
+      expect(check.prepare('SELECT count(*) FROM dedupe').pluck().get()).toBe(1);
+    } finally {
+      check.close();
+    }
   });
 
   it('dead letters keep their entries and move the cursor past them', () => {
