@@ -38,7 +38,7 @@ export const MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
       -- Append-only journal of new entries: one row per committed page, holding the page's
       -- new entries with consecutive seqs [first_seq, last_seq]. Seqs never go backwards
-      -- (the highest one given out is kept in meta.last_seq).
+      -- (the highest one given out is the last row's, or meta.last_seq once rows are deleted).
       CREATE TABLE journal (
         first_seq  INTEGER PRIMARY KEY,
         last_seq   INTEGER NOT NULL,

@@ -418,7 +418,6 @@ export class StateStore {
       const bytes = page.render(modelId, kept, n);
       w.addedBytes = bytes.length + n * TIME_BYTES;
       s.append.run(first, last, modelId, n, w.addedBytes, fetchedMs, bytes, packTimes(keptTimes));
-      s.setLastSeq.run(String(last));
       result.firstSeq = first;
       result.lastSeq = last;
       result.appended = n;
@@ -611,7 +610,14 @@ export class StateStore {
     // Unsynced: rows every sink has passed that come back after a power loss are deleted again.
     this.unsynced(() => {
       const sum = s.sumBelow.get(seq, seq) as { n: number; b: number };
-      if (sum.n > 0) s.deleteBelow.run(seq, seq);
+      if (sum.n > 0) {
+        // The highest seq given out is the last row's last_seq; before rows go, it is kept in
+        // meta, so seqs never go backwards even once the journal is empty. Written here
+        // rather than with every page: one small page less in each commit's WAL frames. The
+        // WAL keeps commits in order, so a power loss that undoes this also undoes the delete.
+        s.setLastSeq.run(String(this.lastSeqValue));
+        s.deleteBelow.run(seq, seq);
+      }
       res = sum;
     });
     for (const first of [...this.decoded.keys()]) if (first <= seq) this.forget(first);

@@ -200,6 +200,27 @@ describe('state store', () => {
     s.close();
   });
 
+  it('seq never goes backwards after drop_oldest emptied the journal, nor for a read-only reader', () => {
+    const path = join(dir, 'state.db');
+    let s = StateStore.open(path);
+    s.ensureCheckpoint('m', T);
+    s.ensureSink('slow');
+    const cp = s.beginWindow('m', T, T + 10_000);
+    s.commitPage('m', cp.fetchId, T, [prep('2026-11-22T10:00:01Z', '1'), prep('2026-11-22T10:00:02Z', '2')], { nextToken: 'n' }, T);
+    s.commitPage('m', cp.fetchId, T, [prep('2026-11-22T10:00:03Z', '3')], { end: true }, T);
+    expect(s.dropOldest(3).get('slow')).toBe(3);
+    expect(s.journalSize().entries).toBe(0);
+    s.close();
+    const reader = StateStore.open(path, { readonly: true });
+    expect(reader.lastSeq()).toBe(3);
+    reader.close();
+    s = StateStore.open(path);
+    expect(s.lastSeq()).toBe(3);
+    const cp2 = s.beginWindow('m', T, T + 20_000);
+    expect(s.commitPage('m', cp2.fetchId, T, [prep('2026-11-22T10:00:11Z', '4')], { end: true }, T).firstSeq).toBe(4);
+    s.close();
+  });
+
   it('reads across many small pages, from any seq, and ranges inside pages', () => {
     const s = StateStore.open(join(dir, 'state.db'));
     s.ensureCheckpoint('m', T);
