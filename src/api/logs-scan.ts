@@ -265,7 +265,9 @@ function scanDetails(s: Scanner, out: { spans: Uint32Array; kinds: Uint8Array })
  */
 export function scanLogsBody(body: Buffer): ScannedLogs | undefined {
   const s = new Scanner(body);
-  const out = { spans: new Uint32Array(6 * 64), kinds: new Uint8Array(3 * 64) };
+  // Sized for entries of about 128 bytes (they grow if the page has more), so a page rarely reallocates them.
+  const capacity = Math.max(64, Math.ceil(body.length / 128));
+  const out = { spans: new Uint32Array(6 * capacity), kinds: new Uint8Array(3 * capacity) };
   let count = -1;
   let status = false;
   let token: string | undefined;

@@ -66,10 +66,13 @@ export class PackedBucket {
     this.#slots = new Int32Array(tableSize(capacity));
   }
 
-  /** A bucket from its stored blob (empty when there is none). */
-  static decode(blob: Uint8Array | undefined): PackedBucket {
+  /**
+   * A bucket from its stored blob (empty when there is none), with room for `adding` more
+   * keys before it grows (a hint: it grows as needed).
+   */
+  static decode(blob: Uint8Array | undefined, adding = 64): PackedBucket {
     const stored = blob ? Math.floor(blob.byteLength / RECORD_BYTES) : 0;
-    const bucket = new PackedBucket(Math.max(16, stored + 64));
+    const bucket = new PackedBucket(Math.max(16, stored + Math.max(0, Math.min(adding, 4096))));
     if (!blob || stored === 0) return bucket;
     // Copied into aligned words: SQLite's buffer need not be 4-byte aligned.
     const words = new Uint32Array(stored * W);

@@ -397,7 +397,8 @@ export class StateStore {
         bucketMs = b;
         bucket = buckets.get(b);
         if (!bucket) {
-          bucket = PackedBucket.decode(s.getBucket.get(modelId, b) as Uint8Array | undefined);
+          // Room for the rest of the page: a page of one busy second then never regrows the bucket.
+          bucket = PackedBucket.decode(s.getBucket.get(modelId, b) as Uint8Array | undefined, count - i);
           buckets.set(b, bucket);
         }
       }

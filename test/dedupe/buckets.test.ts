@@ -131,6 +131,11 @@ describe('occurrence-counted dedupe', () => {
       const timeLo = (0x5a5a5a5a ^ hashWords(hash)[0]!) >>> 0; // time low word XOR hash low word: the same for all 500
       keys.push({ ns: ((T0 >> 32n) << 32n) + BigInt(timeLo), hash });
     }
+    // sized for none of them (grows from the smallest table), and for all of them at once: the same records
+    const grown = PackedBucket.decode(undefined, 0);
+    const sized = PackedBucket.decode(undefined, keys.length);
+    for (const k of keys) expect([count(grown, k, 1), count(sized, k, 1)]).toEqual([true, true]);
+    expect(sized.encode()).toEqual(grown.encode());
     let bucket = PackedBucket.decode(undefined);
     for (const k of keys) expect(count(bucket, k, 1)).toBe(true);
     // read again before and after a round trip: nothing is new, no key is added twice
