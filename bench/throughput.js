@@ -161,7 +161,6 @@ export async function run({ quick, resultsDir }) {
     let baselineSimCpu = 0;
     for (let r = 0; r < ROUNDS; r++) {
       const roundReps = [];
-      await sim.resetStats();
       const simCpu0 = cpuSeconds(sim.pid);
       for (let i = 0; i < BASELINE_REPS_PER_ROUND; i++) {
         const t0 = performance.now();
