@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Config, SinkConfig } from './config/index.js';
 import { createApiClient } from './api/client.js';
 import type { ApiClient } from './api/types.js';
-import { StateStore } from './journal/store.js';
+import { StateStore, type WalSync } from './journal/store.js';
 import { acquireStateLock, type StateLock } from './journal/lock.js';
 import { GroupCommit } from './journal/group-commit.js';
 import { TickTimer, pollGridMs } from './poller/tick-timer.js';
@@ -27,6 +27,14 @@ export interface DaemonOptions {
   logger: Logger;
   clock?: Clock;
   metrics?: Metrics;
+  /**
+   * Called when the daemon cannot go on: the state file could not be synced to disk, so
+   * nothing more can be committed. `mls run` exits; a supervisor's restart recovers from
+   * the file. Without it the pollers stop and the sinks deliver what is durable.
+   */
+  onFatal?: (err: unknown) => void;
+  /** How the state file's WAL is synced (default: `fdatasync`; tests make it fail). */
+  walSync?: WalSync;
 }
 
 /** A snapshot of what the daemon is doing, for `/status` and `mls status`. */
@@ -70,6 +78,7 @@ export class Daemon {
     private readonly lock: StateLock,
     private readonly client: ApiClient,
     metrics: Metrics,
+    private readonly onFatal: ((err: unknown) => void) | undefined,
   ) {
     this.metrics = metrics;
     const rate = config.poll.rate_limit;
@@ -78,7 +87,12 @@ export class Daemon {
       ...(rate ? { intervalCap: rate.count, interval: rate.perMs } : {}),
     });
     this.pollTimer = new TickTimer(pollGridMs(config.poll.interval));
-    this.groupCommit = new GroupCommit(store);
+    this.groupCommit = new GroupCommit(store, {
+      onDurable: () => {
+        for (const s of this.sinks.values()) s.delivery.notify();
+      },
+      onSyncFailure: (err) => this.onSyncFailure(err),
+    });
     this.heapGrowth = new HeapGrowth({
       onSwitch: (busy, flag) => logger.debug({ flag }, busy ? 'entries arrive fast: the heap may grow more between full collections' : 'entries slowed down: V8 sizes the heap itself again'),
     });
@@ -98,7 +112,7 @@ export class Daemon {
     const lock = acquireStateLock(config.state.path);
     let store: StateStore | undefined;
     try {
-      store = StateStore.open(config.state.path, { now: () => clock.now() });
+      store = StateStore.open(config.state.path, { now: () => clock.now(), ...(options.walSync ? { walSync: options.walSync } : {}) });
       const client = createApiClient({
         baseUrl: config.api.base_url,
         token: config.api.token,
@@ -118,7 +132,7 @@ export class Daemon {
           onRetry: (r) => metrics.apiRetries.inc({ model: r.modelId }),
         },
       });
-      const daemon = new Daemon(config, logger, clock, store, lock, client, metrics);
+      const daemon = new Daemon(config, logger, clock, store, lock, client, metrics, options.onFatal);
       await daemon.startSinks(config.sinks);
       daemon.startPollers(config);
       daemon.updateGauges();
@@ -267,6 +281,11 @@ export class Daemon {
         signal.addEventListener('abort', done, { once: true });
       });
     }
+  }
+
+  private onSyncFailure(err: unknown): void {
+    this.logger.fatal({ err: describeError(err) }, 'could not sync the state file to disk; nothing more can be committed');
+    this.onFatal?.(err);
   }
 
   private afterAck(): void {

@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../config/index.js';
 import { createLogger } from '../telemetry/logger.js';
-import { describeError } from '../errors.js';
+import { ExitCode, describeError } from '../errors.js';
 import type { AdminServer } from '../admin/server.js';
 
 /** Adds `mls run`. */
@@ -17,7 +17,9 @@ export function register(program: Command): void {
       const config = await loadConfig(opts.config);
       const logger = createLogger({ level: opts.logLevel ?? config.log.level });
       const { Daemon } = await import('../daemon.js');
-      const daemon = await Daemon.start({ config, logger });
+      // The state file could not be synced: exit at once, without closing it, and let the
+      // supervisor restart mls, which recovers from what is on disk.
+      const daemon = await Daemon.start({ config, logger, onFatal: () => process.exit(ExitCode.state) });
       let admin: AdminServer | undefined;
       if (config.admin) admin = await (await import('../admin/server.js')).startAdminServer({ daemon, listen: config.admin.listen, maxLagMs: config.health.max_lag, logger: logger.child({ component: 'admin' }) });
       await waitForShutdown({

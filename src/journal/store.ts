@@ -1,8 +1,10 @@
 //! The state file: one SQLite database (WAL, synchronous=FULL) holding per-model
 //! checkpoints, dedupe counts, the journal of new entries, per-sink cursors and the
 //! dead-letter table. Every page of logs is committed in one transaction together
-//! with the checkpoint, so the checkpoint never moves ahead of durable entries.
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+//! with the checkpoint, so the checkpoint never moves ahead of durable entries. Sinks
+//! read only entries already on disk: the daemon commits pages without waiting for the
+//! disk and syncs the WAL in the background (see group-commit.ts and durableSeq).
+import { closeSync, existsSync, fdatasync, fdatasyncSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { StateError, describeError } from '../errors.js';
@@ -99,7 +101,19 @@ export interface StoreOptions {
   readonly?: boolean;
   /** How long windows that returned nothing may wait before they are written together (ms; default 1000). */
   quietFlushMs?: number;
+  /** How the WAL is synced (default: `fdatasync` of `node:fs`; tests hold a sync back or fail it). */
+  walSync?: WalSync;
 }
+
+/** The two ways the store syncs its WAL file to disk. */
+export interface WalSync {
+  /** On libuv's thread pool, after commits made with `sync: false`. */
+  background(fd: number, done: (err: NodeJS.ErrnoException | null) => void): void;
+  /** At open, for what a crashed process left unsynced. */
+  now(fd: number): void;
+}
+
+const FS_WAL_SYNC: WalSync = { background: fdatasync, now: fdatasyncSync };
 
 /**
  * Recent journal pages kept in memory (bytes of NDJSON). Sinks read pages right after
@@ -128,6 +142,13 @@ export class StateStore {
   private journalCount = 0;
   private journalBytes = 0;
   private lastSeqValue = 0;
+  /** Highest seq known to be on disk: sinks read no further (see {@link StateStore.syncJournal}). */
+  private durableSeqValue = 0;
+  /** The WAL, opened read-only for `fdatasync` (see {@link StateStore.syncJournal}). */
+  private walFd: number | undefined;
+  private syncing = false;
+  /** Set once a sync of the WAL failed: from then on nothing more is written. */
+  private syncFailure: StateError | undefined;
   /** Journal rows read or written lately, most recently used last: sinks read the same pages one after another. */
   private readonly decoded = new Map<number, JournalPage>();
   /** Bytes of NDJSON held in `decoded`, kept under {@link PAGE_CACHE_BYTES}. */
@@ -141,6 +162,7 @@ export class StateStore {
   private readonly quiet = new Set<string>();
   private quietTimer: NodeJS.Timeout | undefined;
   private readonly quietFlushMs: number;
+  private readonly walSync: WalSync;
   private closed = false;
 
   private constructor(path: string, db: DB, options: StoreOptions) {
@@ -148,12 +170,24 @@ export class StateStore {
     this.db = db;
     this.now = options.now ?? Date.now;
     this.quietFlushMs = options.quietFlushMs ?? 1_000;
+    this.walSync = options.walSync ?? FS_WAL_SYNC;
     if (!options.readonly) this.stmts = this.prepare();
     const row = this.db.prepare('SELECT coalesce(sum(count), 0) AS n, coalesce(sum(bytes), 0) AS b, coalesce(max(last_seq), 0) AS m FROM journal').get() as { n: number; b: number; m: number };
     this.journalCount = row.n;
     this.journalBytes = row.b;
     const meta = this.db.prepare("SELECT value FROM meta WHERE key = 'last_seq'").get() as { value: string } | undefined;
     this.lastSeqValue = Math.max(row.m, meta ? Number(meta.value) : 0);
+    if (!options.readonly) {
+      // A process that crashed may have left commits in the WAL that were never synced
+      // (see syncJournal): they are in the kernel's cache, not yet on disk. Sync them before
+      // any sink reads them.
+      const wal = `${path}-wal`;
+      if (existsSync(wal)) {
+        this.walFd = openSync(wal, 'r');
+        this.walSync.now(this.walFd);
+      }
+    }
+    this.durableSeqValue = this.lastSeqValue;
   }
 
   /**
@@ -250,6 +284,7 @@ export class StateStore {
   private get s() {
     if (!this.stmts) throw new StateError('MLS_ERR_STATE_READONLY', `state file ${this.path} is open read-only`);
     if (this.closed) throw new StateError('MLS_ERR_STATE_CLOSED', `state file ${this.path} is closed`);
+    if (this.syncFailure) throw this.syncFailure;
     return this.stmts;
   }
 
@@ -329,9 +364,10 @@ export class StateStore {
   /**
    * Commits pages, each as {@link StateStore.commitPage} does, in one transaction: pages of
    * several models that arrived together share one fsync. Seqs follow the order of `pages`.
-   * If the transaction fails, none of them is committed.
+   * If the transaction fails, none of them is committed. With `sync: false` the transaction
+   * does not wait for the disk: its entries reach sinks only after {@link StateStore.syncJournal}.
    */
-  commitPages(pages: readonly PageToCommit[]): PageCommit[] {
+  commitPages(pages: readonly PageToCommit[], options: { sync?: boolean } = {}): PageCommit[] {
     void this.s; // refuses a read-only or closed store before anything changes
     const results: PageCommit[] = pages.map(() => ({ appended: 0, duplicates: 0, firstSeq: undefined, lastSeq: undefined }));
     const work: PendingPage[] = [];
@@ -351,8 +387,11 @@ export class StateStore {
       // window would just be read again. Such commits skip the fsync (polling idle models
       // would otherwise cost one fsync per request); a later synced commit syncs them too.
       this.unsynced(commit);
+    } else if (options.sync === false) {
+      this.unsynced(commit);
     } else {
       commit.immediate();
+      this.durableSeqValue = lastSeq;
     }
     // Only now: if the commit failed, the cached checkpoints (and quiet ones' unwritten state) still hold.
     for (const w of work) {
@@ -497,6 +536,47 @@ export class StateStore {
     return row.s;
   }
 
+  /** Highest seq whose entries are on disk: what sinks may read. */
+  durableSeq(): number {
+    return this.stmts ? this.durableSeqValue : this.lastSeq();
+  }
+
+  /**
+   * Makes every commit so far durable: an `fdatasync` of the WAL on libuv's thread pool.
+   * Commits made with `sync: false` are in the WAL (a crash of the process cannot undo them)
+   * but may not be on disk; sinks read only up to the seq this last made durable. The WAL
+   * only ever loses a suffix of commits, so a page and its checkpoint stand or fall together.
+   * The caller must not commit while the sync runs: writes to a file being synced wait for it.
+   * A failed sync is final (the kernel may have dropped the pages): every later write throws.
+   */
+  syncJournal(): Promise<void> {
+    void this.s;
+    const seq = this.lastSeqValue;
+    if (this.syncing) throw new Error('syncJournal: a sync is already running');
+    this.walFd ??= openSync(`${this.path}-wal`, 'r');
+    const fd = this.walFd;
+    this.syncing = true;
+    return new Promise((resolve, reject) => {
+      this.walSync.background(fd, (err) => {
+        this.syncing = false;
+        if (this.closed) this.closeWal();
+        if (err) {
+          this.syncFailure = new StateError('MLS_ERR_STATE_SYNC', `could not sync the state file ${this.path} to disk (${describeError(err)}); restart mls to recover from the file`, { cause: err });
+          reject(this.syncFailure);
+          return;
+        }
+        this.durableSeqValue = Math.max(this.durableSeqValue, seq);
+        resolve();
+      });
+    });
+  }
+
+  private closeWal(): void {
+    if (this.walFd === undefined || this.syncing) return;
+    closeSync(this.walFd);
+    this.walFd = undefined;
+  }
+
   /** Up to `limit` entries after `afterSeq`, stopping early once `maxBytes` is reached. */
   readAfter(afterSeq: number, limit: number, maxBytes = Number.POSITIVE_INFINITY): SinkEntry[] {
     return sliceEntries(this.slicesAfter(afterSeq, limit, maxBytes));
@@ -513,19 +593,23 @@ export class StateStore {
    */
   slicesAfter(afterSeq: number, limit: number, maxBytes = Number.POSITIVE_INFINITY): PageSlice[] {
     const out: PageSlice[] = [];
+    const durable = this.durableSeq();
+    if (afterSeq >= durable) return out;
     let count = 0;
     let bytes = 0;
     for (const page of this.pagesFrom(afterSeq + 1)) {
+      if (page.firstSeq > durable) break;
       const from = Math.max(0, afterSeq + 1 - page.firstSeq);
-      if (from >= page.count) continue;
-      let to = Math.min(page.count, from + limit - count);
+      const end = Math.min(page.count, durable - page.firstSeq + 1);
+      if (from >= end) continue;
+      let to = Math.min(end, from + limit - count);
       let size = page.size(from, to);
       if (bytes + size > maxBytes) {
         // Cut inside the page: as many whole lines as fit, and never nothing at all.
         const starts = page.starts();
         const budget = maxBytes - bytes;
         to = from;
-        while (to < page.count && starts[to + 1]! - starts[from]! <= budget) to++;
+        while (to < end && starts[to + 1]! - starts[from]! <= budget) to++;
         if (to === from && count === 0) to = from + 1;
         size = page.size(from, to);
       }
@@ -659,6 +743,7 @@ export class StateStore {
         }
       }
     }).immediate();
+    this.durableSeqValue = this.lastSeqValue; // a synced commit syncs every commit before it
     this.deleteThrough(last);
     return dropped;
   }
@@ -757,6 +842,7 @@ export class StateStore {
       this.s.ack.run(lastSeq, null, 0, this.now(), name);
       this.s.clearInflight.run(name, lastSeq);
     }).immediate();
+    this.durableSeqValue = this.lastSeqValue; // a synced commit syncs every commit before it
     return id;
   }
 
@@ -819,6 +905,7 @@ export class StateStore {
     }
     this.closed = true;
     this.db.close();
+    this.closeWal();
   }
 }
 

@@ -1,7 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { StateStore, type PreparedEntry } from '../../src/journal/store.js';
 import { acquireStateLock } from '../../src/journal/lock.js';
 import { contentHash } from '../../src/dedupe/key.js';
@@ -180,6 +182,46 @@ describe('state store', () => {
     expect(s.getSink('a')!.state).toBe('{"x":1}');
     expect(s.removeSinksExcept(['a', 'late'])).toEqual(['b']);
     expect(s.trimJournal()).toBe(1);
+    s.close();
+  });
+
+  it('commits made without a sync reach sinks only once synced; after a SIGKILL the next open syncs them first', () => {
+    const path = join(dir, 'state.db');
+    const store = (n: string) => pathToFileURL(join(__dirname, '..', '..', 'dist', n)).href;
+    // A real process commits two pages without waiting for the disk, then dies by SIGKILL.
+    const child = `
+      const { StateStore } = await import(${JSON.stringify(store('journal/store.js'))});
+      const { contentHash } = await import(${JSON.stringify(store('dedupe/key.js'))});
+      const { entryTimeNs } = await import(${JSON.stringify(store('time/timestamp.js'))});
+      const s = StateStore.open(${JSON.stringify(path)});
+      s.ensureCheckpoint('m', ${T});
+      const cp = s.beginWindow('m', ${T}, ${T + 10_000});
+      const e = (time, log) => ({ entry: { time, log, stream: 'stdout' }, timeNs: entryTimeNs(time), hash: contentHash('stdout', log) });
+      const page = (logs, next) => ({ modelId: 'm', fetchId: cp.fetchId, windowFromMs: ${T}, entries: logs.map((l, i) => e('2026-11-22T10:00:0' + i + 'Z', l)), next, fetchedMs: ${T} });
+      s.commitPages([page(['a', 'b'], { nextToken: 't' })], { sync: false });
+      s.commitPages([page(['c'], { end: true })], { sync: false });
+      if (s.durableSeq() !== 0 || s.slicesAfter(0, 10).length !== 0) throw new Error('unsynced entries are readable');
+      process.kill(process.pid, 'SIGKILL');`;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', child], { encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    expect(r.signal).toBe('SIGKILL');
+
+    let syncedAtOpen = 0;
+    const s = StateStore.open(path, {
+      walSync: {
+        background: () => {
+          throw new Error('not expected');
+        },
+        now: () => {
+          syncedAtOpen++;
+        },
+      },
+    });
+    expect(syncedAtOpen).toBe(1); // before anything can be read
+    expect(s.lastSeq()).toBe(3);
+    expect(s.durableSeq()).toBe(3);
+    expect(s.readAfter(0, 10).map((e) => e.log)).toEqual(['a', 'b', 'c']);
+    expect(s.getCheckpoint('m')!.watermarkMs).toBe(T + 10_000);
     s.close();
   });
 
