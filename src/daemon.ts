@@ -436,6 +436,7 @@ export class Daemon {
     clearInterval(this.gaugeTimer);
     this.heapGrowth.reset();
     clearInterval(this.keepAlive);
+    await step('finish the journal sync', () => this.groupCommit.settled());
     await step('close state', () => this.store.close());
     await step('release lock', () => this.lock.release());
     this.logger.info('stopped');
