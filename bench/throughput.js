@@ -18,7 +18,14 @@ import { TOKEN, baseConfig, cpuSeconds, ensureDir, median, openStateReadonly, ro
 const LOGS_PATH = '/rest/model/logs/get/';
 /** Rounds of (baseline, daemon) measured one after the other. */
 const ROUNDS = 3;
-const BASELINE_REPS_PER_ROUND = 2;
+/**
+ * Baseline passes per round; the round's baseline is their median. The first pass after a
+ * daemon run (or after the warm-up) is often 20–40 % slower than the next: with only two, that
+ * pass pulled the round's baseline down and the ratio up. With three, one slow pass is dropped.
+ */
+const BASELINE_REPS_PER_ROUND = 3;
+/** Quiet time before each round's baseline: the previous daemon run's files were just deleted. */
+const SETTLE_BEFORE_BASELINE_MS = 1000;
 
 /** Fetches every page of every model's window, models in parallel; returns entries and bytes (and the bodies, into `keep`). */
 async function fetchAll(pool, models, fromMs, toMs, keep) {
@@ -160,6 +167,7 @@ export async function run({ quick, resultsDir }) {
     let baselineSeconds = 0;
     let baselineSimCpu = 0;
     for (let r = 0; r < ROUNDS; r++) {
+      await sleep(SETTLE_BEFORE_BASELINE_MS);
       const roundReps = [];
       const simCpu0 = cpuSeconds(sim.pid);
       for (let i = 0; i < BASELINE_REPS_PER_ROUND; i++) {
