@@ -382,12 +382,11 @@ export class StateStore {
       lastSeq = this.lastSeqValue;
       for (const w of work) lastSeq = this.applyPage(w, lastSeq);
     });
-    if (work.every((w) => w.p.entries.length === 0)) {
-      // An empty page only moves the token or the watermark: if power loss undid it, the
-      // window would just be read again. Such commits skip the fsync (polling idle models
-      // would otherwise cost one fsync per request); a later synced commit syncs them too.
-      this.unsynced(commit);
-    } else if (options.sync === false) {
+    if (options.sync === false || work.every((w) => w.p.entries.length === 0)) {
+      // The caller syncs later (syncJournal), or the pages are empty: an empty page only
+      // moves the token or the watermark, and if power loss undid it the window would just
+      // be read again. Such commits skip the fsync (polling idle models would otherwise cost
+      // one fsync per request); a later synced commit syncs them too.
       this.unsynced(commit);
     } else {
       commit.immediate();
