@@ -25,6 +25,8 @@ const rows = [
   ['throughput', 'daemon from process start (entries/s)', (r) => n(r.throughput.daemon_entries_per_sec_from_process_start), ''],
   ['throughput', '**throughput_ratio** daemon ÷ baseline', (r) => n(r.throughput.throughput_ratio, 3), ''],
   ['throughput', 'daemon CPU during the run (% of one core)', (r) => n(r.throughput.daemon_cpu_percent_of_one_core), ''],
+  ['throughput', 'daemon CPU by thread (µs per entry): main / V8 helpers / libuv pool', (r) => ['main', 'v8_helpers', 'libuv_pool'].map((k) => n(r.throughput.daemon_cpu_by_thread_us_per_entry[k], 2)).join(' / '), ''],
+  ['throughput', 'daemon main thread waiting for a CPU (% of its wall time)', (r) => n(r.throughput.daemon_main_thread_runq_wait_percent, 1), ''],
   ['throughput', 'floor (µs per entry): prepare / commit path / bare SQLite FULL / file + fdatasync', (r) => ['prepare', 'commit_path', 'sqlite_full', 'file_fdatasync'].map((k) => n(r.throughput.floor[`${k}_us_per_entry`], 2)).join(' / '), ''],
   ['throughput', 'main-thread budget at half the baseline (µs per entry)', (r) => n(r.throughput.floor.budget_at_half_baseline_us_per_entry, 2), ''],
   ['amplification', 'served ÷ delivered, `sliding`', (r) => n(r.amplification.sliding.amplification, 2), ''],

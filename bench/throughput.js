@@ -13,7 +13,7 @@ import { Pool } from 'undici';
 import { startSimChild } from './lib/sim.js';
 import { summariseProfile } from './lib/profile.js';
 import { measureCommitFloor } from './lib/commit-floor.js';
-import { TOKEN, baseConfig, cpuSeconds, ensureDir, median, openStateReadonly, round, say, sleep, spawnDaemon, waitFor, workDir, writeConfig } from './lib/util.js';
+import { TOKEN, baseConfig, cpuSeconds, ensureDir, median, openStateReadonly, round, say, sleep, spawnDaemon, threadCpu, waitFor, workDir, writeConfig } from './lib/util.js';
 
 const LOGS_PATH = '/rest/model/logs/get/';
 /** Rounds of (baseline, daemon) measured one after the other. */
@@ -111,6 +111,7 @@ async function runDaemon({ sim, models, fromMs, expected, profileDir, label }) {
     const doneAt = performance.now();
     const doneAtMs = Date.now();
     const cpu = cpuSeconds(d.pid);
+    const threads = threadCpu(d.pid);
     const simCpu = cpuSeconds(sim.pid) - simCpu0;
     const { firstLogsRequestMs } = await sim.stats();
     if (firstLogsRequestMs === undefined) throw new Error('the simulator saw no logs request from the daemon');
@@ -132,6 +133,7 @@ async function runDaemon({ sim, models, fromMs, expected, profileDir, label }) {
       linesInFiles: lines,
       cpuSeconds: round(cpu, 2),
       cpuPercentOfWall: round((100 * cpu) / seconds, 1),
+      threads,
       simulatorCpuSeconds: round(simCpu, 2),
       exit,
     };
@@ -249,6 +251,16 @@ export async function run({ quick, resultsDir }) {
       daemon_cpu_us_per_entry: round((1e6 * daemon.cpuSeconds) / expected, 2),
       daemon_cpu_percent_of_one_core: daemon.cpuPercentOfWall,
       daemon_simulator_cpu_us_per_entry: round((1e6 * daemon.simulatorCpuSeconds) / expected, 2),
+      // Where the daemon's CPU went, from process start (µs per entry), and the share of its
+      // wall time the main thread spent runnable but waiting for a CPU.
+      daemon_cpu_by_thread_us_per_entry: {
+        main: round((1e6 * daemon.threads.main) / expected, 2),
+        v8_helpers: round((1e6 * daemon.threads.v8) / expected, 2),
+        libuv_pool: round((1e6 * daemon.threads.pool) / expected, 2),
+        other: round((1e6 * daemon.threads.other) / expected, 2),
+      },
+      daemon_main_thread_runq_wait_percent:
+        daemon.threads.mainRunqWait === undefined ? null : round((100 * daemon.threads.mainRunqWait) / daemon.seconds, 1),
       throughput_ratio: round(throughputRatio, 4),
       throughput_ratio_from_process_start: round(ratioFromStart, 4),
       profiled_daemon_entries_per_sec: profiled.entriesPerSec,

@@ -1,7 +1,7 @@
 // Shared helpers of the benchmarks: the daemon as a child process, /proc readings,
 // the state file read-only, statistics and formatting.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -119,6 +119,37 @@ export function cpuSeconds(pid) {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // fields[0] is field 3 (state); utime is field 14, stime field 15.
   return (Number(fields[11]) + Number(fields[12])) / clkTck;
+}
+
+/**
+ * CPU seconds of a process's live threads by kind: `main` (the event loop's thread), `v8`
+ * (V8's helpers: concurrent marking and sweeping, parallel scavenges, background compiles),
+ * `pool` (libuv's pool: file I/O, fsync) and `other`; and how long the main thread waited
+ * for a CPU while runnable (`mainRunqWait`, from its schedstat; undefined where the kernel
+ * keeps none). A thread that already exited is not counted.
+ */
+export function threadCpu(pid) {
+  const out = { main: 0, v8: 0, pool: 0, other: 0, mainRunqWait: undefined };
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let stat;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // exited since the listing
+    }
+    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const seconds = (Number(fields[11]) + Number(fields[12])) / clkTck;
+    const kind = tid === String(pid) ? 'main' : name.startsWith('V8Worker') ? 'v8' : name.startsWith('libuv-worker') ? 'pool' : 'other';
+    out[kind] += seconds;
+  }
+  try {
+    // run time, run-queue wait, timeslices; the first two in nanoseconds
+    out.mainRunqWait = Number(readFileSync(`/proc/${pid}/task/${pid}/schedstat`, 'utf8').split(' ')[1]) / 1e9;
+  } catch {
+    // no schedstats in this kernel
+  }
+  return out;
 }
 
 /** VmRSS and VmHWM of a process, in bytes. */
