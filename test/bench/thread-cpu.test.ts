@@ -10,8 +10,10 @@ describe('threadCpu', () => {
   it('counts a busy main thread as main, and reads its run-queue wait', async () => {
     // @ts-expect-error -- a plain JavaScript module of the benchmarks, without type declarations
     const { threadCpu } = (await import('../../bench/lib/util.js')) as { threadCpu: (pid: number) => ThreadCpu };
-    // Burns 600 ms of CPU on its main thread, then says so and waits to be killed.
-    const child = spawn(process.execPath, ['-e', 'const t = Date.now(); while (Date.now() - t < 600); console.log("done"); setInterval(() => {}, 1000);'], {
+    // Burns 600 ms of its main thread's CPU time (not wall time: the machine may be busy with
+    // other tests), then says so and waits to be killed.
+    const burn = 'const used = () => { const u = process.threadCpuUsage ? process.threadCpuUsage() : process.cpuUsage(); return u.user + u.system; }; while (used() < 600_000); console.log("done"); setInterval(() => {}, 1000);';
+    const child = spawn(process.execPath, ['-e', burn], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     try {
