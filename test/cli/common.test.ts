@@ -1,7 +1,7 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { Writable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { resolveApiOptions, runCommand, type CommandIo } from '../../src/cli/common.js';
 import { ApiAuthError } from '../../src/api/errors.js';
 import { UsageError } from '../../src/errors.js';
@@ -26,9 +26,21 @@ function io(): CommandIo & { err: string; code: number } {
   }) as CommandIo & { err: string; code: number };
 }
 
+const made: string[] = [];
+afterAll(async () => {
+  await Promise.all(made.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+/** A new temporary folder, removed after the file's tests. */
+async function tmp(): Promise<string> {
+  const dir = await mkdtemp(`${tmpdir()}/mls-`);
+  made.push(dir);
+  return dir;
+}
+
 describe('resolveApiOptions', () => {
   it('prefers --token-file over the environment, trims the newline, and registers the token for scrubbing', async () => {
-    const dir = await mkdtemp(`${tmpdir()}/mls-`);
+    const dir = await tmp();
     await writeFile(`${dir}/t`, `  ${TOKEN}\n`);
     const o = await resolveApiOptions({ apiUrl: 'http://h/prefix', tokenFile: `${dir}/t`, timeout: '5s' }, { MLS_API_TOKEN: 'other-token' });
     expect(o.token).toBe(TOKEN);
@@ -56,7 +68,7 @@ describe('resolveApiOptions', () => {
   });
 
   it('refuses an empty token file', async () => {
-    const dir = await mkdtemp(`${tmpdir()}/mls-`);
+    const dir = await tmp();
     await writeFile(`${dir}/t`, '\n');
     await expect(resolveApiOptions({ apiUrl: 'http://h/', tokenFile: `${dir}/t` }, {})).rejects.toThrow(/is empty/);
   });

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { register } from '../../src/cli/logs.js';
 import { logsPage, sendJson, startServer, TOKEN, type Handler, type TestServer } from '../api/helpers.js';
 import { runCli, SlowStream } from './run-in-process.js';
@@ -121,9 +121,10 @@ describe('mls logs (one window)', () => {
   });
 
   it('reads the token from --token-file and sends it with the bearer scheme', async () => {
-    const { mkdtemp, writeFile } = await import('node:fs/promises');
+    const { mkdtemp, rm, writeFile } = await import('node:fs/promises');
     const { tmpdir } = await import('node:os');
     const dir = await mkdtemp(`${tmpdir()}/mls-`);
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
     await writeFile(`${dir}/token`, `${TOKEN}\n`);
     const s = await serve((_req, res) => sendJson(res, 200, logsPage([])));
     const r = await runCli(register, ['logs', '--model', 'm', ...FROM, '--api-url', `${s.url}/`, '--token-file', `${dir}/token`, '--auth-scheme', 'bearer'], {});

@@ -1,9 +1,9 @@
 //! The example configs validate, and the example custom sink module works.
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { describe, expect, test } from 'vitest';
+import { describe, expect, onTestFinished, test } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import type { Sink, SinkContext, SinkFactory } from '../../src/sinks/contract.js';
 
@@ -56,7 +56,9 @@ describe('custom-sink.example.js', () => {
 
   test('appends NDJSON to options.path, acknowledges with ok, and closes idempotently', async () => {
     const mod = (await import(pathToFileURL(path.join(examplesDir, 'custom-sink.example.js')).href)) as { default: SinkFactory };
-    const out = path.join(mkdtempSync(path.join(tmpdir(), 'mls-custom-')), 'out.ndjson');
+    const dir = mkdtempSync(path.join(tmpdir(), 'mls-custom-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const out = path.join(dir, 'out.ndjson');
     const sink: Sink = await mod.default({ path: out }, context());
     expect(await sink.healthcheck()).toEqual({ ok: true });
     const signal = new AbortController().signal;

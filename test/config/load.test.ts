@@ -1,8 +1,8 @@
 //! Loading the config: defaults, notations, interpolation, secrets, token resolution, paths, freezing.
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, test } from 'vitest';
+import { afterAll, describe, expect, test } from 'vitest';
 import { configSecrets, loadConfig, parseConfig, type Config } from '../../src/config/index.js';
 import { ConfigError } from '../../src/errors.js';
 
@@ -22,8 +22,16 @@ function problemsOf(fn: () => unknown): string[] {
   throw new Error('expected a ConfigError');
 }
 
+const made: string[] = [];
+afterAll(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A new temporary folder, removed after the file's tests. */
 function tmp(): string {
-  return mkdtempSync(path.join(tmpdir(), 'mls-config-'));
+  const dir = mkdtempSync(path.join(tmpdir(), 'mls-config-'));
+  made.push(dir);
+  return dir;
 }
 
 describe('defaults', () => {
