@@ -112,7 +112,7 @@ export class Daemon {
     const lock = acquireStateLock(config.state.path);
     let store: StateStore | undefined;
     try {
-      store = StateStore.open(config.state.path, { now: () => clock.now(), ...(options.walSync ? { walSync: options.walSync } : {}) });
+      store = StateStore.open(config.state.path, { now: () => clock.now(), walSync: options.walSync });
       const client = createApiClient({
         baseUrl: config.api.base_url,
         token: config.api.token,

@@ -732,7 +732,7 @@ export class StateStore {
     if (through === undefined || oldest === undefined) return dropped;
     const last = through;
     const from = oldest;
-    this.db.transaction(() => {
+    this.synced(() => {
       for (const sink of this.listSinks()) {
         if (sink.cursor < last) {
           const lost = last - Math.max(sink.cursor, from - 1);
@@ -741,8 +741,7 @@ export class StateStore {
           if (lost > 0) dropped.set(sink.name, lost);
         }
       }
-    }).immediate();
-    this.durableSeqValue = this.lastSeqValue; // a synced commit syncs every commit before it
+    });
     this.deleteThrough(last);
     return dropped;
   }
@@ -825,6 +824,15 @@ export class StateStore {
     }
   }
 
+  /**
+   * Runs `fn` in a transaction committed with fsync. Syncing the WAL makes every commit
+   * before it durable too, so sinks may read up to the last seq given out.
+   */
+  private synced(fn: () => void): void {
+    this.db.transaction(fn).immediate();
+    this.durableSeqValue = this.lastSeqValue;
+  }
+
   /** Stores a sink's state without moving its cursor. */
   setSinkState(name: string, state: string): void {
     this.s.setSinkState.run(state, this.now(), name);
@@ -835,13 +843,12 @@ export class StateStore {
   /** Stores a rejected batch and moves the sink's cursor past it, in one transaction. */
   deadLetter(name: string, firstSeq: number, lastSeq: number, entries: readonly SinkEntry[], error: string): number {
     let id = 0;
-    this.db.transaction(() => {
+    this.synced(() => {
       const json = JSON.stringify(entries.map((e) => ({ ...e, timeNs: e.timeNs.toString() })));
       id = Number(this.s.insertDlq.run(name, firstSeq, lastSeq, entries.length, error.slice(0, 2000), this.now(), json).lastInsertRowid);
       this.s.ack.run(lastSeq, null, 0, this.now(), name);
       this.s.clearInflight.run(name, lastSeq);
-    }).immediate();
-    this.durableSeqValue = this.lastSeqValue; // a synced commit syncs every commit before it
+    });
     return id;
   }
 
