@@ -12,6 +12,7 @@
 //! - `OTHER`: anything else (non-ASCII bytes, `\u` escapes, `\/`): decode with `JSON.parse`.
 import type { parseLogsBody } from './wire.js';
 import type { LogEntry } from './types.js';
+import { UNSUPPORTED as KERNEL_UNSUPPORTED, USE_JAVASCRIPT, pageKernel } from './kernel/page-kernel.js';
 
 /** Kinds of a scanned string; see the module comment. */
 export const PLAIN = 0;
@@ -259,11 +260,22 @@ function scanDetails(s: Scanner, out: { spans: Uint32Array; kinds: Uint8Array })
 }
 
 /**
- * Scans a *get model logs* response body with HTTP status 200.
+ * Scans a *get model logs* response body with HTTP status 200, in the WebAssembly page
+ * kernel where it can (api/kernel/page-kernel.ts), else in JavaScript; both give the same.
  * @returns the entries' spans, or `undefined` when the body is anything the scanner leaves
  * to {@link parseLogsBody} (which then parses it or explains what is wrong with it).
  */
 export function scanLogsBody(body: Buffer): ScannedLogs | undefined {
+  const scanned = pageKernel()?.scan(body) ?? USE_JAVASCRIPT;
+  if (scanned === USE_JAVASCRIPT) return scanLogsBodyInJs(body);
+  if (scanned === KERNEL_UNSUPPORTED) return undefined;
+  const { token } = scanned;
+  const value = token && decodeString(body, token.start, token.end, token.kind as StringKind);
+  return { body, count: scanned.count, spans: scanned.spans, kinds: scanned.kinds, nextToken: value === '' ? undefined : value };
+}
+
+/** {@link scanLogsBody} without the kernel. */
+export function scanLogsBodyInJs(body: Buffer): ScannedLogs | undefined {
   const s = new Scanner(body);
   // Sized for entries of about 128 bytes (they grow if the page has more), so a page rarely reallocates them.
   const capacity = Math.max(64, Math.ceil(body.length / 128));

@@ -5,12 +5,14 @@
 //! hashes are computed from the body's bytes, and the lines are copied from them, since a
 //! string the scanner classed as plain or escaped is already in the form `JSON.stringify`
 //! writes. Pages the scanner left to `JSON.parse` go through the entry objects; both give
-//! the same bytes (property-tested).
+//! the same bytes (property-tested). The lines are copied by the WebAssembly page kernel
+//! (api/kernel/page-kernel.ts) where it can.
 import type { LogEntry } from '../api/types.js';
 import { LOG, OTHER, PLAIN, STREAM, TIME, scannedString, type ScannedLogs } from '../api/logs-scan.js';
 import { asciiContentHash, contentHash } from '../dedupe/key.js';
 import { EntryObjectsPage, type PreparedPage } from '../journal/prepared.js';
 import { entryTimeNs, writeEntryTimeNs } from '../time/timestamp.js';
+import { USE_JAVASCRIPT, pageKernel } from '../api/kernel/page-kernel.js';
 
 /** A prepared page, and the entries whose time could not be parsed. */
 export interface Prepared {
@@ -106,8 +108,15 @@ class ScannedPage implements PreparedPage {
   }
 
   render(modelId: string, kept: Uint32Array, n: number): Buffer {
-    const { spans, kinds } = this.scan;
+    const { body, spans, kinds, count } = this.scan;
     const head = Buffer.from('{"model_id":' + JSON.stringify(modelId) + ',"time":');
+    const lines = pageKernel()?.render(body, spans, kinds, count, kept, n, head, (i) => this.renderInJs(head, Uint32Array.of(i), 1)) ?? USE_JAVASCRIPT;
+    return lines === USE_JAVASCRIPT ? this.renderInJs(head, kept, n) : lines;
+  }
+
+  /** {@link render} without the kernel. */
+  private renderInJs(head: Buffer, kept: Uint32Array, n: number): Buffer {
+    const { spans, kinds } = this.scan;
     // Strings the scanner could not class as canonical are rendered by JSON.stringify (rare).
     let other: Map<number, Buffer> | undefined;
     let size = n * (head.length + STREAM_KEY.length + LOG_KEY.length + LINE_END.length);

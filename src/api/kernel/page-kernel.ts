@@ -1,0 +1,168 @@
+//! The WebAssembly page kernel (page.as.ts, compiled to page.wasm): the body scanner's and
+//! the journal lines' byte loops, run over copies of the page in the module's memory. The
+//! JavaScript versions (api/logs-scan.ts, poller/prepare.ts) give the same results byte for
+//! byte (property-tested) and take over whenever the module cannot: a platform without
+//! WebAssembly SIMD, a body over {@link KERNEL_MAX_BODY_BYTES}, a page with more entries
+//! than the layout made room for.
+import { readFileSync } from 'node:fs';
+
+/**
+ * Largest body the kernel takes. Its memory grows to about three times the largest page
+ * it has seen and never shrinks, so larger pages go to the JavaScript path instead.
+ */
+export const KERNEL_MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+/** A body's entries as the kernel scanned them; the spans are offsets in the body. */
+export interface KernelScan {
+  count: number;
+  /** Six per entry: [start, end) of the `time`, `stream` and `log` strings' contents. */
+  spans: Uint32Array;
+  /** Three per entry: the strings' kinds (see api/logs-scan.ts). */
+  kinds: Uint8Array;
+  /** The `next_token` string's contents [start, end) and kind, when the body had one. */
+  token: { start: number; end: number; kind: number } | undefined;
+}
+
+/** The kernel's answer when the page must go to the JavaScript path. */
+export const USE_JAVASCRIPT = 'javascript';
+/** The kernel's answer for a body that only `JSON.parse` may judge (see api/logs-scan.ts). */
+export const UNSUPPORTED = 'unsupported';
+
+// The part of the WebAssembly JavaScript API used here: TypeScript declares it only in its DOM library.
+declare const WebAssembly: {
+  Module: new (bytes: Uint8Array) => WasmModule;
+  Instance: new (module: WasmModule, imports: object) => { exports: unknown };
+};
+/** A compiled WebAssembly module. */
+export interface WasmModule {
+  readonly __wasmModule?: never;
+}
+interface WasmGlobal {
+  value: number;
+}
+
+interface Exports {
+  memory: { buffer: ArrayBuffer; grow(pages: number): number };
+  heapBase(): number;
+  scan(body: number, length: number, spans: number, kinds: number, room: number): number;
+  renderRun(body: number, spans: number, kinds: number, kept: number, from: number, count: number, head: number, headLength: number, out: number): number;
+  tokenState: WasmGlobal;
+  tokenStart: WasmGlobal;
+  tokenEnd: WasmGlobal;
+  tokenKind: WasmGlobal;
+  outAt: WasmGlobal;
+}
+
+/** The shortest entry, `{"time":"","stream":"","log":""}`, and its comma: no page holds more entries than its bytes ÷ 34. */
+const MIN_ENTRY_BYTES = 34;
+/** A line's bytes beyond its three strings' contents and the head: quotes, keys, `}\n`. */
+const LINE_OVERHEAD = 2 + 10 + 2 + 7 + 2 + 2;
+const PAGE = 65536;
+
+const align = (n: number, to: number): number => Math.ceil(n / to) * to;
+
+/** The module instance and its memory; used by one thread, one call at a time. */
+export class PageKernel {
+  readonly #x: Exports;
+  readonly #base: number;
+  #bytes: Uint8Array;
+
+  constructor(module: WasmModule) {
+    this.#x = new WebAssembly.Instance(module, {}).exports as unknown as Exports;
+    this.#base = align(this.#x.heapBase(), 16);
+    this.#bytes = new Uint8Array(this.#x.memory.buffer);
+  }
+
+  /** The memory as bytes, at least `size` of them. Growing detaches the old views. */
+  #room(size: number): Uint8Array {
+    const have = this.#x.memory.buffer.byteLength;
+    if (size > have) this.#x.memory.grow(Math.ceil((size - have) / PAGE));
+    if (this.#bytes.buffer !== this.#x.memory.buffer) this.#bytes = new Uint8Array(this.#x.memory.buffer);
+    return this.#bytes;
+  }
+
+  /** Scans a *get model logs* body with status 200. */
+  scan(body: Uint8Array): KernelScan | typeof UNSUPPORTED | typeof USE_JAVASCRIPT {
+    const length = body.length;
+    if (length > KERNEL_MAX_BODY_BYTES) return USE_JAVASCRIPT;
+    const room = Math.floor(length / MIN_ENTRY_BYTES) + 1;
+    const at = this.#base;
+    const spansAt = align(at + length, 8);
+    const kindsAt = spansAt + 24 * room;
+    const mem = this.#room(kindsAt + 3 * room);
+    mem.set(body, at);
+    const x = this.#x;
+    const count = x.scan(at, length, spansAt, kindsAt, room);
+    if (count === -2) return USE_JAVASCRIPT;
+    if (count < 0) return UNSUPPORTED;
+    const spans = new Uint32Array(6 * count);
+    spans.set(new Uint32Array(mem.buffer, spansAt, 6 * count));
+    const kinds = mem.slice(kindsAt, kindsAt + 3 * count);
+    const token = x.tokenState.value === 1 ? { start: x.tokenStart.value, end: x.tokenEnd.value, kind: x.tokenKind.value } : undefined;
+    return { count, spans, kinds, token };
+  }
+
+  /**
+   * Renders the journal lines of entries `kept[0..n)` of a scanned body: `head`, then the
+   * entry's time, stream and log as JSON strings, then `}\n`. Strings of kind OTHER are
+   * not canonical as they are: the lines of such entries come from `otherLine`.
+   */
+  render(
+    body: Uint8Array,
+    spans: Uint32Array,
+    kinds: Uint8Array,
+    count: number,
+    kept: Uint32Array,
+    n: number,
+    head: Uint8Array,
+    otherLine: (entry: number) => Uint8Array,
+  ): Buffer | typeof USE_JAVASCRIPT {
+    const length = body.length;
+    if (length > KERNEL_MAX_BODY_BYTES) return USE_JAVASCRIPT;
+    const bodyAt = this.#base;
+    const spansAt = align(bodyAt + length, 8);
+    const kindsAt = spansAt + 24 * count;
+    const keptAt = align(kindsAt + 3 * count, 4);
+    const headAt = keptAt + 4 * n;
+    const out = align(headAt + head.length, 16);
+    // The lines of distinct entries hold each byte of the body at most once.
+    const perLine = head.length + LINE_OVERHEAD;
+    let mem = this.#room(out + n * perLine + length);
+    mem.set(body, bodyAt);
+    new Uint32Array(mem.buffer, spansAt, 6 * count).set(spans.subarray(0, 6 * count));
+    mem.set(kinds.subarray(0, 3 * count), kindsAt);
+    new Uint32Array(mem.buffer, keptAt, n).set(kept.subarray(0, n));
+    mem.set(head, headAt);
+    const x = this.#x;
+    let o = out;
+    let k = 0;
+    while (k < n) {
+      k = x.renderRun(bodyAt, spansAt, kindsAt, keptAt, k, n, headAt, head.length, o);
+      o = x.outAt.value >>> 0;
+      if (k < n) {
+        const line = otherLine(kept[k]!);
+        mem = this.#room(o + line.length + (n - k - 1) * perLine + length);
+        mem.set(line, o);
+        o += line.length;
+        k++;
+      }
+    }
+    const lines = Buffer.allocUnsafe(o - out);
+    lines.set(mem.subarray(out, o));
+    return lines;
+  }
+}
+
+let kernel: PageKernel | null | undefined;
+
+/** The kernel, compiled on first use; `undefined` where WebAssembly (with SIMD) is not available. */
+export function pageKernel(): PageKernel | undefined {
+  if (kernel === undefined) {
+    try {
+      kernel = new PageKernel(new WebAssembly.Module(readFileSync(new URL('./page.wasm', import.meta.url))));
+    } catch {
+      kernel = null;
+    }
+  }
+  return kernel ?? undefined;
+}
