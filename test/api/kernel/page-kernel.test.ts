@@ -1,0 +1,158 @@
+// The WebAssembly page kernel against the JavaScript path it stands in for: the same
+// answer, spans, kinds and token for every body (long strings put the kernel's 16-byte
+// steps across quotes, escapes and non-ASCII bytes at every offset), the same lines, pages
+// that make its memory grow, bodies it hands back, and a module that is what its source
+// compiles to.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { KERNEL_MAX_BODY_BYTES, USE_JAVASCRIPT, pageKernel } from '../../../src/api/kernel/page-kernel.js';
+import { scanLogsBody, scanLogsBodyInJs, type ScannedLogs } from '../../../src/api/logs-scan.js';
+import { parseLogsBody } from '../../../src/api/wire.js';
+import { prepareEntries, prepareScanned } from '../../../src/poller/prepare.js';
+import { arbitrary, broken, wellFormed } from '../wire-arbitraries.js';
+
+const ROOT = new URL('../../../', import.meta.url);
+
+/** What a scan found, as plain data, for comparing two scans. */
+function summary(s: ScannedLogs | undefined): unknown {
+  if (!s) return undefined;
+  return { count: s.count, spans: [...s.spans.subarray(0, 6 * s.count)], kinds: [...s.kinds.subarray(0, 3 * s.count)], nextToken: s.nextToken };
+}
+
+/** String contents as bytes: runs of plain ASCII of any length between the bytes the scan must stop at or note. */
+const stringBytes: fc.Arbitrary<Buffer> = fc
+  .array(
+    fc.oneof(
+      { weight: 6, arbitrary: fc.integer({ min: 0, max: 40 }).map((n) => Buffer.from('abcdefghijklmnopqrstuvwxyz0123456789 {}[]:,'.repeat(2).slice(0, n))) },
+      { weight: 2, arbitrary: fc.constantFrom('\\"', '\\\\', '\\n', '\\t', '\\b\\f\\r', '\\/', '\\u00e9', '\\ud83d\\ude00').map((t) => Buffer.from(t)) },
+      { weight: 1, arbitrary: fc.constantFrom('é', '\u{1F600}', '\u007f').map((t) => Buffer.from(t)) },
+      { weight: 1, arbitrary: fc.constantFrom([0xff], [0xc3], [0x80, 0x80]).map((b) => Buffer.from(b)) },
+      { weight: 1, arbitrary: fc.constantFrom([0x01], [0x1f], [0x0a], [0x5c], [0x5c, 0x78]).map((b) => Buffer.from(b)) },
+    ),
+    { maxLength: 8 },
+  )
+  .map((parts) => Buffer.concat(parts));
+
+const longStrings: fc.Arbitrary<Buffer> = fc
+  .record({
+    entries: fc.array(fc.record({ time: stringBytes, stream: stringBytes, log: stringBytes, order: fc.constantFrom(['time', 'stream', 'log'], ['log', 'time', 'stream'], ['stream', 'log', 'time']) }), { maxLength: 6 }),
+    token: fc.option(stringBytes),
+    ws: fc.constantFrom('', ' ', '\n  '),
+  })
+  .map(({ entries, token, ws }) => {
+    const q = (b: Buffer) => Buffer.concat([Buffer.from('"'), b, Buffer.from('"')]);
+    const parts: Buffer[] = [Buffer.from(`{"status":"success",${ws}"details":[`)];
+    entries.forEach((e, i) => {
+      if (i > 0) parts.push(Buffer.from(`,${ws}`));
+      parts.push(Buffer.from('{'));
+      e.order.forEach((f, j) => parts.push(Buffer.from(`${j > 0 ? ',' : ''}${ws}"${f}":${ws}`), q(e[f as 'time' | 'stream' | 'log'])));
+      parts.push(Buffer.from(`${ws}}`));
+    });
+    parts.push(Buffer.from(']'));
+    if (token !== null) parts.push(Buffer.from(',"next_token":'), q(token));
+    parts.push(Buffer.from(`}${ws}`));
+    return Buffer.concat(parts);
+  });
+
+describe('the page kernel', () => {
+  it('is available on this platform', () => {
+    expect(pageKernel()).toBeDefined();
+  });
+
+  it('scans like the JavaScript scanner: same answer, spans, kinds and token', { timeout: 120_000 }, () => {
+    let scanned = 0;
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          { weight: 4, arbitrary: longStrings },
+          { weight: 2, arbitrary: wellFormed.map((c) => Buffer.from(c.body)) },
+          { weight: 1, arbitrary: broken.map((c) => Buffer.from(c.body)) },
+          { weight: 1, arbitrary: arbitrary.map((c) => Buffer.from(c.body)) },
+          { weight: 1, arbitrary: fc.uint8Array({ maxLength: 80 }).map((b) => Buffer.from(b)) },
+        ),
+        (body) => {
+          const kernel = scanLogsBody(body);
+          expect(summary(kernel)).toEqual(summary(scanLogsBodyInJs(body)));
+          if (kernel) scanned++;
+        },
+      ),
+      { numRuns: 3_000, seed: Number(process.env.MLS_PROPERTY_SEED ?? 20261123) },
+    );
+    expect(scanned).toBeGreaterThan(300);
+  });
+
+  it('renders the lines of kept entries as the entry objects do, non-canonical strings included', () => {
+    fc.assert(
+      fc.property(longStrings, fc.integer({ min: 0, max: 0x7fffffff }), (body, mask) => {
+        const scan = scanLogsBody(body);
+        fc.pre(scan !== undefined && scan.count > 0);
+        const fromScan = prepareScanned(scan!, 1_714_564_800_000).page;
+        const fromEntries = prepareEntries(parseLogsBody(body.toString('utf8'), 200).entries, 1_714_564_800_000).page;
+        const kept = Uint32Array.from({ length: scan!.count }, (_, i) => i).filter((i) => ((mask >>> i) & 1) === 1);
+        expect(fromScan.render('model-é"1', kept, kept.length).toString('utf8')).toBe(fromEntries.render('model-é"1', kept, kept.length).toString('utf8'));
+      }),
+      { numRuns: 1_000, seed: 20261124 },
+    );
+  });
+
+  it('grows its memory for a large page whose lines come out longer than its body', () => {
+    // Invalid UTF-8 bytes come out as U+FFFD, three bytes each: the lines outgrow the room first laid out.
+    const entries: string[] = [];
+    for (let i = 0; i < 4_000; i++) {
+      const log = i % 2 === 0 ? `"${'\u00ff'.repeat(300)}"` : JSON.stringify(`line ${i} ${'x'.repeat(200)}`);
+      entries.push(`{"time":"2026-11-23T10:00:00.${String(i).padStart(9, '0')}Z","stream":"stdout","log":${log}}`);
+    }
+    const text = `{"status":"success","details":[${entries.join(',')}]}`;
+    // \u00ff as latin1 is the lone byte 0xff: not UTF-8.
+    const body = Buffer.from(text, 'latin1');
+    expect(body.length).toBeLessThan(KERNEL_MAX_BODY_BYTES);
+    const scan = scanLogsBody(body)!;
+    expect(scan.count).toBe(4_000);
+    const all = Uint32Array.from({ length: 4_000 }, (_, i) => i);
+    const lines = prepareScanned(scan, 0).page.render('m', all, 4_000);
+    const expected = prepareEntries(parseLogsBody(body.toString('utf8'), 200).entries, 0).page.render('m', all, 4_000);
+    expect(lines.length).toBeGreaterThan(body.length);
+    expect(lines.equals(expected)).toBe(true);
+  });
+
+  it(`hands bodies over ${KERNEL_MAX_BODY_BYTES} bytes to the JavaScript path, which reads them alike`, () => {
+    const entry = `{"time":"2026-11-23T10:00:00Z","stream":"stdout","log":"${'y'.repeat(1_000)}"}`;
+    const body = Buffer.from(`{"status":"success","details":[${Array(Math.ceil(KERNEL_MAX_BODY_BYTES / entry.length) + 1).fill(entry).join(',')}],"next_token":"t"}`);
+    expect(body.length).toBeGreaterThan(KERNEL_MAX_BODY_BYTES);
+    expect(pageKernel()!.scan(body)).toBe(USE_JAVASCRIPT);
+    const scan = scanLogsBody(body)!;
+    expect(summary(scan)).toEqual(summary(scanLogsBodyInJs(body)));
+    const kept = Uint32Array.of(0, scan.count - 1);
+    expect(prepareScanned(scan, 0).page.render('m', kept, 2).toString()).toBe(`{"model_id":"m","time":"2026-11-23T10:00:00Z","stream":"stdout","log":"${'y'.repeat(1_000)}"}\n`.repeat(2));
+  });
+
+  it('is the module its source compiles to (npm run build:kernel)', { timeout: 60_000 }, async () => {
+    const script = (JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8')) as { scripts: Record<string, string> }).scripts['build:kernel']!;
+    const args = script.split(/\s+/).slice(1);
+    const out = args.indexOf('--outFile');
+    expect(out).toBeGreaterThan(0);
+    const committed = readFileSync(new URL(args[out + 1]!, ROOT));
+    const { main } = await import('assemblyscript/asc');
+    let compiled: Uint8Array | undefined;
+    const errors: string[] = [];
+    const sink = { write: (s: string | Uint8Array) => void errors.push(String(s)), toString: () => errors.join('') };
+    const { error } = await main(args.map((a, i) => (i === out + 1 ? 'page.wasm' : a)), {
+      readFile: (name, dir) => {
+        try {
+          return readFileSync(new URL(`${dir === '.' ? '' : `${dir}/`}${name}`, ROOT), 'utf8');
+        } catch {
+          return null;
+        }
+      },
+      writeFile: (name, contents) => {
+        if (name.endsWith('.wasm') && typeof contents !== 'string') compiled = contents;
+      },
+      stdout: sink,
+      stderr: sink,
+    });
+    expect(error, errors.join('')).toBeNull();
+    expect(compiled, 'asc wrote no module').toBeDefined();
+    expect(Buffer.from(compiled!).equals(committed), 'src/api/kernel/page.wasm is stale: run npm run build:kernel').toBe(true);
+  });
+});
