@@ -3,6 +3,7 @@
 // steps across quotes, escapes and non-ASCII bytes at every offset), the same lines, pages
 // that make its memory grow, bodies it hands back, and a module that is what its source
 // compiles to.
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
@@ -125,6 +126,29 @@ describe('the page kernel', () => {
     expect(summary(scan)).toEqual(summary(scanLogsBodyInJs(body)));
     const kept = Uint32Array.of(0, scan.count - 1);
     expect(prepareScanned(scan, 0).page.render('m', kept, 2).toString()).toBe(`{"model_id":"m","time":"2026-11-23T10:00:00Z","stream":"stdout","log":"${'y'.repeat(1_000)}"}\n`.repeat(2));
+  });
+
+  it('leaves the whole page to the JavaScript path where WebAssembly is not available', () => {
+    // --jitless: V8 generates no code at all, and has no WebAssembly. The compiled daemon
+    // (built by the global setup) is what runs in production.
+    const script = `
+      const dist = new URL('dist/', ${JSON.stringify(ROOT.href)});
+      const { pageKernel } = await import(new URL('api/kernel/page-kernel.js', dist));
+      const { scanLogsBody } = await import(new URL('api/logs-scan.js', dist));
+      const { prepareScanned } = await import(new URL('poller/prepare.js', dist));
+      const body = Buffer.from('{"status":"success","details":[{"time":"2026-11-23T10:00:00Z","stream":"stdout","log":"caf\u00e9 ok"},{"log":"plain","time":"2026-11-23T10:00:01Z","stream":"stderr"}],"next_token":"n"}');
+      const scan = scanLogsBody(body);
+      const lines = prepareScanned(scan, 0).page.render('m', Uint32Array.of(0, 1), 2).toString();
+      console.log(JSON.stringify({ kernel: pageKernel() !== undefined, count: scan.count, token: scan.nextToken, lines }));
+    `;
+    const r = spawnSync(process.execPath, ['--jitless', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    expect(JSON.parse(r.stdout)).toEqual({
+      kernel: false,
+      count: 2,
+      token: 'n',
+      lines: '{"model_id":"m","time":"2026-11-23T10:00:00Z","stream":"stdout","log":"café ok"}\n{"model_id":"m","time":"2026-11-23T10:00:01Z","stream":"stderr","log":"plain"}\n',
+    });
   });
 
   it('is the module its source compiles to (npm run build:kernel)', { timeout: 60_000 }, async () => {
