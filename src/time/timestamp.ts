@@ -99,6 +99,9 @@ function fail(reason: string): TimeParseFailure {
 let cachedDateKey = -1;
 let cachedDays = 0;
 
+/** Nanoseconds per unit of a fraction with 0–9 digits (a lookup: `10 **` is a call on the hot path). */
+const SCALE = [0, 100_000_000, 10_000_000, 1_000_000, 100_000, 10_000, 1_000, 100, 10, 1];
+
 // Results of the last successful scan (see `scan`): the hot path reads them without
 // allocating a result object.
 let scanSeconds = 0;
@@ -175,7 +178,7 @@ function scan(len: number): string | undefined {
   const seconds = days * SECONDS_PER_DAY + hour * 3600 + minute * 60 + second - offsetSeconds;
   if (offsetSeconds !== 0 && (seconds < MIN_SECONDS || seconds >= MAX_SECONDS_EXCLUSIVE)) return 'outside the years 0000–9999 once converted to UTC';
   scanSeconds = seconds;
-  scanScaled = fractionDigits === 0 ? 0 : fraction * 10 ** (9 - fractionDigits);
+  scanScaled = fraction * SCALE[fractionDigits]!;
   scanFractionDigits = fractionDigits;
   scanOffsetSeconds = offsetSeconds;
   return undefined;

@@ -10,6 +10,7 @@ import type { Sink, SinkBatch, SinkContext, SendOutcome } from '../contract.js';
 import { describeError } from '../../errors.js';
 import { entryToNdjson } from '../format.js';
 import { FileHandles, fsyncDir } from './handles.js';
+import { writeAll } from './gather.js';
 import { compressFile, gzName, gzTempName, rotatedName } from './rotation.js';
 import { cloneState, parseState, serializeState, type FileSinkState } from './state.js';
 import { compileTemplate, type CompiledTemplate } from './template.js';
@@ -447,7 +448,7 @@ class FileSink implements Sink {
     const maxAge = this.#cfg.rotate?.max_age;
     if (maxAge !== undefined && file.off > 0 && now - file.created >= maxAge) await this.#rotate(path, work, base, now);
     if (maxBytes === undefined) {
-      await this.#append(path, pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces), work);
+      await this.#append(path, pieces, work);
       return;
     }
     let chunk: Buffer[] = [];
@@ -466,7 +467,7 @@ class FileSink implements Sink {
         at = end;
         const off = work.files[path]!.off;
         if (off + chunkBytes > 0 && off + chunkBytes + line.length > maxBytes) {
-          if (chunkBytes > 0) await this.#append(path, Buffer.concat(chunk), work);
+          if (chunkBytes > 0) await this.#append(path, chunk, work);
           chunk = [];
           chunkBytes = 0;
           await this.#rotate(path, work, base, now);
@@ -475,21 +476,19 @@ class FileSink implements Sink {
         chunkBytes += line.length;
       }
     }
-    if (chunkBytes > 0) await this.#append(path, Buffer.concat(chunk), work);
+    if (chunkBytes > 0) await this.#append(path, chunk, work);
   }
 
-  async #append(path: string, buf: Buffer, work: FileSinkState): Promise<void> {
+  /** Appends the pieces in order, with gathered writes (no copy into one buffer). */
+  async #append(path: string, pieces: readonly Buffer[], work: FileSinkState): Promise<void> {
     const file = work.files[path]!;
     const { fh } = await this.#handles.acquire(path);
     if (file.off === 0) file.created = this.#ctx.now();
     this.#touched.add(path);
     this.#lastWrite.set(path, performance.now());
-    let done = 0;
-    while (done < buf.length) {
-      const { bytesWritten } = await fh.write(buf, done, buf.length - done, null);
-      done += bytesWritten;
-      file.off += bytesWritten;
-    }
+    await writeAll(fh, pieces, (bytes) => {
+      file.off += bytes;
+    });
     if (this.#cfg.fsync === 'always') await fh.sync();
   }
 
