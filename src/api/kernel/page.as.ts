@@ -326,6 +326,14 @@ export function scan(body: usize, length: u32, spans: usize, kinds: usize, room:
 const STREAM_KEY = memory.data<u8>([0x2c, 0x22, 0x73, 0x74, 0x72, 0x65, 0x61, 0x6d, 0x22, 0x3a]); // ,"stream":
 const LOG_KEY = memory.data<u8>([0x2c, 0x22, 0x6c, 0x6f, 0x67, 0x22, 0x3a]); // ,"log":
 
+/** Copies the string whose contents' span is at `span`, with its quotes, to `out`; returns the end. */
+@inline function quoted(body: usize, span: usize, out: usize): usize {
+  const start = <usize>load<u32>(span);
+  const n = <usize>load<u32>(span + 4) + 2 - start;
+  memory.copy(out, body + start - 1, n);
+  return out + n;
+}
+
 /**
  * Writes the lines of kept entries `from`, `from + 1`, … (u32 indexes at `kept`, `count` in
  * all) at `out`: `head`, then the time, stream and log strings with their keys, then `}\n`.
@@ -341,24 +349,11 @@ export function renderRun(body: usize, spans: usize, kinds: usize, kept: usize, 
     if (load<u8>(K) == OTHER || load<u8>(K + 1) == OTHER || load<u8>(K + 2) == OTHER) break;
     const S = spans + 24 * i;
     memory.copy(o, head, headLength);
-    o += headLength;
-    // Each string with its quotes: the span is its contents.
-    let a = body + <usize>load<u32>(S) - 1;
-    let n = <usize>load<u32>(S + 4) + 2 - <usize>load<u32>(S);
-    memory.copy(o, a, n);
-    o += n;
+    o = quoted(body, S, headLength + o);
     memory.copy(o, STREAM_KEY, 10);
-    o += 10;
-    a = body + <usize>load<u32>(S + 8) - 1;
-    n = <usize>load<u32>(S + 12) + 2 - <usize>load<u32>(S + 8);
-    memory.copy(o, a, n);
-    o += n;
+    o = quoted(body, S + 8, o + 10);
     memory.copy(o, LOG_KEY, 7);
-    o += 7;
-    a = body + <usize>load<u32>(S + 16) - 1;
-    n = <usize>load<u32>(S + 20) + 2 - <usize>load<u32>(S + 16);
-    memory.copy(o, a, n);
-    o += n;
+    o = quoted(body, S + 16, o + 7);
     store<u16>(o, 0x0a7d); // }\n
     o += 2;
   }
