@@ -32,6 +32,7 @@ export const UNSUPPORTED = 'unsupported';
 declare const WebAssembly: {
   Module: new (bytes: Uint8Array) => WasmModule;
   Instance: new (module: WasmModule, imports: object) => { exports: unknown };
+  RuntimeError: new () => Error;
 };
 /** A compiled WebAssembly module. */
 export interface WasmModule {
@@ -83,6 +84,14 @@ export class PageKernel {
 
   /** Scans a *get model logs* body with status 200. */
   scan(body: Uint8Array): KernelScan | typeof UNSUPPORTED | typeof USE_JAVASCRIPT {
+    try {
+      return this.#scan(body);
+    } catch (err) {
+      return kernelFailed(err);
+    }
+  }
+
+  #scan(body: Uint8Array): KernelScan | typeof UNSUPPORTED | typeof USE_JAVASCRIPT {
     const length = body.length;
     if (length > KERNEL_MAX_BODY_BYTES) return USE_JAVASCRIPT;
     const room = Math.floor(length / MIN_ENTRY_BYTES) + 1;
@@ -108,6 +117,23 @@ export class PageKernel {
    * not canonical as they are: the lines of such entries come from `otherLine`.
    */
   render(
+    body: Uint8Array,
+    spans: Uint32Array,
+    kinds: Uint8Array,
+    count: number,
+    kept: Uint32Array,
+    n: number,
+    head: Uint8Array,
+    otherLine: (entry: number) => Uint8Array,
+  ): Buffer | typeof USE_JAVASCRIPT {
+    try {
+      return this.#render(body, spans, kinds, count, kept, n, head, otherLine);
+    } catch (err) {
+      return kernelFailed(err);
+    }
+  }
+
+  #render(
     body: Uint8Array,
     spans: Uint32Array,
     kinds: Uint8Array,
@@ -153,13 +179,28 @@ export class PageKernel {
   }
 }
 
+/**
+ * What a call does when the module fails: its memory could not grow (the process is short
+ * of memory), or it trapped. The page goes to the JavaScript path, which gives the same
+ * result; the kernel's memory is left as it was, ready for the next page.
+ */
+function kernelFailed(err: unknown): typeof USE_JAVASCRIPT {
+  if (err instanceof RangeError || err instanceof WebAssembly.RuntimeError) return USE_JAVASCRIPT;
+  throw err;
+}
+
+/** A kernel from a compiled page.wasm (or a module with the same exports). */
+export function compilePageKernel(bytes: Uint8Array): PageKernel {
+  return new PageKernel(new WebAssembly.Module(bytes));
+}
+
 let kernel: PageKernel | null | undefined;
 
 /** The kernel, compiled on first use; `undefined` where WebAssembly (with SIMD) is not available. */
 export function pageKernel(): PageKernel | undefined {
   if (kernel === undefined) {
     try {
-      kernel = new PageKernel(new WebAssembly.Module(readFileSync(new URL('./page.wasm', import.meta.url))));
+      kernel = compilePageKernel(readFileSync(new URL('./page.wasm', import.meta.url)));
     } catch {
       kernel = null;
     }

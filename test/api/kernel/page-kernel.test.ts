@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { KERNEL_MAX_BODY_BYTES, USE_JAVASCRIPT, pageKernel } from '../../../src/api/kernel/page-kernel.js';
+import { KERNEL_MAX_BODY_BYTES, USE_JAVASCRIPT, compilePageKernel, pageKernel } from '../../../src/api/kernel/page-kernel.js';
 import { scanLogsBody, scanLogsBodyInJs, type ScannedLogs } from '../../../src/api/logs-scan.js';
 import { parseLogsBody } from '../../../src/api/wire.js';
 import { prepareEntries, prepareScanned } from '../../../src/poller/prepare.js';
@@ -19,6 +19,47 @@ const ROOT = new URL('../../../', import.meta.url);
 function summary(s: ScannedLogs | undefined): unknown {
   if (!s) return undefined;
   return { count: s.count, spans: [...s.spans.subarray(0, 6 * s.count)], kinds: [...s.kinds.subarray(0, 3 * s.count)], nextToken: s.nextToken };
+}
+
+/** The `build:kernel` script's arguments, and where its `--outFile` is. */
+function kernelBuild(): { args: string[]; out: number } {
+  const script = (JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8')) as { scripts: Record<string, string> }).scripts['build:kernel']!;
+  const args = script.split(/\s+/).slice(1);
+  const out = args.indexOf('--outFile');
+  expect(out).toBeGreaterThan(0);
+  return { args, out };
+}
+
+/** Compiles with AssemblyScript in memory: the kernel's source, or `source` in its place. */
+async function compileKernel(args: string[], options: { source?: string } = {}): Promise<Buffer> {
+  const { main } = await import('assemblyscript/asc');
+  const entry = args[0]!;
+  const out = args.indexOf('--outFile');
+  let compiled: Uint8Array | undefined;
+  const errors: string[] = [];
+  const sink = { write: (s: string | Uint8Array) => void errors.push(String(s)), toString: () => errors.join('') };
+  const { error } = await main(
+    args.map((a, i) => (i === out + 1 ? 'page.wasm' : a)),
+    {
+      readFile: (name, dir) => {
+        const file = `${dir === '.' ? '' : `${dir}/`}${name}`;
+        if (options.source !== undefined && file === entry) return options.source;
+        try {
+          return readFileSync(new URL(file, ROOT), 'utf8');
+        } catch {
+          return null;
+        }
+      },
+      writeFile: (name, contents) => {
+        if (name.endsWith('.wasm') && typeof contents !== 'string') compiled = contents;
+      },
+      stdout: sink,
+      stderr: sink,
+    },
+  );
+  expect(error, errors.join('')).toBeNull();
+  expect(compiled, 'asc wrote no module').toBeDefined();
+  return Buffer.from(compiled!);
 }
 
 /** String contents as bytes: runs of plain ASCII of any length between the bytes the scan must stop at or note. */
@@ -152,31 +193,39 @@ describe('the page kernel', () => {
   });
 
   it('is the module its source compiles to (npm run build:kernel)', { timeout: 60_000 }, async () => {
-    const script = (JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8')) as { scripts: Record<string, string> }).scripts['build:kernel']!;
-    const args = script.split(/\s+/).slice(1);
-    const out = args.indexOf('--outFile');
-    expect(out).toBeGreaterThan(0);
+    const { args, out } = kernelBuild();
     const committed = readFileSync(new URL(args[out + 1]!, ROOT));
-    const { main } = await import('assemblyscript/asc');
-    let compiled: Uint8Array | undefined;
-    const errors: string[] = [];
-    const sink = { write: (s: string | Uint8Array) => void errors.push(String(s)), toString: () => errors.join('') };
-    const { error } = await main(args.map((a, i) => (i === out + 1 ? 'page.wasm' : a)), {
-      readFile: (name, dir) => {
-        try {
-          return readFileSync(new URL(`${dir === '.' ? '' : `${dir}/`}${name}`, ROOT), 'utf8');
-        } catch {
-          return null;
-        }
-      },
-      writeFile: (name, contents) => {
-        if (name.endsWith('.wasm') && typeof contents !== 'string') compiled = contents;
-      },
-      stdout: sink,
-      stderr: sink,
-    });
-    expect(error, errors.join('')).toBeNull();
-    expect(compiled, 'asc wrote no module').toBeDefined();
-    expect(Buffer.from(compiled!).equals(committed), 'src/api/kernel/page.wasm is stale: run npm run build:kernel').toBe(true);
+    const compiled = await compileKernel(args);
+    expect(compiled.equals(committed), 'src/api/kernel/page.wasm is stale: run npm run build:kernel').toBe(true);
+  });
+
+  it('hands the page to the JavaScript path when its memory cannot grow or it traps', { timeout: 60_000 }, async () => {
+    const entry = `{"time":"2026-11-23T10:00:00Z","stream":"stdout","log":"${'z'.repeat(200)}"}`;
+    const body = Buffer.from(`{"status":"success","details":[${Array(1_000).fill(entry).join(',')}]}`);
+    const scan = scanLogsBodyInJs(body)!;
+    const head = Buffer.from('{"model_id":"m","time":');
+    const kept = Uint32Array.of(0, 1);
+    const never = (): Uint8Array => expect.fail('no entry needs the JavaScript line');
+
+    // The real source, with its memory capped at two 64 KiB pages: a 230 KB body does not fit.
+    const { args } = kernelBuild();
+    const capped = compilePageKernel(await compileKernel([...args, '--maximumMemory', '2']));
+    expect(capped.scan(body)).toBe(USE_JAVASCRIPT);
+    expect(capped.render(body, scan.spans, scan.kinds, scan.count, kept, 2, head, never)).toBe(USE_JAVASCRIPT);
+    // Small pages still go through it.
+    const small = Buffer.from(`{"status":"success","details":[${entry}]}`);
+    expect(capped.scan(small)).toMatchObject({ count: 1 });
+
+    // A module with the same exports whose work traps.
+    const trapping = compilePageKernel(
+      await compileKernel(args, {
+        source: `export let tokenState: i32 = 0; export let tokenStart: i32 = 0; export let tokenEnd: i32 = 0; export let tokenKind: i32 = 0; export let outAt: u32 = 0;
+          export function heapBase(): usize { return __heap_base; }
+          export function scan(body: usize, length: u32, spans: usize, kinds: usize, room: i32): i32 { unreachable(); return 0; }
+          export function renderRun(body: usize, spans: usize, kinds: usize, kept: usize, from: i32, count: i32, head: usize, headLength: u32, out: usize): i32 { unreachable(); return 0; }`,
+      }),
+    );
+    expect(trapping.scan(body)).toBe(USE_JAVASCRIPT);
+    expect(trapping.render(body, scan.spans, scan.kinds, scan.count, kept, 2, head, never)).toBe(USE_JAVASCRIPT);
   });
 });
