@@ -110,7 +110,8 @@ class ScannedPage implements PreparedPage {
   render(modelId: string, kept: Uint32Array, n: number): Buffer {
     const { body, spans, kinds, count } = this.scan;
     const head = Buffer.from('{"model_id":' + JSON.stringify(modelId) + ',"time":');
-    const lines = pageKernel()?.render(body, spans, kinds, count, kept, n, head, (i) => this.renderInJs(head, Uint32Array.of(i), 1)) ?? USE_JAVASCRIPT;
+    const lines = pageKernel()?.render({ body, spans, kinds, count, kept, n, head, otherLine: (i) => this.renderInJs(head, Uint32Array.of(i), 1) }) ??
+      USE_JAVASCRIPT;
     return lines === USE_JAVASCRIPT ? this.renderInJs(head, kept, n) : lines;
   }
 

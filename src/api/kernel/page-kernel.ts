@@ -23,6 +23,22 @@ export interface KernelScan {
   token: { start: number; end: number; kind: number } | undefined;
 }
 
+/** What {@link PageKernel.render} renders: a scanned body and the entries kept from it. */
+export interface KernelRender {
+  body: Uint8Array;
+  /** The scan's spans and kinds, for `count` entries. */
+  spans: Uint32Array;
+  kinds: Uint8Array;
+  count: number;
+  /** Indexes of the entries to render, in order: the first `n`. */
+  kept: Uint32Array;
+  n: number;
+  /** What each line starts with: `{"model_id":…,"time":`. */
+  head: Uint8Array;
+  /** The whole line of an entry with a string of kind OTHER. */
+  otherLine(entry: number): Uint8Array;
+}
+
 /** The kernel's answer when the page must go to the JavaScript path. */
 export const USE_JAVASCRIPT = 'javascript';
 /** The kernel's answer for a body that only `JSON.parse` may judge (see api/logs-scan.ts). */
@@ -116,33 +132,15 @@ export class PageKernel {
    * entry's time, stream and log as JSON strings, then `}\n`. Strings of kind OTHER are
    * not canonical as they are: the lines of such entries come from `otherLine`.
    */
-  render(
-    body: Uint8Array,
-    spans: Uint32Array,
-    kinds: Uint8Array,
-    count: number,
-    kept: Uint32Array,
-    n: number,
-    head: Uint8Array,
-    otherLine: (entry: number) => Uint8Array,
-  ): Buffer | typeof USE_JAVASCRIPT {
+  render(page: KernelRender): Buffer | typeof USE_JAVASCRIPT {
     try {
-      return this.#render(body, spans, kinds, count, kept, n, head, otherLine);
+      return this.#render(page);
     } catch (err) {
       return kernelFailed(err);
     }
   }
 
-  #render(
-    body: Uint8Array,
-    spans: Uint32Array,
-    kinds: Uint8Array,
-    count: number,
-    kept: Uint32Array,
-    n: number,
-    head: Uint8Array,
-    otherLine: (entry: number) => Uint8Array,
-  ): Buffer | typeof USE_JAVASCRIPT {
+  #render({ body, spans, kinds, count, kept, n, head, otherLine }: KernelRender): Buffer | typeof USE_JAVASCRIPT {
     const length = body.length;
     if (length > KERNEL_MAX_BODY_BYTES) return USE_JAVASCRIPT;
     const bodyAt = this.#base;

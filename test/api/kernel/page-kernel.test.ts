@@ -211,7 +211,7 @@ describe('the page kernel', () => {
     const { args } = kernelBuild();
     const capped = compilePageKernel(await compileKernel([...args, '--maximumMemory', '2']));
     expect(capped.scan(body)).toBe(USE_JAVASCRIPT);
-    expect(capped.render(body, scan.spans, scan.kinds, scan.count, kept, 2, head, never)).toBe(USE_JAVASCRIPT);
+    expect(capped.render({ body, spans: scan.spans, kinds: scan.kinds, count: scan.count, kept, n: 2, head, otherLine: never })).toBe(USE_JAVASCRIPT);
     // Small pages still go through it.
     const small = Buffer.from(`{"status":"success","details":[${entry}]}`);
     expect(capped.scan(small)).toMatchObject({ count: 1 });
@@ -226,6 +226,6 @@ describe('the page kernel', () => {
       }),
     );
     expect(trapping.scan(body)).toBe(USE_JAVASCRIPT);
-    expect(trapping.render(body, scan.spans, scan.kinds, scan.count, kept, 2, head, never)).toBe(USE_JAVASCRIPT);
+    expect(trapping.render({ body, spans: scan.spans, kinds: scan.kinds, count: scan.count, kept, n: 2, head, otherLine: never })).toBe(USE_JAVASCRIPT);
   });
 });
