@@ -349,7 +349,7 @@ export function renderRun(body: usize, spans: usize, kinds: usize, kept: usize, 
     if (load<u8>(K) == OTHER || load<u8>(K + 1) == OTHER || load<u8>(K + 2) == OTHER) break;
     const S = spans + 24 * i;
     memory.copy(o, head, headLength);
-    o = quoted(body, S, headLength + o);
+    o = quoted(body, S, o + <usize>headLength);
     memory.copy(o, STREAM_KEY, 10);
     o = quoted(body, S + 8, o + 10);
     memory.copy(o, LOG_KEY, 7);
