@@ -3,7 +3,7 @@
 //! JavaScript versions (api/logs-scan.ts, poller/prepare.ts) give the same results byte for
 //! byte (property-tested) and take over whenever the module cannot: a platform without
 //! WebAssembly SIMD, a body over {@link KERNEL_MAX_BODY_BYTES}, a page with more entries
-//! than the layout made room for.
+//! than the layout made room for, a call that fails (memory that cannot grow, a trap).
 import { readFileSync } from 'node:fs';
 
 /**
