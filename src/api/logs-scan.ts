@@ -270,8 +270,8 @@ export function scanLogsBody(body: Buffer): ScannedLogs | undefined {
   if (scanned === USE_JAVASCRIPT) return scanLogsBodyInJs(body);
   if (scanned === KERNEL_UNSUPPORTED) return undefined;
   const { token } = scanned;
-  const value = token && decodeString(body, token.start, token.end, token.kind as StringKind);
-  return { body, count: scanned.count, spans: scanned.spans, kinds: scanned.kinds, nextToken: value === '' ? undefined : value };
+  const nextToken = token && tokenValue(body, token.start, token.end, token.kind as StringKind);
+  return { body, count: scanned.count, spans: scanned.spans, kinds: scanned.kinds, nextToken };
 }
 
 /** {@link scanLogsBody} without the kernel. */
@@ -307,8 +307,7 @@ export function scanLogsBodyInJs(body: Buffer): ScannedLogs | undefined {
           s.literal('null');
         } else {
           const v = s.string();
-          const value = decodeString(body, v, s.end, s.kind);
-          token = value === '' ? undefined : value;
+          token = tokenValue(body, v, s.end, s.kind);
         }
       } else {
         s.skipValue();
@@ -328,6 +327,12 @@ export function scanLogsBodyInJs(body: Buffer): ScannedLogs | undefined {
 /** Decodes the string of field `field` of entry `i` to its value. */
 export function scannedString(page: ScannedLogs, i: number, field: number): string {
   return decodeString(page.body, page.spans[6 * i + 2 * field]!, page.spans[6 * i + 2 * field + 1]!, page.kinds[3 * i + field] as StringKind);
+}
+
+/** The `next_token` whose contents are `body[start, end)`; `undefined` for `""`, which signals the end. */
+function tokenValue(body: Buffer, start: number, end: number, kind: StringKind): string | undefined {
+  const value = decodeString(body, start, end, kind);
+  return value === '' ? undefined : value;
 }
 
 /** The value of a scanned string whose contents are `body[start, end)`. */

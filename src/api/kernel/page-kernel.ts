@@ -78,6 +78,13 @@ const PAGE = 65536;
 
 const align = (n: number, to: number): number => Math.ceil(n / to) * to;
 
+/** Where a body of `length` bytes at `at`, and the spans and kinds of `entries` entries, go. */
+function pageLayout(at: number, length: number, entries: number): { spansAt: number; kindsAt: number; end: number } {
+  const spansAt = align(at + length, 8);
+  const kindsAt = spansAt + 24 * entries;
+  return { spansAt, kindsAt, end: kindsAt + 3 * entries };
+}
+
 /** The module instance and its memory; used by one thread, one call at a time. */
 export class PageKernel {
   readonly #x: Exports;
@@ -112,9 +119,8 @@ export class PageKernel {
     if (length > KERNEL_MAX_BODY_BYTES) return USE_JAVASCRIPT;
     const room = Math.floor(length / MIN_ENTRY_BYTES) + 1;
     const at = this.#base;
-    const spansAt = align(at + length, 8);
-    const kindsAt = spansAt + 24 * room;
-    const mem = this.#room(kindsAt + 3 * room);
+    const { spansAt, kindsAt, end } = pageLayout(at, length, room);
+    const mem = this.#room(end);
     mem.set(body, at);
     const x = this.#x;
     const count = x.scan(at, length, spansAt, kindsAt, room);
@@ -144,9 +150,8 @@ export class PageKernel {
     const length = body.length;
     if (length > KERNEL_MAX_BODY_BYTES) return USE_JAVASCRIPT;
     const bodyAt = this.#base;
-    const spansAt = align(bodyAt + length, 8);
-    const kindsAt = spansAt + 24 * count;
-    const keptAt = align(kindsAt + 3 * count, 4);
+    const { spansAt, kindsAt, end } = pageLayout(bodyAt, length, count);
+    const keptAt = align(end, 4);
     const headAt = keptAt + 4 * n;
     const out = align(headAt + head.length, 16);
     // The lines of distinct entries hold each byte of the body at most once.
