@@ -7,6 +7,12 @@
 //! deduped without an object or a `bigint` per entry, and without growing a JS heap
 //! structure per key: times are compared as the two 32-bit halves of their int64, hashes as
 //! the two halves of their IEEE double.
+//!
+//! A blob names the content hash its keys were made with (dedupe/key.ts): blobs written
+//! since the current hash end with a 4-byte trailer, {@link KEYS_TRAILER}; blobs without it
+//! were written by earlier versions and are keyed by the earlier hash. Such a bucket keeps
+//! that hash for every key added to it until it is pruned, so entries counted before an
+//! upgrade are still recognised when a window is read again after it.
 
 /** Width of a bucket of entry times. */
 export const BUCKET_MS = 1_000;
@@ -17,6 +23,9 @@ const W = RECORD_BYTES / 4;
 const DELIVERED = 4;
 const SEEN = 5;
 const FETCH = 6;
+
+/** The last 4 bytes of a blob keyed by the current content hash (little-endian "MLK2"). */
+export const KEYS_TRAILER = 0x324b4c4d;
 
 if (new Uint8Array(new Uint16Array([1]).buffer)[0] !== 1) throw new Error('the dedupe store assumes a little-endian machine');
 
@@ -60,19 +69,30 @@ export class PackedBucket {
   #n = 0;
   /** Linear-probing table: record number + 1 per slot, 0 when free; at most half full. */
   #slots: Int32Array;
+  /**
+   * Whether the keys are made with the content hash of earlier versions
+   * (`legacyContentHash`): a blob written by them, without {@link KEYS_TRAILER}.
+   */
+  readonly legacy: boolean;
 
-  private constructor(capacity: number) {
+  private constructor(capacity: number, legacy: boolean) {
     this.#w = new Uint32Array(capacity * W);
     this.#slots = new Int32Array(tableSize(capacity));
+    this.legacy = legacy;
   }
 
   /**
-   * A bucket from its stored blob (empty when there is none), with room for `adding` more
-   * keys before it grows (a hint: it grows as needed).
+   * A bucket from its stored blob (a new, empty one, keyed by the current hash, when there
+   * is none), with room for `adding` more keys before it grows (a hint: it grows as needed).
+   * Throws on a blob that is neither form.
    */
   static decode(blob: Uint8Array | undefined, adding = 64): PackedBucket {
+    const legacy = blob !== undefined && blob.byteLength % RECORD_BYTES === 0;
+    if (blob && !legacy && !(blob.byteLength % RECORD_BYTES === 4 && trailerOf(blob) === KEYS_TRAILER)) {
+      throw new Error(`dedupe bucket of ${blob.byteLength} bytes is neither 28-byte records nor records with the keys trailer`);
+    }
     const stored = blob ? Math.floor(blob.byteLength / RECORD_BYTES) : 0;
-    const bucket = new PackedBucket(Math.max(16, stored + Math.max(0, Math.min(adding, 4096))));
+    const bucket = new PackedBucket(Math.max(16, stored + Math.max(0, Math.min(adding, 4096))), legacy);
     if (!blob || stored === 0) return bucket;
     // Copied into aligned words: SQLite's buffer need not be 4-byte aligned.
     const words = new Uint32Array(stored * W);
@@ -149,9 +169,16 @@ export class PackedBucket {
     return { delivered: this.#w[o + DELIVERED]!, seen: this.#w[o + SEEN]!, fetchId: this.#w[o + FETCH]! };
   }
 
-  /** The stored blob: per key, time (int64 ns), hash (float64), delivered, seen, fetch id (uint32 each), little-endian. */
+  /**
+   * The stored blob: per key, time (int64 ns), hash (float64), delivered, seen, fetch id
+   * (uint32 each), little-endian; then {@link KEYS_TRAILER} unless the bucket is legacy.
+   */
   encode(): Buffer {
-    return Buffer.from(this.#w.buffer, this.#w.byteOffset, this.#n * RECORD_BYTES);
+    const bytes = this.#n * RECORD_BYTES;
+    if (this.legacy) return Buffer.from(this.#w.buffer, this.#w.byteOffset, bytes);
+    if (bytes + 4 > this.#w.byteLength) this.#grow();
+    this.#w[this.#n * W] = KEYS_TRAILER;
+    return Buffer.from(this.#w.buffer, this.#w.byteOffset, bytes + 4);
   }
 
   #grow(): void {
@@ -171,6 +198,11 @@ export class PackedBucket {
     }
     this.#slots = slots;
   }
+}
+
+function trailerOf(blob: Uint8Array): number {
+  const e = blob.byteLength;
+  return (blob[e - 4]! | (blob[e - 3]! << 8) | (blob[e - 2]! << 16) | (blob[e - 1]! << 24)) >>> 0;
 }
 
 /** Slots for `records` keys: a power of two at least twice as many. */

@@ -109,4 +109,14 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE dedupe_v3 RENAME TO dedupe;
     `,
   },
+  {
+    version: 4,
+    sql: `
+      -- No change to the tables: from this version on, dedupe buckets may be keyed by the
+      -- current content hash, marked by a 4-byte trailer on the keys blob (dedupe/buckets.ts).
+      -- Buckets without it keep the earlier hash until pruned. The version number stops an
+      -- earlier mls, which would not know the trailer, from opening the file.
+      SELECT 1;
+    `,
+  },
 ];

@@ -2,6 +2,7 @@
 //! (computed by the poller), and the NDJSON lines of the entries the dedupe keeps.
 import type { LogEntry } from '../api/types.js';
 import { NdjsonLineBuilder } from '../sinks/format.js';
+import { legacyContentHash } from '../dedupe/key.js';
 
 /** An entry ready to be committed: parsed time and content hash computed by the caller. */
 export interface PreparedEntry {
@@ -20,19 +21,35 @@ export interface PreparedPage {
   readonly timesNs: BigInt64Array;
   /** 53-bit content hash of each entry (see dedupe/key.ts). */
   readonly hashes: Float64Array;
+  /**
+   * Entry `i`'s hash as earlier versions computed it (`legacyContentHash`), for dedupe
+   * buckets they wrote: computed on demand, since only windows read again soon after an
+   * upgrade reach such buckets.
+   */
+  legacyHash(i: number): number;
   /** The lines `entryToNdjson` writes for the entries at `kept[0..n)`, in that order, UTF-8. */
   render(modelId: string, kept: Uint32Array, n: number): Buffer;
 }
 
 /** A prepared page of entry objects. */
 export class EntryObjectsPage implements PreparedPage {
+  /**
+   * `badTime` marks the entries whose time did not parse: their key holds the time's text
+   * too (poller/prepare.ts), under either hash.
+   */
   constructor(
     private readonly entries: readonly LogEntry[],
     readonly timesNs: BigInt64Array,
     readonly hashes: Float64Array,
+    private readonly badTime?: Uint8Array,
   ) {}
 
-  /** The page of entries prepared one by one. */
+  legacyHash(i: number): number {
+    const e = this.entries[i]!;
+    return this.badTime?.[i] ? legacyContentHash(e.stream, `${e.time}\u0000${e.log}`) : legacyContentHash(e.stream, e.log);
+  }
+
+  /** The page of entries prepared one by one (their times parsed). */
   static of(prepared: readonly PreparedEntry[]): EntryObjectsPage {
     const n = prepared.length;
     const timesNs = new BigInt64Array(n);

@@ -440,7 +440,8 @@ export class StateStore {
           buckets.set(b, bucket);
         }
       }
-      const h = hashWords(hashes[i]!);
+      // A bucket written before the current content hash keeps the hash it was keyed by.
+      const h = hashWords(bucket!.legacy ? page.legacyHash(i) : hashes[i]!);
       if (bucket!.count(bucket!.find(lo, hi, h[0]!, h[1]!, fetchId), fetchId)) {
         kept[n] = i;
         keptHalves[2 * n] = lo;

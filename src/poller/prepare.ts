@@ -9,7 +9,7 @@
 //! (api/kernel/page-kernel.ts) where it can.
 import type { LogEntry } from '../api/types.js';
 import { LOG, OTHER, PLAIN, STREAM, TIME, scannedString, type ScannedLogs } from '../api/logs-scan.js';
-import { asciiContentHash, contentHash } from '../dedupe/key.js';
+import { asciiContentHash, contentHash, legacyAsciiContentHash, legacyContentHash } from '../dedupe/key.js';
 import { EntryObjectsPage, type PreparedPage } from '../journal/prepared.js';
 import { entryTimeNs, writeEntryTimeNs } from '../time/timestamp.js';
 import { USE_JAVASCRIPT, pageKernel } from '../api/kernel/page-kernel.js';
@@ -32,6 +32,7 @@ export function prepareEntries(entries: readonly LogEntry[], windowFromMs: numbe
   const hashes = new Float64Array(n);
   let badTimes = 0;
   let badExample: string | undefined;
+  let badTime: Uint8Array | undefined;
   for (let i = 0; i < n; i++) {
     const e = entries[i]!;
     const ns = entryTimeNs(e.time);
@@ -42,11 +43,12 @@ export function prepareEntries(entries: readonly LogEntry[], windowFromMs: numbe
       // Kept and delivered with its original text; keyed under the window start so it is deduped and pruned.
       badTimes++;
       badExample ??= e.time;
+      (badTime ??= new Uint8Array(n))[i] = 1;
       timesNs[i] = BigInt(windowFromMs) * WINDOW_NS;
       hashes[i] = contentHash(e.stream, `${e.time}\u0000${e.log}`);
     }
   }
-  return { page: new EntryObjectsPage(entries, timesNs, hashes), badTimes, badExample };
+  return { page: new EntryObjectsPage(entries, timesNs, hashes, badTime), badTimes, badExample };
 }
 
 /** Prepares the entries of a scanned body. */
@@ -55,8 +57,10 @@ export function prepareScanned(scan: ScannedLogs, windowFromMs: number): Prepare
   const timesNs = new BigInt64Array(count);
   const halves = new Uint32Array(timesNs.buffer);
   const hashes = new Float64Array(count);
+  const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
   let badTimes = 0;
   let badExample: string | undefined;
+  let badTime: Uint8Array | undefined;
   for (let i = 0; i < count; i++) {
     const s = 6 * i;
     let time: string | undefined;
@@ -72,17 +76,18 @@ export function prepareScanned(scan: ScannedLogs, windowFromMs: number): Prepare
     if (ok) {
       hashes[i] =
         kinds[3 * i + STREAM] !== OTHER && kinds[3 * i + LOG] !== OTHER
-          ? asciiContentHash(body, spans[s + 2]!, spans[s + 3]!, spans[s + 4]!, spans[s + 5]!)
+          ? asciiContentHash(body, view, spans[s + 2]!, spans[s + 3]!, spans[s + 4]!, spans[s + 5]!)
           : contentHash(scannedString(scan, i, STREAM), scannedString(scan, i, LOG));
     } else {
       time ??= scannedString(scan, i, TIME);
       badTimes++;
       badExample ??= time;
+      (badTime ??= new Uint8Array(count))[i] = 1;
       timesNs[i] = BigInt(windowFromMs) * WINDOW_NS;
       hashes[i] = contentHash(scannedString(scan, i, STREAM), `${time}\u0000${scannedString(scan, i, LOG)}`);
     }
   }
-  return { page: new ScannedPage(scan, timesNs, hashes), badTimes, badExample };
+  return { page: new ScannedPage(scan, timesNs, hashes, badTime), badTimes, badExample };
 }
 
 const STREAM_KEY = Buffer.from(',"stream":');
@@ -101,10 +106,21 @@ class ScannedPage implements PreparedPage {
     private readonly scan: ScannedLogs,
     readonly timesNs: BigInt64Array,
     readonly hashes: Float64Array,
+    private readonly badTime: Uint8Array | undefined,
   ) {}
 
   get length(): number {
     return this.scan.count;
+  }
+
+  legacyHash(i: number): number {
+    const scan = this.scan;
+    const { body, spans, kinds } = scan;
+    if (this.badTime?.[i]) return legacyContentHash(scannedString(scan, i, STREAM), `${scannedString(scan, i, TIME)}\u0000${scannedString(scan, i, LOG)}`);
+    const s = 6 * i;
+    return kinds[3 * i + STREAM] !== OTHER && kinds[3 * i + LOG] !== OTHER
+      ? legacyAsciiContentHash(body, spans[s + 2]!, spans[s + 3]!, spans[s + 4]!, spans[s + 5]!)
+      : legacyContentHash(scannedString(scan, i, STREAM), scannedString(scan, i, LOG));
   }
 
   render(modelId: string, kept: Uint32Array, n: number): Buffer {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { PackedBucket, bucketOf, bucketOfHalves, hashWords } from '../../src/dedupe/buckets.js';
+import { KEYS_TRAILER, PackedBucket, bucketOf, bucketOfHalves, hashWords } from '../../src/dedupe/buckets.js';
 
 interface KeyCounts {
   delivered: number;
@@ -167,6 +167,42 @@ describe('occurrence-counted dedupe', () => {
     expect(countsOf(bucket, { ns: T0, hash: 2 ** 52 + 3 })).toEqual({ delivered: 2, seen: 2, fetchId: 9 });
     expect(countsOf(bucket, { ns: -5n, hash: 7 })).toEqual({ delivered: 1, seen: 1, fetchId: 3 });
     expect(Buffer.from(bucket.encode()).equals(blob)).toBe(true);
+  });
+});
+
+describe('the content hash a bucket is keyed by', () => {
+  it('marks a new bucket as keyed by the current hash, and keeps the mark through a round trip', () => {
+    const { bucket } = run([['a', 'b', 'c'], ['a']]);
+    expect(bucket.legacy).toBe(false);
+    const blob = bucket.encode();
+    expect(blob.byteLength).toBe(3 * 28 + 4);
+    expect(blob.readUInt32LE(3 * 28)).toBe(KEYS_TRAILER);
+    const again = PackedBucket.decode(blob);
+    expect(again.legacy).toBe(false);
+    expect(again.size).toBe(3);
+    expect(countsOf(again, KEYS.a!)).toEqual({ delivered: 1, seen: 1, fetchId: 2 });
+    // more keys after the mark was written: the mark moves to the new end
+    expect(count(again, KEYS.t!, 3)).toBe(true);
+    const grown = again.encode();
+    expect(grown.byteLength).toBe(4 * 28 + 4);
+    expect(Buffer.from(grown.subarray(0, 3 * 28)).equals(Buffer.from(blob.subarray(0, 3 * 28)))).toBe(true);
+    expect(grown.readUInt32LE(4 * 28)).toBe(KEYS_TRAILER);
+  });
+
+  it('keeps a blob of earlier versions (records only) legacy, and writes it back without the mark', () => {
+    const blob = Buffer.from(run([['a', 'b']]).bucket.encode().subarray(0, 2 * 28));
+    const old = PackedBucket.decode(blob);
+    expect(old.legacy).toBe(true);
+    expect(count(old, KEYS.c!, 5)).toBe(true);
+    expect(old.encode().byteLength).toBe(3 * 28);
+  });
+
+  it('refuses a blob that is neither form', () => {
+    const blob = run([['a']]).bucket.encode();
+    expect(() => PackedBucket.decode(Buffer.concat([blob, Buffer.alloc(1)]))).toThrow(/neither/);
+    const wrongMark = Buffer.from(blob);
+    wrongMark.writeUInt32LE(0x12345678, 28);
+    expect(() => PackedBucket.decode(wrongMark)).toThrow(/neither/);
   });
 });
 

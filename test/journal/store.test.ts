@@ -1,13 +1,16 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { StateStore, type PreparedEntry } from '../../src/journal/store.js';
 import { acquireStateLock } from '../../src/journal/lock.js';
-import { contentHash } from '../../src/dedupe/key.js';
-import { PackedBucket, bucketOf, hashWords } from '../../src/dedupe/buckets.js';
+import { contentHash, legacyContentHash } from '../../src/dedupe/key.js';
+import { KEYS_TRAILER, PackedBucket, bucketOf, hashWords } from '../../src/dedupe/buckets.js';
+import { scanLogsBody } from '../../src/api/logs-scan.js';
+import { parseLogsBody } from '../../src/api/wire.js';
+import { prepareEntries, prepareScanned } from '../../src/poller/prepare.js';
 import { parseEntryTime } from '../../src/time/timestamp.js';
 import { StateError } from '../../src/errors.js';
 import { MIGRATIONS } from '../../src/journal/migrations.js';
@@ -27,6 +30,18 @@ function prep(time: string, log: string, stream = 'stdout'): PreparedEntry {
 }
 
 const T = Date.UTC(2026, 10, 22, 10, 0, 0);
+
+/** The page test/fixtures/state/state-v3.db holds: twins, escapes, non-ASCII, a `\u` escape, a bad time. */
+const FIXTURE_PAGE = [
+  { time: '2026-11-22T10:00:01.100000000Z', log: 'INFO [worker-1] POST /predict 200 in 12.5ms', stream: 'stdout' },
+  { time: '2026-11-22T10:00:01.100000000Z', log: 'INFO [worker-1] POST /predict 200 in 12.5ms', stream: 'stdout' },
+  { time: '2026-11-22T10:00:01.250000001Z', log: 'request body={"prompt":"say \\"hi\\""}\ttook 3ms\n', stream: 'stdout' },
+  { time: '2026-11-22T10:00:01.5Z', log: 'naïve café ✓ 模型', stream: 'stderr' },
+  { time: '2026-11-22T10:00:01.75Z', log: 'bell \u0001 and slash / end', stream: 'stderr' },
+  { time: 'yesterday at noon', log: 'a line whose time does not parse', stream: 'stdout' },
+  { time: '2026-11-22T10:00:02.000000500Z', log: 'WARN queue depth 31 above 30', stream: 'stdout' },
+  { time: '2026-11-22T10:00:02.9Z', log: 'short', stream: 'stdout' },
+];
 
 describe('state store', () => {
   it('creates the state file with mode 0600 inside a 0700 folder', () => {
@@ -341,10 +356,12 @@ describe('state store', () => {
     db.exec(MIGRATIONS[1]!.sql);
     db.pragma('user_version = 2');
     const old = prep('2026-11-22T10:00:01.5Z', 'delivered before the upgrade');
-    const bucket = PackedBucket.decode(undefined);
+    // A bucket as version 2 wrote it: 28-byte records keyed by the earlier hash, no trailer.
+    const bucket = PackedBucket.decode(new Uint8Array(0));
     const halves = new Uint32Array(new BigInt64Array([old.timeNs]).buffer);
-    const [hashLo, hashHi] = hashWords(old.hash);
+    const [hashLo, hashHi] = hashWords(legacyContentHash(old.entry.stream, old.entry.log));
     expect(bucket.count(bucket.find(halves[0]!, halves[1]!, hashLo!, hashHi!, 7), 7)).toBe(true);
+    expect(bucket.encode().byteLength).toBe(28);
     db.prepare('INSERT INTO dedupe (model_id, bucket_ms, touched_ms, keys) VALUES (?, ?, ?, ?)').run('m', bucketOf(old.timeNs), T, bucket.encode());
     db.close();
 
@@ -361,6 +378,52 @@ describe('state store', () => {
       const sql = (check.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'dedupe'").pluck().get() as string).toUpperCase();
       expect(sql).not.toContain('WITHOUT ROWID');
       expect(check.prepare('SELECT count(*) FROM dedupe').pluck().get()).toBe(1);
+    } finally {
+      check.close();
+    }
+  });
+
+  it('keeps deduping against the buckets a state file of the previous version keyed by the earlier hash', () => {
+    // test/fixtures/state/state-v3.db was written by the previous version (schema 3, content
+    // hash cyrb53) after one fetch of FIXTURE_PAGE for model m, window [T, T + 10 s].
+    const path = join(dir, 'state.db');
+    copyFileSync(new URL('../fixtures/state/state-v3.db', import.meta.url), path);
+    const body = (details: object[]) => Buffer.from(JSON.stringify({ status: 'success', details, next_token: null }));
+    const s = StateStore.open(path);
+    const fetch = (details: object[], scanned: boolean) => {
+      const cp = s.beginWindow('m', T, T + 10_000);
+      const bytes = body(details);
+      const { page } = scanned ? prepareScanned(scanLogsBody(bytes)!, T) : prepareEntries(parseLogsBody(bytes.toString(), 200).entries, T);
+      return s.commitPages([{ modelId: 'm', fetchId: cp.fetchId, windowFromMs: T, entries: page, next: { end: true }, fetchedMs: T }])[0]!;
+    };
+    expect(s.readAfter(0, 100).map((e) => e.log)).toEqual(FIXTURE_PAGE.map((e) => e.log));
+    // The same page read again, from the body's bytes and from entry objects: nothing new.
+    expect(fetch(FIXTURE_PAGE, true)).toMatchObject({ appended: 0, duplicates: 8 });
+    expect(fetch(FIXTURE_PAGE, false)).toMatchObject({ appended: 0, duplicates: 8 });
+    // A third twin and a late line in the old seconds, and a line in a second not seen before.
+    const later = [
+      ...FIXTURE_PAGE,
+      FIXTURE_PAGE[0]!,
+      { time: '2026-11-22T10:00:01.900000000Z', log: 'late line in an old second', stream: 'stdout' },
+      { time: '2026-11-22T10:00:05Z', log: 'after the upgrade', stream: 'stdout' },
+    ];
+    expect(fetch(later, true)).toMatchObject({ appended: 3, duplicates: 8 });
+    expect(fetch(later, false)).toMatchObject({ appended: 0, duplicates: 11 });
+    expect(fetch(later, true)).toMatchObject({ appended: 0, duplicates: 11 });
+    expect(s.readAfter(8, 100).map((e) => e.log)).toEqual([FIXTURE_PAGE[0]!.log, 'late line in an old second', 'after the upgrade']);
+    s.close();
+    const check = new Database(path, { readonly: true });
+    try {
+      const blobs = check.prepare('SELECT bucket_ms, keys FROM dedupe ORDER BY bucket_ms').all() as { bucket_ms: number; keys: Buffer }[];
+      const trailer = (b: Buffer) => (b.byteLength % 28 === 4 ? b.readUInt32LE(b.byteLength - 4) : undefined);
+      // Old seconds (and the window start, where the line with a bad time is keyed) stay as
+      // they were; the new second carries the trailer of the current hash.
+      expect(blobs.map((b) => [b.bucket_ms - T, trailer(b.keys)])).toEqual([
+        [0, undefined],
+        [1_000, undefined],
+        [2_000, undefined],
+        [5_000, KEYS_TRAILER],
+      ]);
     } finally {
       check.close();
     }
