@@ -149,6 +149,26 @@ export function asciiContentHash(body: Uint8Array, view: DataView, streamStart: 
   return textHash(view, logStart, logEnd, streamSeed(body, streamStart, streamEnd));
 }
 
+/**
+ * A content hash in its two forms: from strings, and from the contents of JSON strings in a
+ * body that are in the form `JSON.stringify` writes (`view` a DataView of `body`).
+ */
+export interface ContentHash {
+  strings(stream: string, log: string): number;
+  ascii(body: Uint8Array, view: DataView, streamStart: number, streamEnd: number, logStart: number, logEnd: number): number;
+}
+
+/**
+ * The hash of an entry's stream and text. An entry whose time did not parse (`badTime`
+ * holds its text) is kept under the window start, so its time's text is hashed with it.
+ */
+export function entryHash(hash: ContentHash, stream: string, log: string, badTime?: string): number {
+  return badTime === undefined ? hash.strings(stream, log) : hash.strings(stream, `${badTime}\u0000${log}`);
+}
+
+/** The current hash. */
+export const CONTENT_HASH: ContentHash = { strings: contentHash, ascii: asciiContentHash };
+
 // ---- the hash of earlier versions -------------------------------------------------------
 
 const SEED1 = 0xdeadbeef;
@@ -225,3 +245,9 @@ export function legacyAsciiContentHash(b: Uint8Array, streamStart: number, strea
   }
   return legacyFinish(h1, h2);
 }
+
+/** The hash of earlier versions, which the dedupe buckets they wrote are keyed by. */
+export const LEGACY_CONTENT_HASH: ContentHash = {
+  strings: legacyContentHash,
+  ascii: (body, _view, streamStart, streamEnd, logStart, logEnd) => legacyAsciiContentHash(body, streamStart, streamEnd, logStart, logEnd),
+};

@@ -2,7 +2,7 @@
 //! (computed by the poller), and the NDJSON lines of the entries the dedupe keeps.
 import type { LogEntry } from '../api/types.js';
 import { NdjsonLineBuilder } from '../sinks/format.js';
-import { legacyContentHash } from '../dedupe/key.js';
+import { LEGACY_CONTENT_HASH, entryHash } from '../dedupe/key.js';
 
 /** An entry ready to be committed: parsed time and content hash computed by the caller. */
 export interface PreparedEntry {
@@ -46,7 +46,7 @@ export class EntryObjectsPage implements PreparedPage {
 
   legacyHash(i: number): number {
     const e = this.entries[i]!;
-    return this.badTime?.[i] ? legacyContentHash(e.stream, `${e.time}\u0000${e.log}`) : legacyContentHash(e.stream, e.log);
+    return entryHash(LEGACY_CONTENT_HASH, e.stream, e.log, this.badTime?.[i] ? e.time : undefined);
   }
 
   /** The page of entries prepared one by one (their times parsed). */

@@ -9,7 +9,7 @@
 //! (api/kernel/page-kernel.ts) where it can.
 import type { LogEntry } from '../api/types.js';
 import { LOG, OTHER, PLAIN, STREAM, TIME, scannedString, type ScannedLogs } from '../api/logs-scan.js';
-import { asciiContentHash, contentHash, legacyAsciiContentHash, legacyContentHash } from '../dedupe/key.js';
+import { CONTENT_HASH, LEGACY_CONTENT_HASH, asciiContentHash, entryHash, type ContentHash } from '../dedupe/key.js';
 import { EntryObjectsPage, type PreparedPage } from '../journal/prepared.js';
 import { entryTimeNs, writeEntryTimeNs } from '../time/timestamp.js';
 import { USE_JAVASCRIPT, pageKernel } from '../api/kernel/page-kernel.js';
@@ -38,14 +38,14 @@ export function prepareEntries(entries: readonly LogEntry[], windowFromMs: numbe
     const ns = entryTimeNs(e.time);
     if (ns !== undefined) {
       timesNs[i] = ns;
-      hashes[i] = contentHash(e.stream, e.log);
+      hashes[i] = entryHash(CONTENT_HASH, e.stream, e.log);
     } else {
       // Kept and delivered with its original text; keyed under the window start so it is deduped and pruned.
       badTimes++;
       badExample ??= e.time;
       (badTime ??= new Uint8Array(n))[i] = 1;
       timesNs[i] = BigInt(windowFromMs) * WINDOW_NS;
-      hashes[i] = contentHash(e.stream, `${e.time}\u0000${e.log}`);
+      hashes[i] = entryHash(CONTENT_HASH, e.stream, e.log, e.time);
     }
   }
   return { page: new EntryObjectsPage(entries, timesNs, hashes, badTime), badTimes, badExample };
@@ -74,20 +74,34 @@ export function prepareScanned(scan: ScannedLogs, windowFromMs: number): Prepare
       if (ok) timesNs[i] = ns!;
     }
     if (ok) {
+      // scannedHash's usual case written out: this loop is on every page's path.
       hashes[i] =
         kinds[3 * i + STREAM] !== OTHER && kinds[3 * i + LOG] !== OTHER
           ? asciiContentHash(body, view, spans[s + 2]!, spans[s + 3]!, spans[s + 4]!, spans[s + 5]!)
-          : contentHash(scannedString(scan, i, STREAM), scannedString(scan, i, LOG));
+          : scannedHash(CONTENT_HASH, scan, view, i, undefined);
     } else {
       time ??= scannedString(scan, i, TIME);
       badTimes++;
       badExample ??= time;
       (badTime ??= new Uint8Array(count))[i] = 1;
       timesNs[i] = BigInt(windowFromMs) * WINDOW_NS;
-      hashes[i] = contentHash(scannedString(scan, i, STREAM), `${time}\u0000${scannedString(scan, i, LOG)}`);
+      hashes[i] = scannedHash(CONTENT_HASH, scan, view, i, time);
     }
   }
   return { page: new ScannedPage(scan, timesNs, hashes, badTime), badTimes, badExample };
+}
+
+/**
+ * {@link entryHash} of scanned entry `i` (`view` a DataView of the body): from the body's
+ * bytes where its stream and log are canonical as they stand, else from their strings.
+ */
+function scannedHash(hash: ContentHash, scan: ScannedLogs, view: DataView, i: number, badTime: string | undefined): number {
+  const { body, spans, kinds } = scan;
+  const s = 6 * i;
+  if (badTime === undefined && kinds[3 * i + STREAM] !== OTHER && kinds[3 * i + LOG] !== OTHER) {
+    return hash.ascii(body, view, spans[s + 2]!, spans[s + 3]!, spans[s + 4]!, spans[s + 5]!);
+  }
+  return entryHash(hash, scannedString(scan, i, STREAM), scannedString(scan, i, LOG), badTime);
 }
 
 const STREAM_KEY = Buffer.from(',"stream":');
@@ -113,14 +127,12 @@ class ScannedPage implements PreparedPage {
     return this.scan.count;
   }
 
+  #view: DataView | undefined;
+
   legacyHash(i: number): number {
-    const scan = this.scan;
-    const { body, spans, kinds } = scan;
-    if (this.badTime?.[i]) return legacyContentHash(scannedString(scan, i, STREAM), `${scannedString(scan, i, TIME)}\u0000${scannedString(scan, i, LOG)}`);
-    const s = 6 * i;
-    return kinds[3 * i + STREAM] !== OTHER && kinds[3 * i + LOG] !== OTHER
-      ? legacyAsciiContentHash(body, spans[s + 2]!, spans[s + 3]!, spans[s + 4]!, spans[s + 5]!)
-      : legacyContentHash(scannedString(scan, i, STREAM), scannedString(scan, i, LOG));
+    const { scan } = this;
+    this.#view ??= new DataView(scan.body.buffer, scan.body.byteOffset, scan.body.byteLength);
+    return scannedHash(LEGACY_CONTENT_HASH, scan, this.#view, i, this.badTime?.[i] ? scannedString(scan, i, TIME) : undefined);
   }
 
   render(modelId: string, kept: Uint32Array, n: number): Buffer {
