@@ -5,6 +5,7 @@ import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import type { Config, SinkConfig } from './config/index.js';
 import { createApiClient } from './api/client.js';
+import type { BodyPool } from './api/body-pool.js';
 import type { ApiClient } from './api/types.js';
 import { StateStore, type WalSync } from './journal/store.js';
 import { acquireStateLock, type StateLock } from './journal/lock.js';
@@ -35,6 +36,8 @@ export interface DaemonOptions {
   onFatal?: (err: unknown) => void;
   /** How the state file's WAL is synced (default: `fdatasync`; tests make it fail). */
   walSync?: WalSync;
+  /** Where response bodies are collected (default: the client's own pool; tests watch it). */
+  bodies?: BodyPool;
 }
 
 /** A snapshot of what the daemon is doing, for `/status` and `mls status`. */
@@ -123,6 +126,7 @@ export class Daemon {
         caFile: config.api.ca_file,
         insecureSkipVerify: config.api.insecure_skip_verify,
         connections: config.poll.concurrency,
+        ...(options.bodies ? { bodies: options.bodies } : {}),
         logger: logger.child({ component: 'api' }),
         observer: {
           onAttempt: (a) => {

@@ -17,6 +17,7 @@ import {
   ApiResponseTooLargeError,
   ApiUnavailableError,
 } from './errors.js';
+import { BodyPool } from './body-pool.js';
 import { exchange, type Exchanged } from './exchange.js';
 import { parseRetryAfter, withRetry } from './retry.js';
 import type { ApiClient, ApiObserver, LogEntry, LogsPage, LogsRequest, ModelSettings, SettingsResult } from './types.js';
@@ -79,6 +80,8 @@ export interface ApiClientOptions {
   clock?: Clock;
   /** Random source of the backoff jitter (tests pin it). */
   random?: () => number;
+  /** Where the bodies of log pages are collected (see {@link LogsPage.release}). Default: a pool of the client's own. */
+  bodies?: BodyPool;
 }
 
 type Operation = 'logs' | 'settings';
@@ -91,11 +94,18 @@ interface Answer {
 }
 
 /** A page read by the body scanner; entry objects are built only if asked for. */
-function scannedPage(scanned: ScannedLogs, a: Answer): LogsPage {
+function scannedPage(scanned: ScannedLogs, a: Answer, bodies: BodyPool): LogsPage {
   let entries: LogEntry[] | undefined;
+  let released = false;
   return {
     get entries(): LogEntry[] {
+      if (entries === undefined && released) throw new Error('the page was released: its body can no longer be read');
       return (entries ??= scannedEntries(scanned));
+    },
+    release(): void {
+      if (released) return;
+      released = true;
+      bodies.give(scanned.body);
     },
     scanned,
     nextToken: scanned.nextToken,
@@ -235,6 +245,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     'user-agent': userAgent,
   };
   const limitFor = (status: number): number => (status >= 200 && status < 300 ? maxResponseBytes : ERROR_BODY_LIMIT);
+  const bodies = options.bodies ?? new BodyPool();
 
   /** The `details` of an error body, if it could be read. */
   function errorDetails(res: Exchanged): string | undefined {
@@ -247,11 +258,11 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   }
 
   /** One HTTP attempt: sends the request, classifies the status, returns a 2xx body. */
-  async function attempt(path: string, payload: string, signal: AbortSignal): Promise<Answer> {
+  async function attempt(path: string, payload: string, signal: AbortSignal, pooled: boolean): Promise<Answer> {
     const started = performance.now();
     let res: Exchanged;
     try {
-      res = await exchange(pool, { path, method: 'POST', headers: requestHeaders, body: payload, signal, limitFor });
+      res = await exchange(pool, { path, method: 'POST', headers: requestHeaders, body: payload, signal, limitFor, ...(pooled ? { bodies } : {}) });
     } catch (err) {
       if (signal.aborted) throw err;
       throw new ApiUnavailableError(scrub(`cannot reach the service at ${origin}: ${describeTransportError(err)}`), { cause: err });
@@ -284,13 +295,20 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     return { status, body: res.body, bytes: res.body.length, latencyMs: performance.now() - started };
   }
 
-  async function call<T>(operation: Operation, modelId: string, path: string, payload: string, parse: (a: Answer) => T, signal?: AbortSignal): Promise<T> {
+  /** `pooled`: a successful answer's body is a buffer of `bodies`, which `parse` takes over (given back here if it throws). */
+  async function call<T>(operation: Operation, modelId: string, path: string, payload: string, parse: (a: Answer) => T, signal: AbortSignal | undefined, pooled = false): Promise<T> {
     return withRetry(
       async ({ signal: attemptSignal }) => {
         const started = performance.now();
         try {
-          const answer = await attempt(path, payload, attemptSignal);
-          const result = parse(answer);
+          const answer = await attempt(path, payload, attemptSignal, pooled);
+          let result: T;
+          try {
+            result = parse(answer);
+          } catch (err) {
+            if (pooled) bodies.give(answer.body);
+            throw err;
+          }
           observer?.onAttempt?.({ operation, modelId, status: answer.status, latencyMs: answer.latencyMs });
           return result;
         } catch (err) {
@@ -342,11 +360,13 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         JSON.stringify(body),
         (a) => {
           const scanned = scanLogsBody(a.body);
-          if (scanned) return scannedPage(scanned, a);
+          if (scanned) return scannedPage(scanned, a, bodies);
           const page = parseLogsBody(a.body.toString('utf8'), a.status, { scrub });
+          bodies.give(a.body); // the entries are strings of their own
           return { entries: page.entries, nextToken: page.nextToken, httpStatus: a.status, latencyMs: a.latencyMs, bytes: a.bytes };
         },
         signal,
+        true,
       );
     },
 

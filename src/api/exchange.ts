@@ -3,6 +3,7 @@
 //! limit chosen from the status, and the connection is dropped as soon as it is exceeded.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
+import type { BodyPool } from './body-pool.js';
 
 /** A response that started: status and headers, and the body or why it is missing. */
 export interface Exchanged {
@@ -25,6 +26,11 @@ export interface ExchangeRequest {
   signal: AbortSignal;
   /** Most body bytes accepted for a status. */
   limitFor(status: number): number;
+  /**
+   * Where a successful (2xx) response's body is collected: the body is then a view of a
+   * buffer taken from this pool, and whoever ends up holding it gives it back.
+   */
+  bodies?: BodyPool;
 }
 
 class TooLarge extends Error {}
@@ -48,6 +54,8 @@ export function exchange(dispatcher: Dispatcher, req: ExchangeRequest): Promise<
     let limit = 0;
     let total = 0;
     let chunks: Buffer[] = [];
+    /** The pooled buffer the body is copied into, when `req.bodies` is used for this response. */
+    let pooled: Buffer | undefined;
     let settled = false;
     const onAbort = (): void => controller?.abort(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
     signal.addEventListener('abort', onAbort, { once: true });
@@ -58,8 +66,11 @@ export function exchange(dispatcher: Dispatcher, req: ExchangeRequest): Promise<
       chunks = [];
       fn();
     };
-    const ended = (body: Buffer | undefined, tooLarge: boolean, bodyError: unknown): void =>
+    const ended = (body: Buffer | undefined, tooLarge: boolean, bodyError: unknown): void => {
+      // Without a body to hand over, the pooled buffer goes straight back (once settled, it is the caller's).
+      if (pooled && body === undefined && !settled) req.bodies!.give(pooled);
       settle(() => resolve({ status, headers, body, tooLarge, bodyError }));
+    };
     const overLimit = (c: Dispatcher.DispatchController): void => {
       ended(undefined, true, undefined);
       c.abort(new TooLarge('response body over the limit'));
@@ -80,15 +91,28 @@ export function exchange(dispatcher: Dispatcher, req: ExchangeRequest): Promise<
           limit = req.limitFor(statusCode);
           const declared = Number(responseHeaders['content-length']);
           if (Number.isFinite(declared) && declared > limit) overLimit(c);
+          // Without a declared length, a body about as long as the last one is the best guess.
+          else if (req.bodies && statusCode < 300) pooled = req.bodies.take(Number.isFinite(declared) ? declared : Math.min(limit, req.bodies.lastBytes));
         },
         onResponseData(c, chunk) {
           if (settled) return;
+          const at = total;
           total += chunk.length;
           if (total > limit) overLimit(c);
-          else chunks.push(chunk);
+          else if (pooled) {
+            if (total > pooled.length) {
+              // More than the declared length (or none was declared): move to a larger buffer.
+              const larger = req.bodies!.take(Math.min(limit, Math.max(total, 2 * pooled.length)));
+              pooled.copy(larger, 0, 0, at);
+              req.bodies!.give(pooled);
+              pooled = larger;
+            }
+            chunk.copy(pooled, at);
+          } else chunks.push(chunk);
         },
         onResponseEnd() {
-          ended(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total), false, undefined);
+          if (pooled) ended(pooled.subarray(0, total), false, undefined);
+          else ended(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total), false, undefined);
         },
         onResponseError(_c, err) {
           if (started) ended(undefined, false, err);

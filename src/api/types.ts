@@ -37,6 +37,13 @@ export interface LogsPage {
   latencyMs: number;
   /** Size of the response body in bytes. */
   bytes: number;
+  /**
+   * Gives the response body's buffer back to the client for the next response (see
+   * api/body-pool.ts). Call it once the page is no longer needed (committed or dropped);
+   * afterwards neither `scanned` nor, unless read before, `entries` may be used. A page
+   * never released is simply garbage-collected.
+   */
+  release?(): void;
 }
 
 /** The `data` object of *update model settings*; only the fields present are sent. */

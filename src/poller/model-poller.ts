@@ -217,9 +217,16 @@ export class ModelPoller {
       if (repeated) metrics.tokenLoops.inc({ model: modelId });
       const end = page.nextToken === undefined || repeated;
       if (!end && !this.stopping) prefetched = request(page.nextToken);
-      const prepared = this.prepare(page, window.fromMs);
-      const toCommit: PageToCommit = { modelId, fetchId, windowFromMs: window.fromMs, entries: prepared, next: end ? { end: true } : { nextToken: page.nextToken! }, fetchedMs: this.d.clock.now(), begin };
-      const commit = this.d.commit ? await this.d.commit(toCommit) : store.commitPages([toCommit])[0]!;
+      let prepared: PreparedPage;
+      let commit: PageCommit;
+      try {
+        prepared = this.prepare(page, window.fromMs);
+        const toCommit: PageToCommit = { modelId, fetchId, windowFromMs: window.fromMs, entries: prepared, next: end ? { end: true } : { nextToken: page.nextToken! }, fetchedMs: this.d.clock.now(), begin };
+        commit = this.d.commit ? await this.d.commit(toCommit) : store.commitPages([toCommit])[0]!;
+      } finally {
+        // Committed (its lines are rendered into the journal) or failed: the body can take the next response.
+        page.release?.();
+      }
       begin = undefined;
       metrics.pages.inc({ model: modelId });
       if (prepared.length > 0) metrics.entriesFetched.inc({ model: modelId }, prepared.length);

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { createApiClient, type ApiClientOptions } from '../../src/api/client.js';
+import { BodyPool } from '../../src/api/body-pool.js';
 import {
   ApiAuthError,
   ApiClientError,
@@ -162,6 +163,91 @@ describe('paging', () => {
     expect(page.scanned).toBeUndefined();
     expect(page.entries).toEqual([{ time: ENTRY.time, log: 'second', stream: 'stdout' }]);
     expect(page.nextToken).toBe('t1');
+  });
+});
+
+describe('response bodies from the pool', () => {
+  /** Pages `n` = 0, 1, … with `size` entries whose logs name the page; chunked (no Content-Length) when asked. */
+  function pagedServer(size: number, chunked: boolean): Promise<TestServer> {
+    return serve((req, res) => {
+      const token = (JSON.parse(req.body) as { next_token?: string }).next_token;
+      const n = token === undefined ? 0 : Number(token.slice(1));
+      const entries = Array.from({ length: size }, (_, i) => ({ ...ENTRY, log: `page ${n} line ${i} ${'z'.repeat(i % 50)}` }));
+      const text = JSON.stringify(logsPage(entries, `t${n + 1}`));
+      if (!chunked) return sendJson(res, 200, text);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      // In pieces, so that the body outgrows the first buffer it is given.
+      for (let at = 0; at < text.length; at += 7_000) res.write(text.slice(at, at + 7_000));
+      res.end();
+    });
+  }
+  const expected = (n: number, size: number) => Array.from({ length: size }, (_, i) => `page ${n} line ${i} ${'z'.repeat(i % 50)}`);
+
+  it.each([
+    ['with a Content-Length', false],
+    ['chunked, larger than its first buffer', true],
+  ])('reuses a released page\'s buffer for the next one, %s, each page read whole', async (_name, chunked) => {
+    const bodies = new BodyPool({ minBufferBytes: 4096 });
+    const s = await pagedServer(800, chunked);
+    const c = client(s.url, { bodies });
+    const first = await c.getLogs(REQ);
+    const firstLogs = first.entries.map((e) => e.log); // decoded before the release: strings of their own
+    const firstBuffer = first.scanned!.body.buffer;
+    first.release?.();
+    first.release?.(); // twice is harmless
+    // Chunked, the body moved to larger buffers as it grew; the smaller ones went back too.
+    if (chunked) expect(bodies.size).toBeGreaterThan(1);
+    else expect(bodies.size).toBe(1);
+    const second = await c.getLogs({ ...REQ, nextToken: first.nextToken! });
+    expect(second.scanned!.body.buffer).toBe(firstBuffer);
+    expect(bodies.reused).toBeGreaterThanOrEqual(1);
+    expect(second.entries.map((e) => e.log)).toEqual(expected(1, 800));
+    expect(firstLogs).toEqual(expected(0, 800));
+  });
+
+  it('gives two pages in flight two buffers', async () => {
+    const bodies = new BodyPool({ minBufferBytes: 4096 });
+    const s = await pagedServer(300, false);
+    const c = client(s.url, { bodies });
+    const [a, b] = await Promise.all([c.getLogs(REQ), c.getLogs({ ...REQ, nextToken: 't1' })]);
+    expect(a.scanned!.body.buffer).not.toBe(b.scanned!.body.buffer);
+    a.release?.();
+    const third = await c.getLogs({ ...REQ, nextToken: 't2' });
+    expect(third.scanned!.body.buffer).not.toBe(b.scanned!.body.buffer);
+    expect(b.entries.map((e) => e.log)).toEqual(expected(1, 300));
+    expect(third.entries.map((e) => e.log)).toEqual(expected(2, 300));
+  });
+
+  it('refuses to decode a released page that was never decoded', async () => {
+    const s = await pagedServer(5, false);
+    const page = await client(s.url).getLogs(REQ);
+    page.release?.();
+    expect(() => page.entries).toThrow(/released/);
+  });
+
+  it('takes back the buffer of a body it could not use: cut short, malformed, or read by JSON.parse', async () => {
+    const bodies = new BodyPool({ minBufferBytes: 4096 });
+    const dup = `{"status":"success","details":[{"time":"${ENTRY.time}","log":"first","log":"second","stream":"stdout"}]}`;
+    let i = 0;
+    const s = await serve((_req, res) => {
+      const n = i++;
+      if (n === 0) {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+        res.write('{"status":"success","det');
+        setTimeout(() => res.socket?.destroy(), 20);
+      } else if (n === 1) sendJson(res, 200, { status: 'success', details: 'nope' });
+      else sendJson(res, 200, dup);
+    });
+    const c = client(s.url, { ...ONE_ATTEMPT, bodies });
+    await expect(c.getLogs(REQ)).rejects.toBeInstanceOf(ApiProtocolError);
+    expect(bodies.size).toBe(1);
+    await expect(c.getLogs(REQ)).rejects.toBeInstanceOf(ApiProtocolError);
+    expect(bodies.size).toBe(1);
+    const page = await c.getLogs(REQ);
+    expect(page.scanned).toBeUndefined();
+    expect(page.entries).toEqual([{ time: ENTRY.time, log: 'second', stream: 'stdout' }]);
+    expect(bodies.size).toBe(1);
+    expect(bodies.reused).toBe(2);
   });
 });
 
