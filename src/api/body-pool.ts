@@ -6,6 +6,8 @@
 //! buffer per page was a third of that allocation. The poller gives a page's buffer back
 //! once the page is committed (or dropped), and the next response is copied into it.
 //!
+//! The pool keeps at most 16 buffers and 8 MiB (about 30 pages of 1,000 entries).
+//!
 //! A buffer is handed out to one response at a time. `give` takes back only a buffer that
 //! is out, once: a second `give` of the same buffer, or of one the pool never handed out,
 //! does nothing, so two pages can never share a buffer. A buffer that is never given back
@@ -17,6 +19,8 @@ export interface BodyPoolOptions {
   maxBuffers?: number;
   /** Buffers larger than this are not kept. Default 4 MiB. */
   maxBufferBytes?: number;
+  /** Bytes kept in all; beyond them a buffer given back is left to the GC. Default 8 MiB. */
+  maxTotalBytes?: number;
   /** Smallest buffer handed out. Default 64 KiB. */
   minBufferBytes?: number;
 }
@@ -29,6 +33,8 @@ export class BodyPool {
   readonly #maxBuffers: number;
   readonly #maxBufferBytes: number;
   readonly #minBufferBytes: number;
+  readonly #maxTotalBytes: number;
+  #totalBytes = 0;
   /** Buffers handed out that came from the free list (for tests and benchmarks). */
   reused = 0;
   /** Length of the last view given back: the size to ask for when a response does not declare its length. */
@@ -38,11 +44,17 @@ export class BodyPool {
     this.#maxBuffers = options.maxBuffers ?? 16;
     this.#maxBufferBytes = options.maxBufferBytes ?? 4 * 1024 * 1024;
     this.#minBufferBytes = options.minBufferBytes ?? 64 * 1024;
+    this.#maxTotalBytes = options.maxTotalBytes ?? 8 * 1024 * 1024;
   }
 
   /** Buffers kept for reuse now. */
   get size(): number {
     return this.#free.length;
+  }
+
+  /** Bytes of the buffers kept for reuse now. */
+  get bytes(): number {
+    return this.#totalBytes;
   }
 
   /** A buffer of at least `bytes` bytes (its contents are arbitrary), owned by the caller until {@link give}. */
@@ -59,6 +71,7 @@ export class BodyPool {
       buf = free[best]!;
       free[best] = free[free.length - 1]!;
       free.pop();
+      this.#totalBytes -= buf.length;
       this.reused++;
     } else {
       // Its own ArrayBuffer (never a slice of Node's shared pool), so that it can be told apart when given back.
@@ -78,14 +91,18 @@ export class BodyPool {
     this.#out.delete(ab);
     this.lastBytes = view.length;
     if (ab.byteLength > this.#maxBufferBytes) return;
-    if (this.#free.length >= this.#maxBuffers) {
+    const free = this.#free;
+    if (free.length >= this.#maxBuffers) {
       // Keep the larger buffers: a page that needs one would otherwise allocate it again.
       let smallest = 0;
-      for (let i = 1; i < this.#free.length; i++) if (this.#free[i]!.length < this.#free[smallest]!.length) smallest = i;
-      if (this.#free[smallest]!.length >= ab.byteLength) return;
-      this.#free[smallest] = Buffer.from(ab);
+      for (let i = 1; i < free.length; i++) if (free[i]!.length < free[smallest]!.length) smallest = i;
+      if (free[smallest]!.length >= ab.byteLength || this.#totalBytes - free[smallest]!.length + ab.byteLength > this.#maxTotalBytes) return;
+      this.#totalBytes += ab.byteLength - free[smallest]!.length;
+      free[smallest] = Buffer.from(ab);
       return;
     }
-    this.#free.push(Buffer.from(ab));
+    if (this.#totalBytes + ab.byteLength > this.#maxTotalBytes) return;
+    this.#totalBytes += ab.byteLength;
+    free.push(Buffer.from(ab));
   }
 }

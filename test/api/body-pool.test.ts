@@ -55,4 +55,14 @@ describe('BodyPool', () => {
     const kept = [pool.take(1), pool.take(1)].map((b) => b.length).sort((x, y) => x - y);
     expect(kept).toEqual([200, 300]);
   });
+
+  it('keeps no more than maxTotalBytes in all', () => {
+    const pool = new BodyPool({ minBufferBytes: 1, maxTotalBytes: 1_000 });
+    const bufs = [400, 500, 300].map((n) => pool.take(n));
+    for (const b of bufs) pool.give(b);
+    expect(pool.size).toBe(2);
+    expect(pool.bytes).toBe(900);
+    pool.take(450);
+    expect(pool.bytes).toBe(400);
+  });
 });
