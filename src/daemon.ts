@@ -126,7 +126,7 @@ export class Daemon {
         caFile: config.api.ca_file,
         insecureSkipVerify: config.api.insecure_skip_verify,
         connections: config.poll.concurrency,
-        ...(options.bodies ? { bodies: options.bodies } : {}),
+        bodies: options.bodies,
         logger: logger.child({ component: 'api' }),
         observer: {
           onAttempt: (a) => {

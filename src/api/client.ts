@@ -262,7 +262,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     const started = performance.now();
     let res: Exchanged;
     try {
-      res = await exchange(pool, { path, method: 'POST', headers: requestHeaders, body: payload, signal, limitFor, ...(pooled ? { bodies } : {}) });
+      res = await exchange(pool, { path, method: 'POST', headers: requestHeaders, body: payload, signal, limitFor, bodies: pooled ? bodies : undefined });
     } catch (err) {
       if (signal.aborted) throw err;
       throw new ApiUnavailableError(scrub(`cannot reach the service at ${origin}: ${describeTransportError(err)}`), { cause: err });
