@@ -11,7 +11,7 @@ import type { Metrics } from '../telemetry/metrics.js';
 import { describeError } from '../errors.js';
 import { planWindows, pruneHorizonMs, type PlannerSettings } from './planner.js';
 import { backoffDelay, jittered, sleep } from './sleep.js';
-import { retryOnStateErrors } from '../journal/state-errors.js';
+import { retryOnStateErrors, stateRetryDelay } from '../journal/state-errors.js';
 
 /** Where a model with no checkpoint starts. */
 export type StartAt = { kind: 'now' } | { kind: 'relative'; ms: number } | { kind: 'absolute'; ms: number };
@@ -275,7 +275,7 @@ export class ModelPoller {
     metrics.pollErrors.inc({ model: modelId, code: 'MLS_ERR_STATE_WRITE' });
     this.lastError = { code: 'MLS_ERR_STATE_WRITE', message: describeError(err), atMs: this.d.clock.now() };
     const now = performance.now();
-    const delay = Math.max(250, backoffDelay(this.stateFailures, 1_000, 30_000));
+    const delay = stateRetryDelay(this.stateFailures);
     const fields = { model: modelId, code: typeof code === 'string' ? code : undefined, err: describeError(err), retryInMs: delay };
     if (now - this.stateErrorLoggedAt >= 60_000) {
       this.stateErrorLoggedAt = now;

@@ -57,6 +57,16 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** Where the checkpoints and cursors stand, and the daemon's last log lines: for a timeout's message. */
+function progress(statePath: string, sinceMs: number): string {
+  const st = readState(statePath);
+  const where = st
+    ? `watermarks (ms after ${sinceMs}): ${JSON.stringify([...st.watermarks].map(([m, w]) => [m, w === undefined ? null : w - sinceMs]))}; ` +
+      `cursors: ${JSON.stringify([...st.cursors])}; last seq ${st.lastSeq}`
+    : 'state file unreadable';
+  return `${where}\nlast daemon lines:\n${daemon!.stderr().split('\n').slice(-15).join('\n')}`;
+}
+
 function freeBytes(path: string): number {
   const s = statfsSync(path);
   return s.bavail * s.bsize;
@@ -136,7 +146,7 @@ describe('disk full under the file sink', () => {
     await waitFor(() => {
       const st = readState(statePath);
       return !!st && MODELS.every((m) => (st.watermarks.get(m) ?? 0) > stoppedAt + 2_500) && st.cursors.get('archive') === st.lastSeq;
-    }, 25_000, 'catch-up and drain');
+    }, 25_000, 'catch-up and drain', 200, () => progress(statePath, stoppedAt));
     daemon.child.kill('SIGTERM');
     const end = await daemon.exited;
     expect(end.code, daemon.stderr()).toBe(0);
@@ -204,14 +214,15 @@ describe('disk full under the file sink', () => {
       expect(partialLinesIn(out)).toEqual([]);
       unlinkSync(filler);
       const freedAt = Date.now();
-      await waitFor(() => readNdjsonTree(out).length > 0 && daemon!.stderr().includes('state file writable again'), 25_000, 'polling to resume');
+      await waitFor(() => readNdjsonTree(out).length > 0 && daemon!.stderr().includes('state file writable again; polling resumed'), 25_000, 'polling to resume');
       const resumedAfterMs = Date.now() - freedAt;
       sim2.stopProducing();
       const stoppedAt = Date.now();
       await waitFor(() => {
         const st = readState(statePath);
         return !!st && MODELS.every((m) => (st.watermarks.get(m) ?? 0) > stoppedAt + 2_500) && st.cursors.get('archive') === st.lastSeq && st.cursors.get('slow') === st.lastSeq;
-      }, 25_000, 'catch-up and drain');
+      }, 25_000, 'catch-up and drain', 200, () => progress(statePath, stoppedAt));
+      expect(daemon.stderr()).toContain('state file writable again; delivery resumed');
       daemon.child.kill('SIGTERM');
       const end = await daemon.exited;
       expect(end.code, daemon.stderr()).toBe(0);

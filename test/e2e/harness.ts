@@ -46,12 +46,15 @@ export function writeConfig(dir: string, config: unknown, name = 'mls.yaml'): st
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-/** Polls `check` until it returns true or `timeoutMs` passes. */
-export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string, everyMs = 200): Promise<void> {
+/**
+ * Polls `check` until it returns true or `timeoutMs` passes. On a timeout the error carries
+ * what `explain` says about the state of things, if given.
+ */
+export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string, everyMs = 200, explain?: () => string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${explain ? `\n${explain()}` : ''}`);
     await sleep(everyMs);
   }
 }
