@@ -42,8 +42,12 @@ function streamSeed(b: Uint8Array, start: number, end: number): number {
   return h ^ (h >>> 15);
 }
 
-/** The 53-bit hash of the bytes `[p, end)` of `v`, with the lanes seeded by `seed`. */
-function textHash(v: DataView, p: number, end: number, seed: number): number {
+/**
+ * The 53-bit hash of the bytes `[p, end)` of `v`, with the lanes seeded by `seed`, written
+ * to `out[at]`: a 53-bit number returned from a function that is not inlined is boxed on
+ * the heap, one allocation per entry; written to a typed array it stays a double.
+ */
+function textHash(v: DataView, p: number, end: number, seed: number, out: Float64Array, at: number): void {
   const len = end - p;
   let h1: number;
   let h2: number;
@@ -86,8 +90,11 @@ function textHash(v: DataView, p: number, end: number, seed: number): number {
   h2 = Math.imul(h2 ^ (h2 >>> 13), P2);
   h2 ^= h2 >>> 15;
   h2 ^= Math.imul(h1, P5);
-  return 4294967296 * (h2 & 0x1fffff) + (h1 >>> 0);
+  out[at] = 4294967296 * (h2 & 0x1fffff) + (h1 >>> 0);
 }
+
+/** Room for one hash, for the forms that return it. */
+const HASH_OUT = new Float64Array(1);
 
 /** Reused room for the UTF-8 of strings hashed from objects. */
 let scratch = new Uint8Array(4096);
@@ -137,7 +144,8 @@ function encodeInto(s: string, at: number): number {
 export function contentHash(stream: string, log: string): number {
   const logAt = encodeInto(JSON.stringify(stream), 0);
   const end = encodeInto(JSON.stringify(log), logAt);
-  return textHash(scratchView, logAt, end, streamSeed(scratch, 0, logAt));
+  textHash(scratchView, logAt, end, streamSeed(scratch, 0, logAt), HASH_OUT, 0);
+  return HASH_OUT[0]!;
 }
 
 /**
@@ -146,7 +154,13 @@ export function contentHash(stream: string, log: string): number {
  * as the scanner's `PLAIN` and `ESCAPED` strings are: hashed where they lie.
  */
 export function asciiContentHash(body: Uint8Array, view: DataView, streamStart: number, streamEnd: number, logStart: number, logEnd: number): number {
-  return textHash(view, logStart, logEnd, streamSeed(body, streamStart, streamEnd));
+  textHash(view, logStart, logEnd, streamSeed(body, streamStart, streamEnd), HASH_OUT, 0);
+  return HASH_OUT[0]!;
+}
+
+/** {@link asciiContentHash} written to `out[at]` (a page's hash array), with no number boxed on the way. */
+export function asciiContentHashInto(out: Float64Array, at: number, body: Uint8Array, view: DataView, streamStart: number, streamEnd: number, logStart: number, logEnd: number): void {
+  textHash(view, logStart, logEnd, streamSeed(body, streamStart, streamEnd), out, at);
 }
 
 /**

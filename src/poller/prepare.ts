@@ -9,7 +9,7 @@
 //! (api/kernel/page-kernel.ts) where it can.
 import type { LogEntry } from '../api/types.js';
 import { LOG, OTHER, PLAIN, STREAM, TIME, scannedString, type ScannedLogs } from '../api/logs-scan.js';
-import { CONTENT_HASH, LEGACY_CONTENT_HASH, asciiContentHash, entryHash, type ContentHash } from '../dedupe/key.js';
+import { CONTENT_HASH, LEGACY_CONTENT_HASH, asciiContentHashInto, entryHash, type ContentHash } from '../dedupe/key.js';
 import { EntryObjectsPage, type PreparedPage } from '../journal/prepared.js';
 import { entryTimeNs, writeEntryTimeNs } from '../time/timestamp.js';
 import { USE_JAVASCRIPT, pageKernel } from '../api/kernel/page-kernel.js';
@@ -75,10 +75,11 @@ export function prepareScanned(scan: ScannedLogs, windowFromMs: number): Prepare
     }
     if (ok) {
       // scannedHash's usual case written out: this loop is on every page's path.
-      hashes[i] =
-        kinds[3 * i + STREAM] !== OTHER && kinds[3 * i + LOG] !== OTHER
-          ? asciiContentHash(body, view, spans[s + 2]!, spans[s + 3]!, spans[s + 4]!, spans[s + 5]!)
-          : scannedHash(CONTENT_HASH, scan, view, i, undefined);
+      if (kinds[3 * i + STREAM] !== OTHER && kinds[3 * i + LOG] !== OTHER) {
+        asciiContentHashInto(hashes, i, body, view, spans[s + 2]!, spans[s + 3]!, spans[s + 4]!, spans[s + 5]!);
+      } else {
+        hashes[i] = scannedHash(CONTENT_HASH, scan, view, i, undefined);
+      }
     } else {
       time ??= scannedString(scan, i, TIME);
       badTimes++;
@@ -137,10 +138,26 @@ class ScannedPage implements PreparedPage {
 
   render(modelId: string, kept: Uint32Array, n: number): Buffer {
     const { body, spans, kinds, count } = this.scan;
-    const head = Buffer.from('{"model_id":' + JSON.stringify(modelId) + ',"time":');
-    const lines = pageKernel()?.render({ body, spans, kinds, count, kept, n, head, otherLine: (i) => this.renderInJs(head, Uint32Array.of(i), 1) }) ??
-      USE_JAVASCRIPT;
+    const headText = '{"model_id":' + JSON.stringify(modelId) + ',"time":';
+    const head = Buffer.from(headText);
+    const lines = pageKernel()?.render({ body, spans, kinds, count, kept, n, head, otherLine: (i) => this.otherLine(headText, i) }) ?? USE_JAVASCRIPT;
     return lines === USE_JAVASCRIPT ? this.renderInJs(head, kept, n) : lines;
+  }
+
+  /**
+   * The line of entry `i`, one of whose strings is not canonical as it stands (non-ASCII
+   * or `\u` escapes; a few in a hundred): built as one string, encoded once.
+   */
+  private otherLine(headText: string, i: number): Buffer {
+    return Buffer.from(headText + this.fieldText(i, TIME) + ',"stream":' + this.fieldText(i, STREAM) + ',"log":' + this.fieldText(i, LOG) + '}\n');
+  }
+
+  /** A field's JSON string (quotes included) as text. */
+  private fieldText(i: number, f: number): string {
+    const { body, spans, kinds } = this.scan;
+    if (kinds[3 * i + f] === OTHER) return JSON.stringify(scannedString(this.scan, i, f));
+    // PLAIN and ESCAPED strings are ASCII, in the form JSON.stringify writes
+    return body.toString('latin1', spans[6 * i + 2 * f]! - 1, spans[6 * i + 2 * f + 1]! + 1);
   }
 
   /** {@link render} without the kernel. */

@@ -2,7 +2,7 @@
 // forms (from strings, from a body's plain or escaped bytes) are held to a plain reference.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { asciiContentHash, contentHash, legacyAsciiContentHash, legacyContentHash } from '../../src/dedupe/key.js';
+import { asciiContentHash, asciiContentHashInto, contentHash, legacyAsciiContentHash, legacyContentHash } from '../../src/dedupe/key.js';
 
 /** The hash written out step by step from its description, one byte at a time. */
 function reference(stream: Uint8Array, log: Uint8Array): number {
@@ -118,6 +118,10 @@ describe('content hash', () => {
         const b = inBody(stream, log, pad);
         expect(JSON.parse(b.body.toString('latin1', b.logStart - 1, b.logEnd + 1))).toBe(log);
         expect(asciiContentHash(b.body, b.view, b.streamStart, b.streamEnd, b.logStart, b.logEnd)).toBe(contentHash(stream, log));
+        const out = new Float64Array(3);
+        asciiContentHashInto(out, pad % 3, b.body, b.view, b.streamStart, b.streamEnd, b.logStart, b.logEnd);
+        expect(out[pad % 3]).toBe(contentHash(stream, log));
+        expect(out.filter((x) => x !== 0)).toHaveLength(contentHash(stream, log) === 0 ? 0 : 1); // only its own slot written
         expect(legacyAsciiContentHash(b.body, b.streamStart, b.streamEnd, b.logStart, b.logEnd)).toBe(legacyContentHash(stream, log));
       }),
       { numRuns: 3000 },
