@@ -154,7 +154,7 @@ export function contentHash(stream: string, log: string): number {
  * as the scanner's `PLAIN` and `ESCAPED` strings are: hashed where they lie.
  */
 export function asciiContentHash(body: Uint8Array, view: DataView, streamStart: number, streamEnd: number, logStart: number, logEnd: number): number {
-  textHash(view, logStart, logEnd, streamSeed(body, streamStart, streamEnd), HASH_OUT, 0);
+  asciiContentHashInto(HASH_OUT, 0, body, view, streamStart, streamEnd, logStart, logEnd);
   return HASH_OUT[0]!;
 }
 

@@ -141,7 +141,7 @@ class ScannedPage implements PreparedPage {
     const headText = '{"model_id":' + JSON.stringify(modelId) + ',"time":';
     const head = Buffer.from(headText);
     const lines = pageKernel()?.render({ body, spans, kinds, count, kept, n, head, otherLine: (i) => this.otherLine(headText, i) }) ?? USE_JAVASCRIPT;
-    return lines === USE_JAVASCRIPT ? this.renderInJs(head, kept, n) : lines;
+    return lines === USE_JAVASCRIPT ? this.renderInJs(headText, head, kept, n) : lines;
   }
 
   /**
@@ -161,44 +161,47 @@ class ScannedPage implements PreparedPage {
   }
 
   /** {@link render} without the kernel. */
-  private renderInJs(head: Buffer, kept: Uint32Array, n: number): Buffer {
+  private renderInJs(headText: string, head: Buffer, kept: Uint32Array, n: number): Buffer {
     const { spans, kinds } = this.scan;
-    // Strings the scanner could not class as canonical are rendered by JSON.stringify (rare).
-    let other: Map<number, Buffer> | undefined;
-    let size = n * (head.length + STREAM_KEY.length + LOG_KEY.length + LINE_END.length);
+    // As in the kernel, an entry with a string not canonical as it stands gets its line from otherLine (rare).
+    let others: Map<number, Buffer> | undefined;
+    const fixed = head.length + STREAM_KEY.length + LOG_KEY.length + LINE_END.length;
+    let size = 0;
     for (let k = 0; k < n; k++) {
       const i = kept[k]!;
-      for (let f = 0; f < 3; f++) {
-        if (kinds[3 * i + f] === OTHER) {
-          const canonical = Buffer.from(JSON.stringify(scannedString(this.scan, i, f)));
-          (other ??= new Map()).set(3 * i + f, canonical);
-          size += canonical.length;
-        } else {
-          size += spans[6 * i + 2 * f + 1]! - spans[6 * i + 2 * f]! + 2;
-        }
+      if (kinds[3 * i + TIME] === OTHER || kinds[3 * i + STREAM] === OTHER || kinds[3 * i + LOG] === OTHER) {
+        const line = this.otherLine(headText, i);
+        (others ??= new Map()).set(k, line);
+        size += line.length;
+      } else {
+        const s = 6 * i;
+        size += fixed + spans[s + 1]! - spans[s]! + spans[s + 3]! - spans[s + 2]! + spans[s + 5]! - spans[s + 4]! + 6;
       }
     }
     const out = Buffer.allocUnsafe(size);
     let at = 0;
     for (let k = 0; k < n; k++) {
+      const line = others?.get(k);
+      if (line) {
+        at = put(out, at, line, 0, line.length);
+        continue;
+      }
       const i = kept[k]!;
       at = put(out, at, head, 0, head.length);
-      at = this.field(out, at, i, TIME, other);
+      at = this.quoted(out, at, i, TIME);
       at = put(out, at, STREAM_KEY, 0, STREAM_KEY.length);
-      at = this.field(out, at, i, STREAM, other);
+      at = this.quoted(out, at, i, STREAM);
       at = put(out, at, LOG_KEY, 0, LOG_KEY.length);
-      at = this.field(out, at, i, LOG, other);
+      at = this.quoted(out, at, i, LOG);
       out[at++] = 0x7d;
       out[at++] = 0x0a;
     }
     return out;
   }
 
-  /** Writes a field's JSON string (quotes included). */
-  private field(out: Buffer, at: number, i: number, f: number, other: Map<number, Buffer> | undefined): number {
-    const { body, spans, kinds } = this.scan;
-    if (kinds[3 * i + f] !== OTHER) return put(out, at, body, spans[6 * i + 2 * f]! - 1, spans[6 * i + 2 * f + 1]! + 1);
-    const canonical = other!.get(3 * i + f)!;
-    return put(out, at, canonical, 0, canonical.length);
+  /** Writes a canonical field's JSON string, quotes included, as it stands in the body. */
+  private quoted(out: Buffer, at: number, i: number, f: number): number {
+    const { body, spans } = this.scan;
+    return put(out, at, body, spans[6 * i + 2 * f]! - 1, spans[6 * i + 2 * f + 1]! + 1);
   }
 }
