@@ -11,7 +11,7 @@ import type { Metrics } from '../telemetry/metrics.js';
 import { describeError } from '../errors.js';
 import { backoffDelay, sleep } from '../poller/sleep.js';
 import { batchId } from './batch-id.js';
-import { retryOnStateErrors, stateRetryDelay } from '../journal/state-errors.js';
+import { StateWriteRetry, retryOnStateErrors } from '../journal/state-errors.js';
 
 /** Batching and retry settings of one sink (milliseconds, bytes). */
 export interface DeliverySettings {
@@ -53,15 +53,19 @@ export class SinkDelivery {
   private flushThrough = 0;
   private runPromise: Promise<void> | undefined;
   private lastRetryLogMs = 0;
-  /** Consecutive failed state writes; reset by the next acknowledgement that is written. */
-  private stateFailures = 0;
-  private stateErrorLoggedAt = -Infinity;
+  /** Failed state writes; an acknowledgement written ends the outage. */
+  private readonly stateRetry: StateWriteRetry;
   /** Last send error, for status output. */
   lastError: { message: string; atMs: number } | undefined;
   /** Consecutive failed sends of the current batch. */
   attempts = 0;
 
-  constructor(private readonly d: SinkDeliveryDeps) {}
+  constructor(private readonly d: SinkDeliveryDeps) {
+    this.stateRetry = new StateWriteRetry(d.logger, { sink: d.name }, {
+      paused: 'could not write the state file (disk full?); delivery to this sink pauses and resumes from its cursor',
+      resumed: 'state file writable again; delivery resumed',
+    });
+  }
 
   get name(): string {
     return this.d.name;
@@ -81,21 +85,7 @@ export class SinkDelivery {
    * after a pause. Anything else ends the loop.
    */
   private supervise(): Promise<void> {
-    return retryOnStateErrors(() => this.loop(), (err) => this.onStateError(err), this.stopController.signal);
-  }
-
-  private onStateError(err: Error & { code: string }): number {
-    this.stateFailures++;
-    const delay = stateRetryDelay(this.stateFailures);
-    const now = performance.now();
-    const fields = { sink: this.d.name, code: err.code, err: describeError(err), retryInMs: delay };
-    if (now - this.stateErrorLoggedAt >= 60_000) {
-      this.stateErrorLoggedAt = now;
-      this.d.logger.error(fields, 'could not write the state file (disk full?); delivery to this sink pauses and resumes from its cursor');
-    } else {
-      this.d.logger.debug(fields, 'could not write the state file; retrying');
-    }
-    return delay;
+    return retryOnStateErrors(() => this.loop(), (err) => this.stateRetry.failed(err), this.stopController.signal);
   }
 
   /**
@@ -247,11 +237,7 @@ export class SinkDelivery {
         "sink rejected a batch; moved to the dead-letter table (see 'mls dlq list')",
       );
     }
-    if (this.stateFailures > 0) {
-      logger.info({ sink: name }, 'state file writable again; delivery resumed');
-      this.stateFailures = 0;
-      this.stateErrorLoggedAt = -Infinity;
-    }
+    this.stateRetry.succeeded();
     this.d.onAck?.();
   }
 

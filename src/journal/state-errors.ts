@@ -1,6 +1,8 @@
 //! Recovery from failed state writes. When SQLite cannot write (disk full, I/O error) the
 //! transaction is rolled back, so the checkpoint and cursors still say where to resume: the
 //! loop that hit the error pauses and starts again from them.
+import type { Logger } from 'pino';
+import { describeError } from '../errors.js';
 import { backoffDelay, sleep } from '../poller/sleep.js';
 
 /**
@@ -15,6 +17,49 @@ export const STATE_RETRY_MAX_MS = 5_000;
  */
 export function stateRetryDelay(failures: number, random: () => number = Math.random): number {
   return Math.max(250, backoffDelay(failures, 500, STATE_RETRY_MAX_MS, random));
+}
+
+/**
+ * The pauses and log lines of one loop whose state writes fail: an error line at most once
+ * a minute (debug lines between), the pause from {@link stateRetryDelay}, and one line once
+ * a write succeeds again, after which the next outage starts afresh.
+ */
+export class StateWriteRetry {
+  #failures = 0;
+  #loggedAt = -Infinity;
+
+  /**
+   * @param fields what every line names (the model or the sink)
+   * @param messages the error line when writes start failing, the line when they succeed again
+   */
+  constructor(
+    private readonly logger: Logger,
+    private readonly fields: Record<string, string>,
+    private readonly messages: { paused: string; resumed: string },
+  ) {}
+
+  /** Logs a failed state write; returns the pause before the next try. */
+  failed(err: Error & { code: string }): number {
+    this.#failures++;
+    const delay = stateRetryDelay(this.#failures);
+    const now = performance.now();
+    const fields = { ...this.fields, code: err.code, err: describeError(err), retryInMs: delay };
+    if (now - this.#loggedAt >= 60_000) {
+      this.#loggedAt = now;
+      this.logger.error(fields, this.messages.paused);
+    } else {
+      this.logger.debug(fields, 'could not write the state file; retrying');
+    }
+    return delay;
+  }
+
+  /** Call after a state write succeeded: says so once if writes had been failing. */
+  succeeded(): void {
+    if (this.#failures === 0) return;
+    this.logger.info(this.fields, this.messages.resumed);
+    this.#failures = 0;
+    this.#loggedAt = -Infinity;
+  }
 }
 
 /** True for an error of SQLite (a failed state read or write). */

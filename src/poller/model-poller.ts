@@ -11,7 +11,7 @@ import type { Metrics } from '../telemetry/metrics.js';
 import { describeError } from '../errors.js';
 import { planWindows, pruneHorizonMs, type PlannerSettings } from './planner.js';
 import { backoffDelay, jittered, sleep } from './sleep.js';
-import { retryOnStateErrors, stateRetryDelay } from '../journal/state-errors.js';
+import { StateWriteRetry, retryOnStateErrors } from '../journal/state-errors.js';
 
 /** Where a model with no checkpoint starts. */
 export type StartAt = { kind: 'now' } | { kind: 'relative'; ms: number } | { kind: 'absolute'; ms: number };
@@ -74,13 +74,17 @@ export class ModelPoller {
   private failures = 0;
   private clockWarned = false;
   private authFailures = 0;
-  private stateFailures = 0;
-  private stateErrorLoggedAt = -Infinity;
+  private readonly stateRetry: StateWriteRetry;
   private prunedAt = -Infinity;
   /** Last error, for status output. */
   lastError: { code: string; message: string; atMs: number } | undefined;
 
-  constructor(private readonly d: ModelPollerDeps) {}
+  constructor(private readonly d: ModelPollerDeps) {
+    this.stateRetry = new StateWriteRetry(d.logger, { model: d.modelId }, {
+      paused: 'could not write the state file (disk full?); polling of this model pauses and resumes from its checkpoint',
+      resumed: 'state file writable again; polling resumed',
+    });
+  }
 
   get modelId(): string {
     return this.d.modelId;
@@ -141,11 +145,7 @@ export class ModelPoller {
         continue;
       }
       this.failures = 0;
-      if (this.stateFailures > 0) {
-        logger.info({ model: modelId }, 'state file writable again; polling resumed');
-        this.stateFailures = 0;
-        this.stateErrorLoggedAt = -Infinity;
-      }
+      this.stateRetry.succeeded();
       const done = store.getCheckpoint(modelId)!;
       this.updateLag(done);
       metrics.polls.inc({ model: modelId });
@@ -267,23 +267,12 @@ export class ModelPoller {
     this.lastError = undefined;
   }
 
-  /** Logs a failed state write (once a minute) and returns the delay before trying again. */
-  private onStateError(err: unknown): number {
-    const { modelId, logger, metrics } = this.d;
-    const code = (err as { code?: unknown } | null)?.code;
-    this.stateFailures++;
+  /** Counts and logs a failed state write; returns the delay before trying again. */
+  private onStateError(err: Error & { code: string }): number {
+    const { modelId, metrics } = this.d;
     metrics.pollErrors.inc({ model: modelId, code: 'MLS_ERR_STATE_WRITE' });
     this.lastError = { code: 'MLS_ERR_STATE_WRITE', message: describeError(err), atMs: this.d.clock.now() };
-    const now = performance.now();
-    const delay = stateRetryDelay(this.stateFailures);
-    const fields = { model: modelId, code: typeof code === 'string' ? code : undefined, err: describeError(err), retryInMs: delay };
-    if (now - this.stateErrorLoggedAt >= 60_000) {
-      this.stateErrorLoggedAt = now;
-      logger.error(fields, 'could not write the state file (disk full?); polling of this model pauses and resumes from its checkpoint');
-    } else {
-      logger.debug(fields, 'could not write the state file; retrying');
-    }
-    return delay;
+    return this.stateRetry.failed(err);
   }
 
   private onFetchError(err: unknown): number {
