@@ -119,4 +119,16 @@ export const MIGRATIONS: readonly Migration[] = [
       SELECT 1;
     `,
   },
+  {
+    version: 5,
+    sql: `
+      -- Hashes of the next_tokens followed in the window in progress (space-separated hex),
+      -- so that a token cycle is recognised across a crash, and the page count with them.
+      ALTER TABLE checkpoints ADD COLUMN win_tokens TEXT;
+      -- The Idempotency-Key a batch in flight was sent with: a batch rebuilt after a restart
+      -- (or an upgrade) is sent again under the key it first had. NULL: a key derived as
+      -- version 4 derived it (sink name and seq range only).
+      ALTER TABLE inflight ADD COLUMN batch_key TEXT;
+    `,
+  },
 ];
