@@ -1,5 +1,5 @@
-// Builds dist/ once before the suites that start `mls` as a child process. Type errors are
-// reported by `npm run typecheck`; tsc still emits, so a run here never blocks the tests.
+// Builds dist/ once before the suites that start `mls` as a child process. A failed build
+// stops the run: end-to-end tests must never run an older dist/.
 import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,5 +7,5 @@ import { fileURLToPath } from 'node:url';
 export default function setup(): void {
   const root = join(dirname(fileURLToPath(import.meta.url)), '..');
   const r = spawnSync('npm', ['run', '--silent', 'build'], { cwd: root, encoding: 'utf8' });
-  if (r.status !== 0) process.stderr.write(`global setup: build reported problems (dist/ may be incomplete):\n${(r.stdout + r.stderr).slice(0, 4000)}\n`);
+  if (r.status !== 0) throw new Error(`global setup: \`npm run build\` failed (exit ${r.status}); the tests would run an older dist/:\n${(r.stdout + r.stderr).slice(0, 4000)}`);
 }

