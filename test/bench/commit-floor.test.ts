@@ -47,10 +47,6 @@ describe('commit floor harness', () => {
     const floor = await measureCommitFloor(bodies, dir);
     expect(floor.pages).toBe(bodies.length);
     expect(floor.entries).toBe(entries);
-    for (const k of ['prepare', 'commit_path', 'sqlite_full', 'file_fdatasync']) {
-      expect(floor[`${k}_us_per_entry`]).toBeGreaterThan(0);
-      expect(Number.isFinite(floor[`${k}_us_per_entry`])).toBe(true);
-    }
     // Lines of the shape {"model_id":"m1","time":"…","stream":"…","log":"…"}: more than the keys alone.
     expect(floor.journal_line_bytes_per_entry).toBeGreaterThan(60);
   }, 60_000);
