@@ -1,8 +1,9 @@
-// `npm run bench`: runs the benchmarks, prints a summary and writes bench/results/latest.json.
+// `npm run bench`: runs the benchmarks, prints a summary, writes bench/results/latest.json and
+// appends one line of the summary figures to bench/results/history.jsonl.
 //   --quick (or MLS_BENCH_QUICK=1)   a ~2-minute version with smaller sizes and shorter spans
 //   --only a,b                       only these benchmarks (throughput, amplification, idle, backlog, restart, lag)
 import { execFileSync } from 'node:child_process';
-import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT, ensureDir, machine, say } from './lib/util.js';
 
@@ -85,7 +86,21 @@ const out = {
 writeFileSync(join(resultsDir, 'latest.json'), `${JSON.stringify(out, null, 2)}\n`);
 // A complete run is also kept per mode, so a quick run does not hide the last full one.
 if (!opts.only) writeFileSync(join(resultsDir, `latest-${opts.quick ? 'quick' : 'full'}.json`), `${JSON.stringify(out, null, 2)}\n`);
-process.stdout.write(`\n${table(rows)}\n\nresults: bench/results/latest.json (${opts.quick ? 'quick' : 'full'} run, ${out.wall_seconds} s)\n`);
+// One line per run in the history: the summary figures, what was measured and when.
+const historyLine = {
+  recorded_at: new Date().toISOString(),
+  started_at: out.started_at,
+  commit: out.code.commit ?? null,
+  src_modified: out.code.src_modified,
+  quick: out.quick,
+  only: out.only,
+  daemon_node_args: out.daemon_node_args,
+  wall_seconds: out.wall_seconds,
+  ...summary,
+  failed: Object.keys(errors),
+};
+appendFileSync(join(resultsDir, 'history.jsonl'), `${JSON.stringify(historyLine)}\n`);
+process.stdout.write(`\n${table(rows)}\n\nresults: bench/results/latest.json (${opts.quick ? 'quick' : 'full'} run, ${out.wall_seconds} s); one line added to bench/results/history.jsonl\n`);
 if (Object.keys(errors).length > 0) process.exitCode = 1;
 
 /** Named top-level figures and the printed rows: [benchmark, figure, measured, baseline / target, verdict]. */
