@@ -29,7 +29,7 @@ export function startAtNote(startAt: StartAt, cp: Pick<Checkpoint, 'startMs' | '
     configuredStart: new Date(configured).toISOString(),
     resumesFrom: new Date(cp.watermarkMs ?? cp.startMs).toISOString(),
   };
-  const restart = 'to start this model over from start_at, stop mls and move the state file aside (every model then starts over)';
+  const restart = 'to start this model over from start_at, stop mls and move the state file aside (every model then starts over, and sinks receive their entries again)';
   if (startAt.kind === 'absolute') {
     return { fields, msg: `start_at differs from this model's stored start: the model keeps its checkpoint and resumes from it; ${restart}` };
   }
