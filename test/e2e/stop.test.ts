@@ -1,6 +1,6 @@
 // SIGTERM stops `mls run` promptly whatever the service is doing: a request waiting out a
-// `Retry-After: 10` between 503s, a request the service never answers, an answer that takes
-// 20 s. With nothing left to deliver, the process exits 0 within 2 s of the signal (a promise
+// `Retry-After: 10` between 503s, a request the service never answers, a body arriving a few
+// bytes at a time, an answer that takes 20 s. With nothing left to deliver, the process exits 0 within 2 s of the signal (a promise
 // of the README). A page received before the signal is still committed and delivered, and the
 // abandoned request is not reported as a failure.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -88,6 +88,20 @@ describe('SIGTERM', () => {
     expect(ms).toBeLessThan(2_000);
     expect(readNdjsonTree(out).map((l) => l.log)).toEqual(first.map((e) => e.log));
     expect(afterStopping(p)).not.toMatch(/fetching logs failed|retrying|"level":50/);
+  });
+
+  it('abandons a page whose body arrives a few bytes at a time: exit 0 within 2 s', { timeout: 90_000 }, async () => {
+    const entries = Array.from({ length: 20 }, (_, i) => ({ time: new Date(Date.now() - 30_000 + i).toISOString(), stream: 'stdout', log: `slow line ${i}` }));
+    // About 1.4 KB at 16 bytes every 300 ms: 25 s for the whole body.
+    const { p, out } = await run('trickle', () => ({ body: page(entries), trickle: { bytes: 16, everyMs: 300 } }));
+    await waitFor(() => service!.calls.length >= 1, 30_000, 'the first request', 100, p.stderr);
+    await sleep(1_500);
+    const { code, ms } = await terminate(p);
+    console.log(`body trickling: exit ${code} ${ms} ms after SIGTERM`);
+    expect(code, p.stderr()).toBe(0);
+    expect(ms).toBeLessThan(2_000);
+    expect(readNdjsonTree(out)).toEqual([]); // never fully received: nothing committed
+    expect(afterStopping(p)).not.toMatch(/fetching logs failed|retrying|cut short/);
   });
 
   it('abandons an answer that would take 20 s: exit 0 within 2 s', { timeout: 90_000 }, async () => {
