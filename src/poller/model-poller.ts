@@ -11,6 +11,7 @@ import type { Metrics } from '../telemetry/metrics.js';
 import { describeError } from '../errors.js';
 import { planWindows, pruneHorizonMs, type PlannerSettings } from './planner.js';
 import { backoffDelay, jittered, sleep } from './sleep.js';
+import { abandonOnAbort } from './abandon.js';
 import { StateWriteRetry, retryOnStateErrors } from '../journal/state-errors.js';
 
 /** Where a model with no checkpoint starts. */
@@ -177,10 +178,12 @@ export class ModelPoller {
     let pageCount = 0;
     let appendedInWindow = 0;
     const request = (nextToken: string | undefined) => {
-      const p = this.d.schedule(() =>
-        // Stopping aborts the request, its retries and their waits; a page already received still commits.
-        this.d.client.getLogs({ modelId, fromMs: window.fromMs, toMs: window.toMs, isLessLogs: this.d.settings.isLessLogs, nextToken }, this.stopController.signal),
+      // Stopping aborts the request, its retries and their waits, or its turn in the queue; a page already received still commits.
+      const signal = this.stopController.signal;
+      const scheduled = this.d.schedule(() =>
+        this.d.client.getLogs({ modelId, fromMs: window.fromMs, toMs: window.toMs, isLessLogs: this.d.settings.isLessLogs, nextToken }, signal),
       );
+      const p = abandonOnAbort(scheduled, signal, (late) => late.release?.());
       p.catch(() => undefined); // handled where it is awaited
       return p;
     };

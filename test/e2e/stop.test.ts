@@ -29,14 +29,14 @@ afterEach(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Starts `mls run` against a fake service answering with `behaviour`. */
-async function run(name: string, behaviour: Behaviour): Promise<{ p: MlsProcess; out: string }> {
+async function run(name: string, behaviour: Behaviour, poll: Record<string, unknown> = {}, models = ['m1']): Promise<{ p: MlsProcess; out: string }> {
   service = await startHostileService(behaviour);
   const out = join(dir, name, 'out');
   const config = writeConfig(join(dir), {
     api: { base_url: service.url, token: TOKEN },
     state: { path: join(dir, name, 'state.db') },
-    poll: { interval: '1s', lookback: '5s', settle: '1s', start_at: '-1m', rate_limit: 'none' },
-    models: [{ id: 'm1' }],
+    poll: { interval: '1s', lookback: '5s', settle: '1s', start_at: '-1m', rate_limit: 'none', ...poll },
+    models: models.map((id) => ({ id })),
     sinks: [{ name: 'files', type: 'file', path: join(out, '{model_id}.ndjson'), batch: { max_delay: '20ms' } }],
   }, `${name}.yaml`);
   mls = startMls(['run', '--config', config]);
@@ -113,5 +113,17 @@ describe('SIGTERM', () => {
     expect(code, p.stderr()).toBe(0);
     expect(ms).toBeLessThan(2_000);
     expect(afterStopping(p)).not.toMatch(/fetching logs failed|retrying/);
+  });
+
+  it('does not wait for the turns of requests queued behind the rate limit: exit 0 within 2 s', { timeout: 90_000 }, async () => {
+    // One request at a time, one a second: ten models queue behind one the service never answers.
+    const models = Array.from({ length: 10 }, (_, i) => `q${i}`);
+    const { p } = await run('queued', () => ({ hang: true }), { concurrency: 1, rate_limit: '1/s' }, models);
+    await waitFor(() => service!.calls.length >= 1, 30_000, 'the first request', 100, p.stderr);
+    await sleep(1_000);
+    const { code, ms } = await terminate(p);
+    console.log(`${models.length} models queued behind the rate limit: exit ${code} ${ms} ms after SIGTERM (${service!.calls.length} requests sent)`);
+    expect(code, p.stderr()).toBe(0);
+    expect(ms).toBeLessThan(2_000);
   });
 });
