@@ -14,7 +14,7 @@ import { TickTimer, pollGridMs } from './poller/tick-timer.js';
 import { ModelPoller } from './poller/model-poller.js';
 import { sleep } from './poller/sleep.js';
 import { lagSeconds, modelLags } from './poller/lag.js';
-import { logStartAt } from './poller/start-at.js';
+import { changedStartAt, logStartAt } from './poller/start-at.js';
 import { SinkDelivery } from './delivery/sink-delivery.js';
 import { buildSink } from './sinks/registry.js';
 import type { Sink } from './sinks/contract.js';
@@ -367,13 +367,8 @@ export class Daemon {
         this.logger.info({ model: id }, 'reload: model removed (its checkpoint is kept)');
       }
     }
-    const prevModels = new Map(prev.models.map((m) => [m.id, m]));
-    for (const m of next.models) {
-      const was = prevModels.get(m.id);
-      const startAt = m.start_at ?? next.poll.start_at;
-      if (was && this.pollers.has(m.id) && JSON.stringify(was.start_at ?? prev.poll.start_at) !== JSON.stringify(startAt)) {
-        logStartAt(this.logger.child({ component: 'poller', model: m.id }), startAt, this.store.getCheckpoint(m.id), this.clock.now());
-      }
+    for (const { id, startAt } of changedStartAt(prev, next)) {
+      if (this.pollers.has(id)) logStartAt(this.logger.child({ component: 'poller', model: id }), startAt, this.store.getCheckpoint(id), this.clock.now());
     }
     const before = new Set(this.pollers.keys());
     this.startPollers(this.config);

@@ -3,6 +3,7 @@
 //! `start_at` does not move it (that would skip or re-deliver logs). This says so in the log,
 //! so that a changed `start_at` is never ignored silently.
 import type { Logger } from 'pino';
+import type { Config } from '../config/index.js';
 import type { Checkpoint } from '../journal/store.js';
 import { formatDuration } from '../time/duration.js';
 import { resolveStart, type StartAt } from './model-poller.js';
@@ -41,4 +42,16 @@ export function startAtNote(startAt: StartAt, cp: Pick<Checkpoint, 'startMs' | '
 export function logStartAt(logger: Logger, startAt: StartAt, cp: Checkpoint | undefined, nowMs: number): void {
   const note = cp && startAtNote(startAt, cp, nowMs);
   if (note) logger.info(note.fields, note.msg);
+}
+
+/** The models of both configs whose `start_at` (their own, else `poll.start_at`) differs, with the new one. */
+export function changedStartAt(prev: Config, next: Config): Array<{ id: string; startAt: StartAt }> {
+  const before = new Map(prev.models.map((m) => [m.id, JSON.stringify(m.start_at ?? prev.poll.start_at)]));
+  const out: Array<{ id: string; startAt: StartAt }> = [];
+  for (const m of next.models) {
+    const startAt = m.start_at ?? next.poll.start_at;
+    const was = before.get(m.id);
+    if (was !== undefined && was !== JSON.stringify(startAt)) out.push({ id: m.id, startAt });
+  }
+  return out;
 }
