@@ -13,6 +13,8 @@ import { GroupCommit } from './journal/group-commit.js';
 import { TickTimer, pollGridMs } from './poller/tick-timer.js';
 import { ModelPoller } from './poller/model-poller.js';
 import { sleep } from './poller/sleep.js';
+import { lagSeconds, modelLags } from './poller/lag.js';
+import { changedStartAt, logStartAt } from './poller/start-at.js';
 import { SinkDelivery } from './delivery/sink-delivery.js';
 import { buildSink } from './sinks/registry.js';
 import type { Sink } from './sinks/contract.js';
@@ -38,6 +40,8 @@ export interface DaemonOptions {
   walSync?: WalSync;
   /** Where response bodies are collected (default: the client's own pool; tests watch it). */
   bodies?: BodyPool;
+  /** Least time between two prunings of a model's dedupe keys (default a minute; tests shorten it). */
+  pruneEveryMs?: number;
 }
 
 /** A snapshot of what the daemon is doing, for `/status` and `mls status`. */
@@ -82,6 +86,7 @@ export class Daemon {
     private readonly client: ApiClient,
     metrics: Metrics,
     private readonly onFatal: ((err: unknown) => void) | undefined,
+    private readonly pruneEveryMs: number | undefined,
   ) {
     this.metrics = metrics;
     const rate = config.poll.rate_limit;
@@ -102,6 +107,7 @@ export class Daemon {
     this.keepAlive = setInterval(() => {}, 1 << 30);
     this.gaugeTimer = setInterval(() => this.updateGauges(), 1000);
     this.gaugeTimer.unref();
+    metrics.setLagSource(() => modelLags(this.store, this.config.models, this.clock.now()));
   }
 
   /** Validated config in, running daemon out. Takes the state lock first. */
@@ -136,7 +142,7 @@ export class Daemon {
           onRetry: (r) => metrics.apiRetries.inc({ model: r.modelId }),
         },
       });
-      const daemon = new Daemon(config, logger, clock, store, lock, client, metrics, options.onFatal);
+      const daemon = new Daemon(config, logger, clock, store, lock, client, metrics, options.onFatal, options.pruneEveryMs);
       await daemon.startSinks(config.sinks);
       daemon.startPollers(config);
       daemon.updateGauges();
@@ -192,6 +198,9 @@ export class Daemon {
     for (const m of config.models) {
       if (this.pollers.has(m.id)) continue;
       this.metrics.initModel(m.id);
+      const logger = this.logger.child({ component: 'poller', model: m.id });
+      const startAt = m.start_at ?? config.poll.start_at;
+      logStartAt(logger, startAt, this.store.getCheckpoint(m.id), this.clock.now());
       const poller = new ModelPoller({
         modelId: m.id,
         settings: {
@@ -201,9 +210,10 @@ export class Daemon {
           settleMs: config.poll.settle,
           maxWindowMs: config.poll.max_window,
           reread: config.poll.reread.mode === 'sparse' ? { mode: 'sparse', agesMs: config.poll.reread.ages } : { mode: 'sliding' },
-          startAt: m.start_at ?? config.poll.start_at,
+          startAt,
           isLessLogs: m.is_less_logs,
           authRetryMs: config.poll.auth_retry,
+          pruneEveryMs: this.pruneEveryMs,
         },
         store: this.store,
         client: this.client,
@@ -216,7 +226,7 @@ export class Daemon {
           for (const s of this.sinks.values()) s.delivery.flushSoon();
         },
         clock: this.clock,
-        logger: this.logger.child({ component: 'poller', model: m.id }),
+        logger,
         metrics: this.metrics,
         sleep: (ms, signal) => this.pollTimer.sleep(ms, signal),
         commit: (page) => {
@@ -318,7 +328,6 @@ export class Daemon {
         this.metrics.backlogEntries.set({ sink: row.name }, backlog);
         this.metrics.backlogBytes.set({ sink: row.name }, Math.round(backlog * perEntry));
       }
-      // Lag per model is set by each poller whenever it wakes (at least once per interval).
     } catch {
       // the store is closing
     }
@@ -357,6 +366,9 @@ export class Daemon {
         this.pollers.delete(id);
         this.logger.info({ model: id }, 'reload: model removed (its checkpoint is kept)');
       }
+    }
+    for (const { id, startAt } of changedStartAt(prev, next)) {
+      if (this.pollers.has(id)) logStartAt(this.logger.child({ component: 'poller', model: id }), startAt, this.store.getCheckpoint(id), this.clock.now());
     }
     const before = new Set(this.pollers.keys());
     this.startPollers(this.config);
@@ -438,6 +450,7 @@ export class Daemon {
     }
     await step('close api client', () => this.client.close());
     clearInterval(this.gaugeTimer);
+    this.metrics.setLagSource(undefined);
     this.heapGrowth.reset();
     clearInterval(this.keepAlive);
     await step('finish the journal sync', () => this.groupCommit.settled());
@@ -465,7 +478,7 @@ export function buildStatus(
       id: c.modelId,
       startMs: c.startMs,
       watermarkMs: c.watermarkMs,
-      lagSeconds: Math.max(0, (nowMs - (c.watermarkMs ?? c.startMs)) / 1000),
+      lagSeconds: lagSeconds(c, nowMs),
       window: c.window ? { fromMs: c.window.fromMs, toMs: c.window.toMs, hasToken: c.window.nextToken !== undefined } : undefined,
       lastError: ctx.modelErrors?.get(c.modelId),
     })),

@@ -312,6 +312,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
           observer?.onAttempt?.({ operation, modelId, status: answer.status, latencyMs: answer.latencyMs });
           return result;
         } catch (err) {
+          // Abandoned by the caller (the daemon is stopping): not an answer of the service.
+          if (signal?.aborted) throw err;
           const status = err instanceof ApiError && err.status !== undefined ? err.status : 'error';
           observer?.onAttempt?.({ operation, modelId, status, latencyMs: performance.now() - started, errorCode: errorCode(err) });
           throw err;

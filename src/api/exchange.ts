@@ -57,7 +57,13 @@ export function exchange(dispatcher: Dispatcher, req: ExchangeRequest): Promise<
     /** The pooled buffer the body is copied into, when `req.bodies` is used for this response. */
     let pooled: Buffer | undefined;
     let settled = false;
-    const onAbort = (): void => controller?.abort(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+    const onAbort = (): void => {
+      const reason = signal.reason instanceof Error ? signal.reason : new Error('aborted');
+      // Still queued in the pool (e.g. behind a connection being opened): give up at once;
+      // onRequestStart aborts the request when its turn comes.
+      if (controller) controller.abort(reason);
+      else settle(() => reject(reason));
+    };
     signal.addEventListener('abort', onAbort, { once: true });
     const settle = (fn: () => void): void => {
       if (settled) return;

@@ -451,7 +451,15 @@ export class StateStore {
         result.duplicates++;
       }
     }
-    for (const [b, bucket] of buckets) s.putBucket.run(modelId, b, windowFromMs, bucket.encode());
+    // A bucket reaching before the window holds keys the service returned although they were
+    // not asked for, and may return again with any later window: it counts as touched at the
+    // window's end, so pruning keeps it until lookback after the last window that returned it.
+    // Buckets inside the window keep its start and go as soon as no window can reach them.
+    let touchedBefore: number | undefined;
+    for (const [b, bucket] of buckets) {
+      const touched = b < windowFromMs ? (touchedBefore ??= this.windowEndMs(modelId, begin) ?? windowFromMs) : windowFromMs;
+      s.putBucket.run(modelId, b, touched, bucket.encode());
+    }
     if (n > 0) {
       const last = first + n - 1;
       const keptTimes = times.subarray(0, n);
@@ -471,6 +479,12 @@ export class StateStore {
     if ('end' in next) s.endWindow.run(this.now(), modelId);
     else s.setToken.run(next.nextToken, this.now(), modelId);
     return lastSeq;
+  }
+
+  /** The end of the window a page belongs to: the window it begins, or the one in progress. */
+  private windowEndMs(modelId: string, begin: WindowStart | undefined): number | undefined {
+    const to = begin?.toMs ?? this.getCheckpoint(modelId)?.window?.toMs;
+    return to === undefined ? undefined : Math.ceil(to);
   }
 
   private deferQuiet(modelId: string, begin: WindowStart, fetchId: number): void {
@@ -515,7 +529,8 @@ export class StateStore {
 
   /**
    * Forgets dedupe keys that no future window can reach: buckets wholly older than the
-   * horizon that no window starting after the horizon has returned. Returns the buckets removed.
+   * horizon, unless a window returned them lately (a bucket dated before the window that
+   * returned it counts as touched at that window's end). Returns the buckets removed.
    */
   pruneKeys(modelId: string, horizonMs: number): number {
     const h = Math.floor(horizonMs);

@@ -11,6 +11,7 @@ import type { Metrics } from '../telemetry/metrics.js';
 import { describeError } from '../errors.js';
 import { planWindows, pruneHorizonMs, type PlannerSettings } from './planner.js';
 import { backoffDelay, jittered, sleep } from './sleep.js';
+import { abandonOnAbort } from './abandon.js';
 import { StateWriteRetry, retryOnStateErrors } from '../journal/state-errors.js';
 
 /** Where a model with no checkpoint starts. */
@@ -36,6 +37,8 @@ export interface ModelPollerSettings extends PlannerSettings {
   isLessLogs: boolean | undefined;
   /** First delay after the token was refused; doubles up to 10 minutes. */
   authRetryMs: number;
+  /** Least time between two prunings of the model's dedupe keys (default a minute; tests shorten it). */
+  pruneEveryMs?: number;
 }
 
 /** What a poller needs from the daemon. */
@@ -119,7 +122,6 @@ export class ModelPoller {
     while (!this.stopping) {
       let cp = store.getCheckpoint(modelId)!;
       let begin: WindowStart | undefined;
-      this.updateLag(cp);
       if (!cp.window) {
         const now = clock.now();
         const [next] = planWindows(cp, now, settings);
@@ -147,11 +149,10 @@ export class ModelPoller {
       this.failures = 0;
       this.stateRetry.succeeded();
       const done = store.getCheckpoint(modelId)!;
-      this.updateLag(done);
       metrics.polls.inc({ model: modelId });
       metrics.lastSuccess.set({ model: modelId }, clock.now() / 1000);
       // Pruning only frees space: once a minute is enough, and spares idle models a write per poll.
-      if (done.watermarkMs !== undefined && performance.now() - this.prunedAt >= PRUNE_EVERY_MS) {
+      if (done.watermarkMs !== undefined && performance.now() - this.prunedAt >= (settings.pruneEveryMs ?? PRUNE_EVERY_MS)) {
         store.pruneKeys(modelId, pruneHorizonMs({ ...done, watermarkMs: done.watermarkMs }, settings));
         this.prunedAt = performance.now();
       }
@@ -168,11 +169,6 @@ export class ModelPoller {
     return this.d.sleep ? this.d.sleep(ms, signal) : sleep(ms, signal);
   }
 
-  private updateLag(cp: Checkpoint): void {
-    const reached = cp.watermarkMs ?? cp.startMs;
-    this.d.metrics.lag.set({ model: this.d.modelId }, Math.max(0, (this.d.clock.now() - reached) / 1000));
-  }
-
   private async fetchWindow(cp: Checkpoint, begin: WindowStart | undefined): Promise<{ kind: 'done' | 'stopped' } | { kind: 'failed'; retryInMs: number }> {
     const { store, modelId, metrics, logger } = this.d;
     const window = cp.window!;
@@ -182,9 +178,12 @@ export class ModelPoller {
     let pageCount = 0;
     let appendedInWindow = 0;
     const request = (nextToken: string | undefined) => {
-      const p = this.d.schedule(() =>
-        this.d.client.getLogs({ modelId, fromMs: window.fromMs, toMs: window.toMs, isLessLogs: this.d.settings.isLessLogs, nextToken }),
+      // Stopping aborts the request, its retries and their waits, or its turn in the queue; a page already received still commits.
+      const signal = this.stopController.signal;
+      const scheduled = this.d.schedule(() =>
+        this.d.client.getLogs({ modelId, fromMs: window.fromMs, toMs: window.toMs, isLessLogs: this.d.settings.isLessLogs, nextToken }, signal),
       );
+      const p = abandonOnAbort(scheduled, signal, (late) => late.release?.());
       p.catch(() => undefined); // handled where it is awaited
       return p;
     };
@@ -192,14 +191,16 @@ export class ModelPoller {
     // service work while the commit runs. Pages are still committed strictly in order.
     let prefetched: Promise<LogsPage> | undefined;
     for (;;) {
-      if (this.stopping) return { kind: 'stopped' };
+      // Stopping: a next page already requested is awaited (the abort ends it at once unless it has arrived, and then it commits).
+      if (this.stopping && !prefetched) return { kind: 'stopped' };
       await this.d.waitForRoom(this.stopController.signal);
-      if (this.stopping) return { kind: 'stopped' };
+      if (this.stopping && !prefetched) return { kind: 'stopped' };
       let page: LogsPage;
       try {
         page = await (prefetched ?? request(token));
       } catch (err) {
         prefetched = undefined;
+        if (this.stopping) return { kind: 'stopped' }; // aborted by stop(): not a failure
         if (token !== undefined && err instanceof ApiClientError && err.status === 400 && restarts < 3) {
           // The token expired or is unknown (e.g. the service restarted): fetch the window again.
           restarts++;

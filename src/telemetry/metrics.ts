@@ -2,6 +2,9 @@
 //! model id, sink name, status class, outcome.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+/** Each configured model's lag in seconds, read when the metrics are scraped. */
+export type LagSource = () => Iterable<readonly [model: string, seconds: number]>;
+
 /** Every metric the daemon exports. Create one per daemon; tests read them back. */
 export class Metrics {
   readonly registry = new Registry();
@@ -16,7 +19,15 @@ export class Metrics {
   readonly tokenRestarts = new Counter({ name: 'mls_window_restarts_total', help: 'Window fetches restarted from the beginning because the service rejected next_token, per model.', labelNames: ['model'], registers: [this.registry] });
   readonly tokenLoops = new Counter({ name: 'mls_token_repeats_total', help: 'Pages whose next_token repeated the token just sent (treated as the end), per model.', labelNames: ['model'], registers: [this.registry] });
   readonly pollErrors = new Counter({ name: 'mls_poll_errors_total', help: 'Failed page fetches after the client gave up retrying, per model and error code.', labelNames: ['model', 'code'], registers: [this.registry] });
-  readonly lag = new Gauge({ name: 'mls_model_lag_seconds', help: 'Now minus the watermark (end of the last completed window), per model.', labelNames: ['model'], registers: [this.registry] });
+  /** Computed at each scrape from {@link Metrics.setLagSource}: it keeps growing while a model is stuck, paused or blocked. */
+  readonly lag = new Gauge({
+    name: 'mls_model_lag_seconds',
+    help: 'Now minus the watermark (end of the last completed window; the start before the first), per configured model, computed at scrape time.',
+    labelNames: ['model'],
+    registers: [this.registry],
+    collect: () => this.collectLag(),
+  });
+  private lagSource: LagSource | undefined;
   readonly lastSuccess = new Gauge({ name: 'mls_model_last_success_timestamp_seconds', help: 'When a window of this model was last fetched to the end.', labelNames: ['model'], registers: [this.registry] });
   readonly modelUp = new Gauge({ name: 'mls_model_up', help: '1 while the model polls normally, 0 while it is paused by an error (e.g. the token was refused).', labelNames: ['model'], registers: [this.registry] });
   readonly apiRequests = new Counter({ name: 'mls_api_requests_total', help: 'HTTP requests to the service, per model, operation and status class (2xx, 4xx, 5xx, error).', labelNames: ['model', 'operation', 'status_class'], registers: [this.registry] });
@@ -58,6 +69,19 @@ export class Metrics {
     for (const c of [this.delivered, this.sinkRetries, this.sinkFailures, this.deadLetters, this.dropped]) c.inc({ sink }, 0);
     this.backlogEntries.set({ sink }, 0);
     this.backlogBytes.set({ sink }, 0);
+  }
+
+  /** Where the lag gauge reads each configured model's lag at scrape time; `undefined` leaves the gauge as it stands. */
+  setLagSource(source: LagSource | undefined): void {
+    this.lagSource = source;
+  }
+
+  private collectLag(): void {
+    const source = this.lagSource;
+    if (!source) return;
+    // Rebuilt at every scrape: a model no longer configured loses its series.
+    this.lag.reset();
+    for (const [model, seconds] of source()) this.lag.set({ model }, seconds);
   }
 
   /** Prometheus text exposition. */

@@ -48,6 +48,11 @@ function client(baseUrl: string, extra: Partial<ApiClientOptions> = {}): ApiClie
 }
 
 
+async function waitUntil(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
+  expect(check()).toBe(true);
+}
+
 function expectNoToken(err: unknown, ...more: string[]): void {
   const texts = [String(err), (err as Error).message, JSON.stringify(err), (err as Error).stack ?? '', ...more];
   for (let cur = (err as { cause?: unknown }).cause; cur instanceof Error; cur = (cur as { cause?: unknown }).cause) texts.push(cur.message);
@@ -451,6 +456,38 @@ describe('failures', () => {
     const started = performance.now();
     await expect(client(s.url).getLogs(REQ, controller.signal)).rejects.toThrow('stop');
     expect(performance.now() - started).toBeLessThan(1000);
+  });
+
+  it('an abort ends the wait for Retry-After at once, and is not counted as an attempt', async () => {
+    const s = await serve((_req, res) => sendJson(res, 503, { status: 'error', details: 'busy' }, { 'retry-after': '10' }));
+    const attempts: string[] = [];
+    const controller = new AbortController();
+    const c = client(s.url, { retry: { deadlineMs: 60_000 }, observer: { onAttempt: (a) => attempts.push(String(a.status)), onRetry: () => setTimeout(() => controller.abort(new Error('stop')), 50) } });
+    const started = performance.now();
+    await expect(c.getLogs(REQ, controller.signal)).rejects.toThrow('stop');
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(s.requests).toHaveLength(1);
+    expect(attempts).toEqual(['503']);
+  });
+
+  it('an abort ends at once a request still waiting for a connection, without reporting a failed attempt', async () => {
+    const s = await serve(() => {}); // never answers: the one connection stays busy
+    const attempts: string[] = [];
+    const c = client(s.url, { connections: 1, retry: { deadlineMs: 60_000 }, timeouts: { headersMs: 60_000 }, observer: { onAttempt: (a) => attempts.push(String(a.status)) } });
+    const busy = new AbortController();
+    const first = c.getLogs(REQ, busy.signal).catch((err: unknown) => err);
+    await waitUntil(() => s.requests.length === 1);
+    const queued = new AbortController();
+    const second = c.getLogs(REQ, queued.signal);
+    setTimeout(() => queued.abort(new Error('stop')), 50);
+    const waited = new Promise((r) => setTimeout(() => r('still waiting for the connection'), 5_000));
+    try {
+      await expect(Promise.race([second, waited])).rejects.toThrow('stop');
+    } finally {
+      busy.abort(new Error('done'));
+    }
+    expect(await first).toHaveProperty('message', 'done');
+    expect(attempts).toEqual([]);
   });
 
   it('keeps the token out of every error and log line', async () => {

@@ -31,6 +31,8 @@ export interface LogsAnswer {
   delayMs?: number;
   /** Never answers (the connection stays open until the fake closes). */
   hang?: boolean;
+  /** Sends the status line and headers at once, then the body `bytes` at a time every `everyMs`. */
+  trickle?: { bytes: number; everyMs: number };
 }
 
 /** Decides the answer to each logs call. */
@@ -93,7 +95,22 @@ export async function startHostileService(behaviour: Behaviour): Promise<Hostile
     if (answer.delayMs) await new Promise((r) => setTimeout(r, answer.delayMs));
     if (answer.hang) return;
     if (res.destroyed) return;
+    if (answer.trickle) {
+      await trickle(res, answer.status ?? 200, answer.body ?? page([]), answer.headers, answer.trickle);
+      return;
+    }
     sendJson(res, answer.status ?? 200, answer.body ?? page([]), answer.headers);
   });
   return { url: server.url, calls, close: () => server.close() };
+}
+
+/** Writes a JSON answer slowly: headers first, then the body in small pieces, until done or the client goes away. */
+async function trickle(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> | undefined, pace: { bytes: number; everyMs: number }): Promise<void> {
+  const text = Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': text.length, ...headers });
+  for (let at = 0; at < text.length && !res.destroyed; at += pace.bytes) {
+    res.write(text.subarray(at, at + pace.bytes));
+    await new Promise((r) => setTimeout(r, pace.everyMs));
+  }
+  if (!res.destroyed) res.end();
 }

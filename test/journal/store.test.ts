@@ -175,6 +175,24 @@ describe('state store', () => {
     s.close();
   });
 
+  it('keeps the key of an entry dated before its window until the horizon passes the end of the last window that returned it', () => {
+    const s = StateStore.open(join(dir, 'state.db'));
+    s.ensureCheckpoint('m', T - 3_600_000);
+    // A long window [T, T+5m]: two entries inside, one an hour before it that the service returned anyway.
+    const stray = prep('2026-11-22T09:00:00.5Z', 'returned with every window');
+    const inside = [prep('2026-11-22T10:00:01Z', 'a'), prep('2026-11-22T10:04:00Z', 'b')];
+    let cp = s.beginWindow('m', T, T + 300_000);
+    expect(s.commitPage('m', cp.fetchId, T, [stray, ...inside], { end: true }, T).appended).toBe(3);
+    // Watermark T+5m, lookback 10 s: the inside keys go as before; the stray's stays.
+    expect(s.pruneKeys('m', T + 290_000)).toBe(2);
+    cp = s.beginWindow('m', T + 290_000, T + 600_000);
+    expect(s.commitPage('m', cp.fetchId, T + 290_000, [stray], { end: true }, T).appended).toBe(0);
+    // Returned again by the second window: kept until lookback after that window's end.
+    expect(s.pruneKeys('m', T + 590_000)).toBe(0);
+    expect(s.pruneKeys('m', T + 601_000)).toBe(1);
+    s.close();
+  });
+
   it('cursors: a new sink starts at the end; the journal is trimmed below the slowest cursor', () => {
     const s = StateStore.open(join(dir, 'state.db'));
     s.ensureCheckpoint('m', T);
