@@ -52,18 +52,49 @@ export class StateError extends MlsError {
   }
 }
 
-/** Renders any thrown value as a one-line message, following `cause` chains. */
+/**
+ * Renders any thrown value as a one-line message, following `cause` chains. A cause whose
+ * message the text already holds (a message built as `what: ${describeError(cause)}`) is
+ * not said again.
+ */
 export function describeError(err: unknown): string {
-  const parts: string[] = [];
+  let text = '';
   let cur: unknown = err;
   for (let depth = 0; cur !== undefined && cur !== null && depth < 5; depth++) {
-    if (cur instanceof Error) {
-      parts.push(cur.message);
-      cur = (cur as { cause?: unknown }).cause;
-    } else {
-      parts.push(String(cur));
-      break;
-    }
+    const part = cur instanceof Error ? cur.message : String(cur);
+    if (!text.includes(part)) text = text === '' ? part : `${text}: ${part}`;
+    if (!(cur instanceof Error)) break;
+    cur = (cur as { cause?: unknown }).cause;
   }
-  return [...new Set(parts)].join(': ');
+  return text;
+}
+
+/**
+ * What to change when a file operation on a path the config names under `setting` (e.g.
+ * `state.path`) failed for a reason a person must fix: a read-only file system, missing
+ * permissions, a full disk. Undefined for other failures.
+ */
+export function fileErrorFix(err: unknown, setting: string): string | undefined {
+  switch ((err as { code?: unknown } | null)?.code) {
+    case 'EROFS':
+      return `set ${setting} to a path on a writable file system, such as a mounted volume`;
+    case 'EACCES':
+    case 'EPERM':
+      return `give the daemon's user write access there, or set ${setting} to a directory it may write`;
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return `free space on that disk, or set ${setting} to a path on another one`;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Describes a failed file operation: `what` went wrong, the system's words (which name
+ * the path; `path` is added when they do not), and the fix from {@link fileErrorFix}.
+ */
+export function describeFileError(what: string, path: string, err: unknown, setting: string): string {
+  const namesPath = typeof (err as { path?: unknown } | null)?.path === 'string';
+  const fix = fileErrorFix(err, setting);
+  return `${what}${namesPath ? '' : ` ${path}`}: ${describeError(err)}${fix ? `; ${fix}` : ''}`;
 }

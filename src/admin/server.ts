@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Daemon } from '../daemon.js';
+import { scrubSecrets } from '../telemetry/logger.js';
 import { formatDuration } from '../time/duration.js';
 
 /** A running admin server. */
@@ -29,7 +30,8 @@ export async function startAdminServer(o: AdminOptions): Promise<AdminServer> {
     const path = (req.url ?? '/').split('?')[0];
     const send = (status: number, type: string, body: string) => {
       res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
-      res.end(body);
+      // errors quoted in /status and /readyz may carry a service's echo of a secret
+      res.end(scrubSecrets(body));
     };
     if (req.method !== 'GET' && req.method !== 'HEAD') return send(405, 'text/plain', 'method not allowed\n');
     switch (path) {

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import { Pool } from './pool.js';
 import { ConfigError } from '../errors.js';
-import { registerSecret, scrubSecrets, type Logger } from '../telemetry/logger.js';
+import { registerSecret, scrubWireText, type Logger } from '../telemetry/logger.js';
 import { systemClock, type Clock } from '../time/clock.js';
 import { formatRequestTime } from '../time/timestamp.js';
 import {
@@ -30,7 +30,6 @@ export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 const ERROR_BODY_LIMIT = 64 * 1024;
 const LOGS_PATH = 'rest/model/logs/get/';
 const SETTINGS_PATH = 'rest/model/settings/update/';
-const REDACTED = '[REDACTED]';
 /** At most one retry per this interval is logged at WARN; the others at DEBUG. */
 const RETRY_WARN_INTERVAL_MS = 30_000;
 
@@ -235,7 +234,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     },
   });
 
-  const scrub = (text: string): string => scrubSecrets(text.includes(token) ? text.split(token).join(REDACTED) : text);
+  // the token was registered above: the shared scrubber knows every form it can come back in
+  const scrub = scrubWireText;
   let lastRetryWarnAt = -Infinity;
 
   const requestHeaders = {

@@ -37,7 +37,8 @@ export function reportError(err: unknown): number {
   }
   if (err instanceof ConfigError) {
     process.stderr.write(`mls: ${scrubSecrets(err.message)}\n`);
-    for (const p of err.problems) process.stderr.write(`  ${scrubSecrets(p)}\n`);
+    // the message often lists the problems already
+    for (const p of err.problems) if (!err.message.includes(p)) process.stderr.write(`  ${scrubSecrets(p)}\n`);
     return err.exitCode;
   }
   if (err instanceof MlsError) {

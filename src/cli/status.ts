@@ -3,10 +3,11 @@
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { request } from 'undici';
-import { loadConfig } from '../config/index.js';
+import { configSecrets, loadConfig } from '../config/index.js';
 import { StateStore } from '../journal/store.js';
 import type { DaemonStatus } from '../daemon.js';
 import { StateError } from '../errors.js';
+import { registerSecret, scrubSecrets } from '../telemetry/logger.js';
 import { formatDuration } from '../time/duration.js';
 
 /** Adds `mls status`. */
@@ -18,6 +19,7 @@ export function register(program: Command): void {
     .option('--json', 'print JSON instead of a table')
     .action(async (opts: { config: string; json?: boolean }) => {
       const config = await loadConfig(opts.config);
+      for (const secret of configSecrets(config)) registerSecret(secret);
       let status: DaemonStatus | undefined;
       let source = 'state file';
       if (config.admin) {
@@ -37,7 +39,7 @@ export function register(program: Command): void {
           store.close();
         }
       }
-      process.stdout.write(opts.json ? `${JSON.stringify(status, null, 2)}\n` : renderStatus(status, source));
+      process.stdout.write(scrubSecrets(opts.json ? `${JSON.stringify(status, null, 2)}\n` : renderStatus(status, source)));
     });
 }
 

@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
 import { ConfigError } from '../errors.js';
+import { SecretScrubber } from '../telemetry/secrets.js';
 import { interpolate, type PathSegment } from './interpolate.js';
 import { configErrorMap, formatProblem, issuesToProblems, type RawProblem } from './problems.js';
 import { configSchema, type Config } from './schema.js';
@@ -147,12 +148,6 @@ function secretValues(raw: Obj, substituted: { name: string; value: string }[]):
   return [...new Set(parts)].filter((v) => v.trim().length >= 4).sort((a, b) => b.length - a.length);
 }
 
-function scrub(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const s of secrets) if (out.includes(s)) out = out.split(s).join('[REDACTED]');
-  return out;
-}
-
 function readTokenFile(file: string): { token?: string; problem?: string } {
   let content: string;
   try {
@@ -238,7 +233,8 @@ export function deepFreeze<T>(value: T): T {
 }
 
 function fail(source: string | undefined, problems: RawProblem[], secrets: readonly string[]): never {
-  const lines = problems.map((p) => scrub(formatProblem(p), secrets));
+  const scrubber = new SecretScrubber(secrets);
+  const lines = problems.map((p) => scrubber.scrub(formatProblem(p)));
   const where = source ? ` in ${source}` : '';
   const head = `invalid configuration${where}: ${lines.length} problem${lines.length === 1 ? '' : 's'}`;
   throw new ConfigError(`${head}\n  ${lines.join('\n  ')}`, lines);

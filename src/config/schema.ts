@@ -90,8 +90,15 @@ function secret(description: string) {
   });
 }
 
-/** An http(s) URL. `stripSlash` drops trailing slashes so paths can be appended. */
-function httpUrl(description: string, options: { stripSlash?: boolean; noQuery?: boolean } = {}) {
+/** Where a sink's credentials go instead of its URL (the problem's path names the sink). */
+const SINK_CREDENTIALS =
+  "must not carry credentials (user:password@); remove them and send them as a header of this sink instead, e.g. headers: { Authorization: 'Basic ${MLS_SINK_AUTH}' } with MLS_SINK_AUTH set to the base64 of user:password";
+
+/**
+ * An http(s) URL. `stripSlash` drops trailing slashes so paths can be appended;
+ * `credentials` says where credentials go instead of the URL (default: the API token).
+ */
+function httpUrl(description: string, options: { stripSlash?: boolean; noQuery?: boolean; credentials?: string } = {}) {
   return leaf(description, { type: 'string', format: 'uri', pattern: '^https?://' }, (v) => {
     if (typeof v !== 'string' || v.trim() === '') return new Fail(`expected an http or https URL, got ${show(v)}`);
     let url: URL;
@@ -107,7 +114,7 @@ function httpUrl(description: string, options: { stripSlash?: boolean; noQuery?:
       return new Fail('must not carry a query string or fragment; keep only scheme, host, port and path prefix');
     }
     if (url.username !== '' || url.password !== '') {
-      return new Fail('must not carry credentials; put the token in api.token or api.token_file');
+      return new Fail(options.credentials ?? 'must not carry credentials; put the token in api.token or api.token_file');
     }
     const out = v.trim();
     return options.stripSlash ? out.replace(/\/+$/, '') : out;
@@ -353,7 +360,7 @@ const webhookSinkSchema = z
   .strictObject({
     type: z.literal('webhook').describe('POSTs batches to an HTTP endpoint.'),
     ...sinkCommon,
-    url: httpUrl('URL the batches are POSTed to.'),
+    url: httpUrl('URL the batches are POSTed to.', { credentials: SINK_CREDENTIALS }),
     format: z.enum(['ndjson', 'json']).default('ndjson').describe('Body format: one JSON object per line (`ndjson`) or one JSON array (`json`).'),
     compression: z.enum(['none', 'gzip']).default('none').describe('Compression of the request body.'),
     headers: stringMap('Extra request headers (values are treated as secrets).', { headers: true }).prefault({}),
@@ -370,7 +377,7 @@ const otlpSinkSchema = z
     ...sinkCommon,
     endpoint: httpUrl(
       'Base URL of the OTLP receiver; default http://localhost:4318 for HTTP and http://localhost:4317 for gRPC. /v1/logs is appended for HTTP unless already there.',
-      { stripSlash: true },
+      { stripSlash: true, credentials: SINK_CREDENTIALS },
     ).optional(),
     protocol: z.enum(['http/protobuf', 'http/json', 'grpc']).default('http/protobuf').describe('OTLP transport.'),
     headers: stringMap('Extra request headers or gRPC metadata (values are treated as secrets).', { headers: true }).prefault({}),

@@ -4,7 +4,7 @@
 import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { StateError, describeError } from '../errors.js';
+import { StateError, describeFileError } from '../errors.js';
 
 /** A held lock. `release()` is idempotent. */
 export interface StateLock {
@@ -21,7 +21,7 @@ export function acquireStateLock(statePath: string): StateLock {
     closeSync(openSync(lockPath, 'a', 0o600));
     db = new Database(lockPath, { timeout: 0 });
   } catch (err) {
-    throw new StateError('MLS_ERR_STATE_OPEN', `cannot create the lock file ${lockPath}: ${describeError(err)}`, { cause: err });
+    throw new StateError('MLS_ERR_STATE_OPEN', describeFileError('cannot create the lock file of the state', lockPath, err, 'state.path'), { cause: err });
   }
   try {
     db.pragma('locking_mode = EXCLUSIVE');

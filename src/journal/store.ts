@@ -7,7 +7,7 @@
 import { closeSync, existsSync, fdatasync, fdatasyncSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { StateError, describeError } from '../errors.js';
+import { StateError, describeError, describeFileError } from '../errors.js';
 import type { SinkEntry } from '../sinks/contract.js';
 import { EntryObjectsPage, type PreparedEntry, type PreparedPage } from './prepared.js';
 import { JournalPage, packTimes, sliceEntries, unpackTimes, type PageSlice } from './pages.js';
@@ -226,7 +226,7 @@ export class StateStore {
           { cause: err },
         );
       }
-      throw new StateError('MLS_ERR_STATE_OPEN', `cannot open state file ${path}: ${describeError(err)}`, { cause: err });
+      throw new StateError('MLS_ERR_STATE_OPEN', describeFileError('cannot open the state file', path, err, 'state.path'), { cause: err });
     }
   }
 

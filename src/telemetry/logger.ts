@@ -1,21 +1,12 @@
 //! The daemon's own logs: pino JSON on stderr, with every registered secret scrubbed
-//! from every string before it is written.
+//! from every string before it is written, and no key written twice on a line.
 import { pino, type Logger } from 'pino';
+import { scrubSecrets } from './secrets.js';
+import { dedupeChildBindings, writeWithoutRepeats } from './log-keys.js';
 
-const secrets = new Set<string>();
+export { registerSecret, scrubSecrets, scrubWireText } from './secrets.js';
+
 const REDACTED = '[REDACTED]';
-
-/** Registers a value (token, signing secret, header value) that must never be logged. */
-export function registerSecret(value: string | undefined): void {
-  if (value && value.length >= 4) secrets.add(value);
-}
-
-/** Replaces every registered secret inside `text`. */
-export function scrubSecrets(text: string): string {
-  let out = text;
-  for (const s of secrets) if (out.includes(s)) out = out.split(s).join(REDACTED);
-  return out;
-}
 
 function scrubDeep(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return scrubSecrets(value);
@@ -50,10 +41,15 @@ export function createLogger(options: LoggerOptions = {}): Logger {
         level: (label) => ({ level: label }),
         log: (obj) => scrubDeep(obj) as Record<string, unknown>,
       },
+      onChild: dedupeChildBindings,
       hooks: {
         logMethod(args, method) {
-          const scrubbed = args.map((a) => (typeof a === 'string' ? scrubSecrets(a) : a));
-          return method.apply(this, scrubbed as Parameters<typeof method>);
+          const scrubbed: unknown[] = args.map((a) => (typeof a === 'string' ? scrubSecrets(a) : a));
+          // pino would take the message of an Error logged without one after this hook, unscrubbed
+          const first = scrubbed[0] as { err?: unknown; msg?: unknown } | null | undefined;
+          const err = first instanceof Error ? first : first?.msg === undefined ? first?.err : undefined;
+          if (err instanceof Error && scrubbed[1] === undefined) scrubbed[1] = scrubSecrets(err.message);
+          writeWithoutRepeats(this, scrubbed, method as (...a: unknown[]) => void);
         },
       },
     },

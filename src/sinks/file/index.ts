@@ -7,7 +7,7 @@ import { constants, existsSync } from 'node:fs';
 import { access, open, rename, stat, unlink } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Sink, SinkBatch, SinkContext, SendOutcome } from '../contract.js';
-import { describeError } from '../../errors.js';
+import { describeError, fileErrorFix } from '../../errors.js';
 import { entryToNdjson } from '../format.js';
 import { FileHandles, fsyncDir } from './handles.js';
 import { writeAll } from './gather.js';
@@ -157,11 +157,16 @@ class FileSink implements Sink {
     return run;
   }
 
+  /** How errors name the setting to change. */
+  get #setting(): string {
+    return `the path of sink ${this.#ctx.name}`;
+  }
+
   #logIoError(err: unknown, msg: string): void {
     const key = errCode(err) ?? 'other';
     const now = performance.now();
     const last = this.#errorLoggedAt.get(key);
-    const payload = { sink: this.#ctx.name, code: errCode(err), err: describeError(err) };
+    const payload = { sink: this.#ctx.name, code: errCode(err), err: describeError(err), fix: fileErrorFix(err, this.#setting) };
     if (last === undefined || now - last >= ERROR_LOG_INTERVAL_MS) {
       this.#errorLoggedAt.set(key, now);
       this.#ctx.logger.error(payload, msg);
@@ -376,7 +381,8 @@ class FileSink implements Sink {
       } catch (again) {
         this.#logIoError(again, 'Could not cut the output files back to the committed state; will retry.');
       }
-      return { status: 'retry', afterMs: retryDelayMs(errCode(err)), error: describeError(err) };
+      const fix = fileErrorFix(err, this.#setting);
+      return { status: 'retry', afterMs: retryDelayMs(errCode(err)), error: `${describeError(err)}${fix ? `; ${fix}` : ''}` };
     }
   }
 

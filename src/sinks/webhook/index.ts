@@ -9,7 +9,7 @@ import { rootCertificates } from 'node:tls';
 import { Pool } from 'undici';
 import type { WebhookSinkConfig } from '../../config/index.js';
 import { ConfigError, describeError } from '../../errors.js';
-import { registerSecret } from '../../telemetry/logger.js';
+import { registerSecret, scrubWireText } from '../../telemetry/logger.js';
 import type { SendOutcome, Sink, SinkBatch, SinkContext } from '../contract.js';
 import { CONTENT_TYPES, SIGNATURE_HEADER, encodeBody, parseRetryAfter, renderBatchBody, signatureHeader } from './wire.js';
 
@@ -20,7 +20,6 @@ const EXCERPT_CHARS = 300;
 /** Most response bytes read to build an excerpt; the rest is discarded. */
 const EXCERPT_READ_BYTES = 4096;
 const HEALTHCHECK_TIMEOUT_MS = 5_000;
-const REDACTED = '[REDACTED]';
 
 /**
  * Headers the sink owns. A configured header of the same name is ignored: these carry
@@ -44,13 +43,7 @@ export function createWebhookSink(config: WebhookSinkConfig, ctx: SinkContext): 
   for (const value of Object.values(config.headers ?? {})) secrets.push(value);
   if (config.signing_secret) secrets.push(config.signing_secret);
   for (const s of secrets) registerSecret(s);
-  // Longest first, so a secret that contains another is cut out whole.
-  secrets.sort((a, b) => b.length - a.length);
-  const redact = (text: string): string => {
-    let out = text;
-    for (const s of secrets) if (s !== '' && out.includes(s)) out = out.split(s).join(REDACTED);
-    return out;
-  };
+  const redact = scrubWireText;
 
   let ca: string[] | undefined;
   if (config.ca_file) {
