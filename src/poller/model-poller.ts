@@ -142,7 +142,7 @@ export class ModelPoller {
       this.updateLag(cp);
       if (!cp.window) {
         const now = clock.now();
-        const [next] = planWindows(cp, now, settings);
+        const next = this.windowEvents.clamp(cp, planWindows(cp, now, settings)[0], now);
         if (!next && cp.watermarkMs !== undefined && now - settings.settleMs < cp.watermarkMs - settings.intervalMs) {
           if (!this.clockWarned) logger.warn({ model: modelId, behindMs: cp.watermarkMs - now }, 'the clock is behind this model\'s watermark; waiting for it to catch up (nothing is skipped)');
           this.clockWarned = true;
@@ -280,6 +280,7 @@ export class ModelPoller {
         this.windowEvents.abandon(window, verdict.reason, guard.pagesRead);
       }
       if (end) {
+        if (!abandon) this.windowEvents.completed();
         if (appendedInWindow > 0) this.d.onWindowDone?.();
         if (logger.isLevelEnabled('debug')) {
           logger.debug({ model: modelId, from: new Date(window.fromMs).toISOString(), to: new Date(window.toMs).toISOString(), pages: pageCount + 1 }, 'window done');

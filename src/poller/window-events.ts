@@ -1,13 +1,16 @@
 //! What a model's poller does when a window fetch meets a misbehaving service, and what it
 //! remembers of it for `/status`: a window cut short (a cap or an oversized page) is
 //! recorded shorter, with the planner state of the shorter window, to be fetched again
-//! from its start; a token cycle or an abandoned window is counted and logged.
+//! from its start; a token cycle or an abandoned window is counted and logged. After a cut,
+//! the next windows are planned no longer than the span that was cut to, twice as long
+//! with each window read to its end, so that a model does not pay for every halving again
+//! with each window.
 import type { Logger } from 'pino';
 import type { ApiResponseTooLargeError } from '../api/errors.js';
 import type { Checkpoint, StateStore, WindowStart } from '../journal/store.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import type { Clock } from '../time/clock.js';
-import { planStateAfterPiece, type PlannerSettings } from './planner.js';
+import { planStateAfterPiece, type PlannedWindow, type PlannerSettings } from './planner.js';
 import { MIN_CAPPED_SPAN_MS, MIN_OVERSIZED_SPAN_MS, shortenedWindow, type SplitReason } from './window-guard.js';
 
 /** A window completed as read although a cap stopped its fetch. */
@@ -44,7 +47,28 @@ export class WindowEvents {
   /** The last {@link WindowEvents.KEEP} abandoned windows, oldest first. */
   readonly abandoned: AbandonedWindow[] = [];
 
+  /** Longest span of the next window while windows have to be cut (undefined: the planner's). */
+  private spanCapMs: number | undefined;
+
   constructor(private readonly d: WindowEventsDeps) {}
+
+  /**
+   * The planned window, cut to the current span cap if it is longer; its planner state
+   * then covers the shorter window only.
+   */
+  clamp(cp: Checkpoint, planned: PlannedWindow | undefined, nowMs: number): PlannedWindow | undefined {
+    const cap = this.spanCapMs;
+    if (!planned || cap === undefined || planned.toMs - planned.fromMs <= cap) return planned;
+    const piece = { fromMs: planned.fromMs, toMs: planned.fromMs + cap };
+    return { ...planned, ...piece, planStateAfter: planStateAfterPiece(cp, piece, nowMs, this.d.settings) };
+  }
+
+  /** A window was read to its end without reaching a cap: the next one may be twice as long. */
+  completed(): void {
+    if (this.spanCapMs === undefined) return;
+    this.spanCapMs *= 2;
+    if (this.spanCapMs >= this.d.settings.maxWindowMs) this.spanCapMs = undefined;
+  }
 
   /**
    * Cuts the window in progress to its first half (not under the reason's shortest span)
@@ -61,6 +85,7 @@ export class WindowEvents {
     const cp = begin ? store.beginWindow(modelId, cut.fromMs, cut.toMs, planState) : store.shortenWindow(modelId, cut.toMs, planState);
     metrics.windowSplits.inc({ model: modelId, reason });
     this.splits++;
+    this.spanCapMs = cut.toMs - cut.fromMs;
     const what = reason === 'too_large' ? 'a page was larger than api.max_response_bytes' : `the window fetch reached poll.window_limits.${reason}`;
     logger.warn(
       { model: modelId, reason, ...details, from: iso(window.fromMs), to: iso(window.toMs), newTo: iso(cut.toMs) },

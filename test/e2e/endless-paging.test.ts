@@ -111,7 +111,7 @@ describe('fair share of the request budget', () => {
       {
         api: { base_url: service.url, token: TOKEN },
         state: { path: join(dir, 'state.db') },
-        poll: { interval: '1s', settle: '100ms', lookback: '2s', start_at: 'now', rate_limit: '1/100ms', jitter: 0, reread: { ages: ['1s'] } },
+        poll: { interval: '1s', settle: '100ms', lookback: '2s', start_at: 'now', rate_limit: '1/125ms', jitter: 0, reread: { ages: ['1s'] } },
         models: [{ id: 'healthy' }, ...[1, 2, 3, 4, 5].map((i) => ({ id: `endless-${i}` }))],
         sinks: [{ name: 'files', type: 'file', path: join(dir, 'out', '{model_id}.ndjson') }],
       },
@@ -126,13 +126,15 @@ describe('fair share of the request budget', () => {
     }
     const healthy = service.calls.filter((c) => c.modelId === 'healthy').map((c) => c.atMs);
     const since = healthy[0]! + 1_500;
-    const observed = healthy.filter((t) => t >= since && t < since + observeMs);
     const gaps = healthy.slice(1).map((t, i) => t - healthy[i]!).filter((_, i) => healthy[i + 1]! >= since);
     const others = service.calls.filter((c) => c.modelId !== 'healthy').length;
-    console.log(`fairness: healthy model ${observed.length} requests in ${observeMs} ms (interval 1 s), longest gap ${Math.max(...gaps)} ms; endless models ${others} requests`);
-    // One request per interval, plus the time to answer and commit it and the poll grid's step.
-    expect(Math.max(...gaps)).toBeLessThan(1_600);
-    expect(observed.length).toBeGreaterThanOrEqual(6);
+    const mean = gaps.reduce((a, b) => a + b, 0) / gaps.length;
+    console.log(`fairness: healthy model ${gaps.length} requests in ${observeMs} ms (interval 1 s), gaps mean ${Math.round(mean)} ms, longest ${Math.max(...gaps)} ms; endless models ${others} requests`);
+    // One request per interval, plus the time to answer and commit it, the poll grid's step
+    // (100 ms) and the wait for the next slot of the rate limit (125 ms). Queued behind the
+    // endless models' requests (one each), it waited about 5 slots more: gaps of ~1.75 s.
+    expect(mean).toBeLessThan(1_450);
+    expect(Math.max(...gaps)).toBeLessThan(1_700);
     // The endless models used the rest of the budget.
     expect(others).toBeGreaterThan(40);
   });
