@@ -994,8 +994,8 @@ function quietRow(cp: Checkpoint, nowMs: number) {
   return { modelId: cp.modelId, toMs: cp.watermarkMs ?? null, planState: cp.planState ?? null, fetchId: cp.fetchId, now: nowMs };
 }
 
-function splitTokens(v: bigint | string | null | undefined): string[] {
-  return typeof v === 'string' && v !== '' ? v.split(' ') : [];
+function splitTokens(v: bigint | string | null | undefined): { tokens?: string[] } {
+  return typeof v === 'string' && v !== '' ? { tokens: v.split(' ') } : {};
 }
 
 function toCheckpoint(r: Record<string, bigint | string | null>): Checkpoint {
@@ -1005,7 +1005,7 @@ function toCheckpoint(r: Record<string, bigint | string | null>): Checkpoint {
     modelId: String(r.model_id),
     startMs: Number(r.start_ms),
     watermarkMs: num(r.watermark_ms),
-    window: from !== undefined && to !== undefined ? { fromMs: from, toMs: to, nextToken: (r.next_token as string | null) ?? undefined, tokens: splitTokens(r.win_tokens) } : undefined,
+    window: from !== undefined && to !== undefined ? { fromMs: from, toMs: to, nextToken: (r.next_token as string | null) ?? undefined, ...splitTokens(r.win_tokens) } : undefined,
     fetchId: Number(r.fetch_id),
     planState: (r.plan_state as string | null) ?? undefined,
     lastEntryNs: r.last_entry_ns === null || r.last_entry_ns === undefined ? undefined : BigInt(r.last_entry_ns),
