@@ -84,6 +84,7 @@ describe('an entry larger than api.max_response_bytes', () => {
     expect(lines('other')).toEqual(keys('other', others));
     expect(logs.filter((l) => l.includes('paused until api.max_response_bytes is raised'))).toHaveLength(1);
     const splits = logs.filter((l) => l.includes('a page was larger than api.max_response_bytes')).length;
-    console.log(`oversized entry: ${splits} window splits to isolate it, ${service.calls.filter((c) => c.modelId === 'big').length} requests; ${mine.length} entries delivered once each`);
+    const seen = /was (\d+) bytes/.exec(logs.find((l) => l.includes('paused until api.max_response_bytes')) ?? '')?.[1];
+    console.log(`oversized entry: ${splits} window splits to isolate it, ${service.calls.filter((c) => c.modelId === 'big').length} requests, paused at a response of ${seen} bytes; ${mine.length} entries delivered once each`);
   });
 });
