@@ -1,6 +1,8 @@
 //! Polls one model: plans windows, fetches each page with the previous next_token, and
 //! commits every page (entries, dedupe counts, token) in one transaction. A crash resumes
 //! from the saved token; a rejected token restarts the window, and dedupe absorbs the repeat.
+//! A service that misbehaves is bounded per window fetch (window-guard.ts, window-events.ts):
+//! a token already followed ends the window, caps and oversized pages shorten it.
 import type { Logger } from 'pino';
 import type { ApiClient, LogsPage } from '../api/types.js';
 import { ApiAuthError, ApiClientError, ApiError, ApiResponseTooLargeError } from '../api/errors.js';
@@ -271,7 +273,7 @@ export class ModelPoller {
         this.d.onAppend();
       }
       if (commit.duplicates > 0) metrics.duplicates.inc({ model: modelId }, commit.duplicates);
-      if (verdict.kind === 'cycle') this.windowEvents.cycle(window, verdict.length, pageCount + 1);
+      if (verdict.kind === 'cycle') this.windowEvents.cycle(window, verdict.length, guard.pagesRead);
       if (verdict.kind === 'limit') {
         if (!abandon) {
           this.windowEvents.shorten(window, undefined, verdict.reason, { pages: guard.pagesRead, elapsedMs: Math.round(guard.elapsedMs) });
