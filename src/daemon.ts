@@ -12,6 +12,8 @@ import { acquireStateLock, type StateLock } from './journal/lock.js';
 import { GroupCommit } from './journal/group-commit.js';
 import { TickTimer, pollGridMs } from './poller/tick-timer.js';
 import { ModelPoller } from './poller/model-poller.js';
+import { FairSchedule } from './poller/fair-schedule.js';
+import type { AbandonedWindow } from './poller/window-events.js';
 import { sleep } from './poller/sleep.js';
 import { lagSeconds, modelLags } from './poller/lag.js';
 import { changedStartAt, logStartAt } from './poller/start-at.js';
@@ -44,9 +46,28 @@ export interface DaemonOptions {
   pruneEveryMs?: number;
 }
 
+/** What the window limits did to a model since the daemon started. */
+export interface ModelWindowEvents {
+  /** Window fetches cut short and started again on a shorter window. */
+  splits: number;
+  /** The last windows completed as read although a cap stopped their fetch, oldest first. */
+  abandoned: readonly AbandonedWindow[];
+}
+
 /** A snapshot of what the daemon is doing, for `/status` and `mls status`. */
 export interface DaemonStatus {
-  models: Array<{ id: string; startMs: number; watermarkMs: number | undefined; lagSeconds: number; window: { fromMs: number; toMs: number; hasToken: boolean } | undefined; lastError: string | undefined }>;
+  models: Array<{
+    id: string;
+    startMs: number;
+    watermarkMs: number | undefined;
+    lagSeconds: number;
+    window: { fromMs: number; toMs: number; hasToken: boolean } | undefined;
+    lastError: string | undefined;
+    /** Only from a running daemon. */
+    windowSplits?: number;
+    /** Only from a running daemon. */
+    abandonedWindows?: readonly AbandonedWindow[];
+  }>;
   sinks: Array<{ name: string; type: string; cursor: number; backlogEntries: number; delivered: number; dropped: number; deadLetters: number; lastError: string | undefined }>;
   journal: { entries: number; bytes: number; lastSeq: number };
 }
@@ -63,6 +84,8 @@ export class Daemon {
   private readonly pollers = new Map<string, ModelPoller>();
   private readonly sinks = new Map<string, RunningSink>();
   private readonly queue: PQueue;
+  /** Per-model priorities in `queue`, so that no model starves the others. */
+  private readonly fair: FairSchedule;
   /** Interval sleeps of all pollers, woken in groups (see tick-timer.ts). */
   private readonly pollTimer: TickTimer;
   private readonly groupCommit: GroupCommit;
@@ -94,6 +117,7 @@ export class Daemon {
       concurrency: config.poll.concurrency,
       ...(rate ? { intervalCap: rate.count, interval: rate.perMs } : {}),
     });
+    this.fair = new FairSchedule(this.queue, config.poll.interval);
     this.pollTimer = new TickTimer(pollGridMs(config.poll.interval));
     this.groupCommit = new GroupCommit(store, {
       onDurable: () => {
@@ -214,10 +238,11 @@ export class Daemon {
           isLessLogs: m.is_less_logs,
           authRetryMs: config.poll.auth_retry,
           pruneEveryMs: this.pruneEveryMs,
+          windowLimits: { maxPages: config.poll.window_limits.max_pages, maxDurationMs: config.poll.window_limits.max_duration },
         },
         store: this.store,
         client: this.client,
-        schedule: <T>(fn: () => Promise<T>) => this.queue.add(fn) as Promise<T>,
+        schedule: <T>(fn: () => Promise<T>) => this.fair.add(m.id, fn),
         waitForRoom: (signal) => this.waitForRoom(signal),
         onAppend: () => {
           for (const s of this.sinks.values()) s.delivery.notify();
@@ -339,6 +364,7 @@ export class Daemon {
       models: this.config.models.map((m) => m.id),
       sinkTypes: new Map(this.config.sinks.map((s) => [s.name, s.type])),
       modelErrors: new Map([...this.pollers].map(([id, p]) => [id, p.lastError?.message])),
+      modelWindows: new Map([...this.pollers].map(([id, p]) => [id, { splits: p.windowEvents.splits, abandoned: [...p.windowEvents.abandoned] }])),
       sinkErrors: new Map([...this.sinks].map(([n, s]) => [n, s.delivery.lastError?.message])),
     });
   }
@@ -351,19 +377,28 @@ export class Daemon {
   /**
    * Applies a new, already validated config: models and sinks added or removed (or a
    * sink whose settings changed) take effect without a restart; buffer and health
-   * settings too. Changes to api, state and poll need a restart and are reported.
+   * settings too, and `api.max_response_bytes` (a model paused by a page over the limit
+   * tries again). Other changes to api, state and poll need a restart and are reported.
    */
   async reload(next: Config): Promise<void> {
     if (this.stopPromise) return;
     const prev = this.config;
-    const needRestart = (['api', 'state', 'poll'] as const).filter((k) => JSON.stringify(prev[k]) !== JSON.stringify(next[k]));
+    const limit = next.api.max_response_bytes;
+    const api = { ...prev.api, max_response_bytes: limit };
+    const needRestart = (['api', 'state', 'poll'] as const).filter((k) => JSON.stringify(k === 'api' ? api : prev[k]) !== JSON.stringify(next[k]));
     if (needRestart.length > 0) this.logger.warn({ sections: needRestart }, 'reload: changes to these sections take effect at the next restart');
-    this.config = { ...next, api: prev.api, state: prev.state, poll: prev.poll };
+    this.config = { ...next, api, state: prev.state, poll: prev.poll };
+    if (limit !== prev.api.max_response_bytes) {
+      this.client.setMaxResponseBytes?.(limit);
+      this.logger.info({ from: prev.api.max_response_bytes, to: limit }, 'reload: api.max_response_bytes changed');
+      for (const p of this.pollers.values()) p.retryOversized();
+    }
     const nextModels = new Set(next.models.map((m) => m.id));
     for (const [id, poller] of [...this.pollers]) {
       if (!nextModels.has(id)) {
         await poller.stop();
         this.pollers.delete(id);
+        this.fair.forget(id);
         this.logger.info({ model: id }, 'reload: model removed (its checkpoint is kept)');
       }
     }
@@ -467,21 +502,31 @@ export class Daemon {
 export function buildStatus(
   store: StateStore,
   nowMs: number,
-  ctx: { models?: readonly string[]; sinkTypes?: ReadonlyMap<string, string>; modelErrors?: ReadonlyMap<string, string | undefined>; sinkErrors?: ReadonlyMap<string, string | undefined> } = {},
+  ctx: {
+    models?: readonly string[];
+    sinkTypes?: ReadonlyMap<string, string>;
+    modelErrors?: ReadonlyMap<string, string | undefined>;
+    modelWindows?: ReadonlyMap<string, ModelWindowEvents>;
+    sinkErrors?: ReadonlyMap<string, string | undefined>;
+  } = {},
 ): DaemonStatus {
   const size = store.journalSize();
   const lastSeq = store.lastSeq();
   const dlq = store.deadLetterCounts();
   const checkpoints = store.listCheckpoints().filter((c) => !ctx.models || ctx.models.includes(c.modelId));
   return {
-    models: checkpoints.map((c) => ({
-      id: c.modelId,
-      startMs: c.startMs,
-      watermarkMs: c.watermarkMs,
-      lagSeconds: lagSeconds(c, nowMs),
-      window: c.window ? { fromMs: c.window.fromMs, toMs: c.window.toMs, hasToken: c.window.nextToken !== undefined } : undefined,
-      lastError: ctx.modelErrors?.get(c.modelId),
-    })),
+    models: checkpoints.map((c) => {
+      const windows = ctx.modelWindows?.get(c.modelId);
+      return {
+        id: c.modelId,
+        startMs: c.startMs,
+        watermarkMs: c.watermarkMs,
+        lagSeconds: lagSeconds(c, nowMs),
+        window: c.window ? { fromMs: c.window.fromMs, toMs: c.window.toMs, hasToken: c.window.nextToken !== undefined } : undefined,
+        lastError: ctx.modelErrors?.get(c.modelId),
+        ...(windows ? { windowSplits: windows.splits, abandonedWindows: windows.abandoned } : {}),
+      };
+    }),
     sinks: store.listSinks().map((s) => ({
       name: s.name,
       type: ctx.sinkTypes?.get(s.name) ?? 'unknown',

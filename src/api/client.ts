@@ -204,7 +204,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     baseDelayMs: positive('retry.baseDelayMs', options.retry?.baseDelayMs, 250),
     maxDelayMs: positive('retry.maxDelayMs', options.retry?.maxDelayMs, 10_000),
   };
-  const maxResponseBytes = positive('maxResponseBytes', options.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES);
+  let maxResponseBytes = positive('maxResponseBytes', options.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES);
   const clock = options.clock ?? systemClock;
   const logger = options.logger && 'component' in options.logger.bindings() ? options.logger : options.logger?.child({ component: 'api' });
   const observer = options.observer;
@@ -283,7 +283,12 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       }
       throw new ApiClientError(`the service rejected the request (HTTP ${status})`, status, errorDetails(res));
     }
-    if (res.tooLarge) throw new ApiResponseTooLargeError(maxResponseBytes, { status });
+    if (res.tooLarge) {
+      const limit = limitFor(status);
+      // A Content-Length within the limit that the body then overran says nothing true.
+      const announced = res.declaredBytes !== undefined && res.declaredBytes > limit ? { responseBytes: res.declaredBytes } : {};
+      throw new ApiResponseTooLargeError(limit, { status, ...announced });
+    }
     if (res.body === undefined) {
       const err = res.bodyError;
       if (signal.aborted) throw err;
@@ -375,6 +380,10 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     updateSettings(modelId: string, data: ModelSettings, signal?: AbortSignal): Promise<SettingsResult> {
       const body = JSON.stringify({ model_id: modelId, data });
       return call('settings', modelId, prefix + SETTINGS_PATH, body, (a) => parseSettingsBody(a.body.toString('utf8'), a.status, { scrub }), signal);
+    },
+
+    setMaxResponseBytes(bytes: number): void {
+      maxResponseBytes = positive('maxResponseBytes', bytes, maxResponseBytes);
     },
 
     close(): Promise<void> {

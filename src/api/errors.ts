@@ -79,18 +79,29 @@ export class ApiUnavailableError extends ApiError {
   }
 }
 
-/** The response is larger than the configured `maxResponseBytes`; it was not read past the limit. */
+/**
+ * The response is larger than the configured `maxResponseBytes`; it was not read past the
+ * limit. Not retryable: the same request gets the same answer (the poller asks for a
+ * shorter window instead).
+ */
 export class ApiResponseTooLargeError extends ApiError {
   readonly limitBytes: number;
-  constructor(limitBytes: number, options: ApiErrorOptions = {}) {
-    super(
-      'MLS_ERR_API_TOO_LARGE',
-      `the response is larger than the limit of ${limitBytes} bytes; ask for a shorter time window or raise the limit`,
-      true,
-      options,
-    );
+  /** The size the response announced (Content-Length), when it announced one. */
+  readonly responseBytes?: number;
+  constructor(limitBytes: number, options: ApiErrorOptions & { responseBytes?: number } = {}) {
+    super('MLS_ERR_API_TOO_LARGE', `the response (${describeResponseSize(limitBytes, options.responseBytes)}) is larger than api.max_response_bytes (${limitBytes} bytes)`, false, options);
     this.limitBytes = limitBytes;
+    if (options.responseBytes !== undefined) this.responseBytes = options.responseBytes;
   }
+
+  /** The response's size in words: `N bytes`, or `more than N bytes` when it announced none. */
+  get size(): string {
+    return describeResponseSize(this.limitBytes, this.responseBytes);
+  }
+}
+
+function describeResponseSize(limitBytes: number, responseBytes: number | undefined): string {
+  return responseBytes !== undefined ? `${responseBytes} bytes` : `more than ${limitBytes} bytes`;
 }
 
 /**

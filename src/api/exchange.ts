@@ -13,6 +13,8 @@ export interface Exchanged {
   body: Buffer | undefined;
   /** The body was over `limitFor(status)`: the connection was dropped after that many bytes. */
   tooLarge: boolean;
+  /** The body's length as announced by Content-Length, if it was. */
+  declaredBytes: number | undefined;
   /** What ended the body early (timeout, reset, abort), if anything. */
   bodyError: unknown;
 }
@@ -52,6 +54,7 @@ export function exchange(dispatcher: Dispatcher, req: ExchangeRequest): Promise<
     let status = 0;
     let headers: IncomingHttpHeaders = {};
     let limit = 0;
+    let declaredBytes: number | undefined;
     let total = 0;
     let chunks: Buffer[] = [];
     /** The pooled buffer the body is copied into, when `req.bodies` is used for this response. */
@@ -75,7 +78,7 @@ export function exchange(dispatcher: Dispatcher, req: ExchangeRequest): Promise<
     const ended = (body: Buffer | undefined, tooLarge: boolean, bodyError: unknown): void => {
       // Without a body to hand over, the pooled buffer goes straight back (once settled, it is the caller's).
       if (pooled && body === undefined && !settled) req.bodies!.give(pooled);
-      settle(() => resolve({ status, headers, body, tooLarge, bodyError }));
+      settle(() => resolve({ status, headers, body, tooLarge, declaredBytes, bodyError }));
     };
     const overLimit = (c: Dispatcher.DispatchController): void => {
       ended(undefined, true, undefined);
@@ -96,6 +99,7 @@ export function exchange(dispatcher: Dispatcher, req: ExchangeRequest): Promise<
           headers = responseHeaders;
           limit = req.limitFor(statusCode);
           const declared = Number(responseHeaders['content-length']);
+          if (Number.isFinite(declared)) declaredBytes = declared;
           if (Number.isFinite(declared) && declared > limit) overLimit(c);
           // Without a declared length, a body about as long as the last one is the best guess.
           else if (req.bodies && statusCode < 300) pooled = req.bodies.take(Number.isFinite(declared) ? declared : Math.min(limit, req.bodies.lastBytes));

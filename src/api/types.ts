@@ -77,5 +77,7 @@ export interface ApiObserver {
 export interface ApiClient {
   getLogs(req: LogsRequest, signal?: AbortSignal): Promise<LogsPage>;
   updateSettings(modelId: string, data: ModelSettings, signal?: AbortSignal): Promise<SettingsResult>;
+  /** Changes the largest response body accepted, for the requests sent from now on (a reload). */
+  setMaxResponseBytes?(bytes: number): void;
   close(): Promise<void>;
 }

@@ -63,10 +63,21 @@ export function renderStatus(st: DaemonStatus, source: string): string {
   return (
     `source: ${source}\n\n` +
     table(['MODEL', 'WATERMARK', 'LAG', 'WINDOW IN PROGRESS', 'LAST ERROR'], models) +
+    renderWindowEvents(st) +
     '\n' +
     table(['SINK', 'TYPE', 'CURSOR', 'BACKLOG', 'DELIVERED', 'DROPPED', 'DEAD LETTERS', 'LAST ERROR'], sinks) +
     `\njournal: ${st.journal.entries} entries, ${st.journal.bytes} bytes, last seq ${st.journal.lastSeq}\n`
   );
+}
+
+/** Window splits and abandoned windows (a running daemon's only), when there were any. */
+function renderWindowEvents(st: DaemonStatus): string {
+  const splits = st.models.filter((m) => (m.windowSplits ?? 0) > 0).map((m) => `${m.id} ${m.windowSplits}`);
+  const abandoned = st.models.flatMap((m) => (m.abandonedWindows ?? []).map((w) => [m.id, `${iso(w.fromMs)} .. ${iso(w.toMs)}`, w.reason, String(w.pages), iso(w.atMs)]));
+  let out = '';
+  if (splits.length > 0) out += `\nwindows cut short (poll.window_limits, api.max_response_bytes): ${splits.join(', ')}\n`;
+  if (abandoned.length > 0) out += `\nwindows abandoned at a window limit (entries on pages not read were skipped):\n${table(['MODEL', 'WINDOW', 'REASON', 'PAGES', 'AT'], abandoned)}`;
+  return out;
 }
 
 function table(head: string[], rows: string[][]): string {

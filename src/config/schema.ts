@@ -237,6 +237,18 @@ const pollSchema = z
       parseRateLimitValue,
     ).prefault('20/s'),
     jitter: scalar(z.number().min(0).lt(1).default(0.1)).describe('Random spread of the interval, as a fraction: 0.1 = ±10%.'),
+    window_limits: z
+      .strictObject({
+        max_pages: scalar(z.number().int().min(1).default(5_000)).describe(
+          'Most pages read in one fetch of a window. A fetch that reaches it is started again on a window of half the span (not under 1s); a 1s window that still reaches it is completed as read and reported at error level.',
+        ),
+        max_duration: duration(
+          'Longest time one fetch of a window may take (pauses while the journal is full do not count). Reaching it shortens the window as max_pages does.',
+          { positive: true },
+        ).prefault('10m'),
+      })
+      .prefault({})
+      .describe('Bounds of one window fetch, so that a service that pages without end cannot hold a model in one window forever.'),
     auth_retry: duration('After the service refuses the token for a model, poll that model again after this long, doubling up to 10m; other models go on.', { positive: true }).prefault('30s'),
     reread: z
       .strictObject({

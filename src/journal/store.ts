@@ -22,7 +22,7 @@ export interface Checkpoint {
   modelId: string;
   startMs: number;
   watermarkMs: number | undefined;
-  window: { fromMs: number; toMs: number; nextToken: string | undefined } | undefined;
+  window: { fromMs: number; toMs: number; nextToken: string | undefined; tokens?: readonly string[] } | undefined;
   fetchId: number;
   planState: string | undefined;
   lastEntryNs: bigint | undefined;
@@ -58,8 +58,11 @@ interface PendingPage {
   page: JournalPage | undefined;
 }
 
-/** How a page ends its window fetch. */
-export type PageContinuation = { nextToken: string } | { end: true };
+/**
+ * How a page ends its window fetch. `tokenHash` (hex) is added to the window's set of
+ * tokens followed, in the same transaction that stores the token.
+ */
+export type PageContinuation = { nextToken: string; tokenHash?: string } | { end: true };
 
 /** Result of committing one page. */
 export interface PageCommit {
@@ -236,16 +239,22 @@ export class StateStore {
       getCheckpoint: db.prepare('SELECT * FROM checkpoints WHERE model_id = ?').safeIntegers(true),
       insertCheckpoint: db.prepare('INSERT OR IGNORE INTO checkpoints (model_id, start_ms, updated_ms) VALUES (?, ?, ?)'),
       beginWindow: db.prepare(
-        'UPDATE checkpoints SET win_from = ?, win_to = ?, plan_pending = ?, next_token = NULL, fetch_id = fetch_id + 1, updated_ms = ? WHERE model_id = ?',
+        'UPDATE checkpoints SET win_from = ?, win_to = ?, plan_pending = ?, next_token = NULL, win_tokens = NULL, fetch_id = fetch_id + 1, updated_ms = ? WHERE model_id = ?',
       ),
       syncNormal: db.prepare('PRAGMA synchronous = NORMAL'),
       syncFull: db.prepare('PRAGMA synchronous = FULL'),
-      restartWindow: db.prepare('UPDATE checkpoints SET next_token = NULL, fetch_id = fetch_id + 1, updated_ms = ? WHERE model_id = ?'),
-      recordWindow: db.prepare('UPDATE checkpoints SET win_from = ?, win_to = ?, plan_pending = ?, next_token = NULL, fetch_id = ?, updated_ms = ? WHERE model_id = ?'),
-      setToken: db.prepare('UPDATE checkpoints SET next_token = ?, updated_ms = ? WHERE model_id = ?'),
+      restartWindow: db.prepare('UPDATE checkpoints SET next_token = NULL, win_tokens = NULL, fetch_id = fetch_id + 1, updated_ms = ? WHERE model_id = ?'),
+      shortenWindow: db.prepare(
+        'UPDATE checkpoints SET win_to = ?, plan_pending = ?, next_token = NULL, win_tokens = NULL, fetch_id = fetch_id + 1, updated_ms = ? WHERE model_id = ? AND win_from IS NOT NULL',
+      ),
+      recordWindow: db.prepare('UPDATE checkpoints SET win_from = ?, win_to = ?, plan_pending = ?, next_token = NULL, win_tokens = NULL, fetch_id = ?, updated_ms = ? WHERE model_id = ?'),
+      setToken: db.prepare(
+        `UPDATE checkpoints SET next_token = @token, win_tokens = CASE WHEN @hash IS NULL THEN win_tokens ELSE coalesce(win_tokens || ' ', '') || @hash END,
+           updated_ms = @now WHERE model_id = @modelId`,
+      ),
       endWindow: db.prepare(
         `UPDATE checkpoints SET watermark_ms = max(coalesce(watermark_ms, win_to), win_to), plan_state = coalesce(plan_pending, plan_state),
-           plan_pending = NULL, win_from = NULL, win_to = NULL, next_token = NULL, updated_ms = ? WHERE model_id = ?`,
+           plan_pending = NULL, win_from = NULL, win_to = NULL, next_token = NULL, win_tokens = NULL, updated_ms = ? WHERE model_id = ?`,
       ),
       setLastEntry: db.prepare('UPDATE checkpoints SET last_entry_ns = max(coalesce(last_entry_ns, ?), ?) WHERE model_id = ?'),
       endQuiet: db.prepare(
@@ -330,6 +339,17 @@ export class StateStore {
   restartWindow(modelId: string): Checkpoint {
     this.uncache(modelId);
     this.s.restartWindow.run(this.now(), modelId);
+    return this.getCheckpoint(modelId)!;
+  }
+
+  /**
+   * Cuts the window in progress short at `toMs` and starts fetching it again from its first
+   * page: a new fetch id, no token, no tokens followed. `planStateAfter` replaces the planner
+   * state to adopt when the window completes (it must cover only the shorter window).
+   */
+  shortenWindow(modelId: string, toMs: number, planStateAfter?: string): Checkpoint {
+    this.uncache(modelId);
+    this.s.shortenWindow.run(Math.ceil(toMs), planStateAfter ?? null, this.now(), modelId);
     return this.getCheckpoint(modelId)!;
   }
 
@@ -477,7 +497,7 @@ export class StateStore {
       s.setLastEntry.run(maxNs, maxNs, modelId);
     }
     if ('end' in next) s.endWindow.run(this.now(), modelId);
-    else s.setToken.run(next.nextToken, this.now(), modelId);
+    else s.setToken.run({ token: next.nextToken, hash: next.tokenHash ?? null, now: this.now(), modelId });
     return lastSeq;
   }
 
@@ -989,6 +1009,10 @@ function quietRow(cp: Checkpoint, nowMs: number) {
   return { modelId: cp.modelId, toMs: cp.watermarkMs ?? null, planState: cp.planState ?? null, fetchId: cp.fetchId, now: nowMs };
 }
 
+function splitTokens(v: bigint | string | null | undefined): { tokens?: string[] } {
+  return typeof v === 'string' && v !== '' ? { tokens: v.split(' ') } : {};
+}
+
 function toCheckpoint(r: Record<string, bigint | string | null>): Checkpoint {
   const from = num(r.win_from);
   const to = num(r.win_to);
@@ -996,7 +1020,7 @@ function toCheckpoint(r: Record<string, bigint | string | null>): Checkpoint {
     modelId: String(r.model_id),
     startMs: Number(r.start_ms),
     watermarkMs: num(r.watermark_ms),
-    window: from !== undefined && to !== undefined ? { fromMs: from, toMs: to, nextToken: (r.next_token as string | null) ?? undefined } : undefined,
+    window: from !== undefined && to !== undefined ? { fromMs: from, toMs: to, nextToken: (r.next_token as string | null) ?? undefined, ...splitTokens(r.win_tokens) } : undefined,
     fetchId: Number(r.fetch_id),
     planState: (r.plan_state as string | null) ?? undefined,
     lastEntryNs: r.last_entry_ns === null || r.last_entry_ns === undefined ? undefined : BigInt(r.last_entry_ns),

@@ -1,9 +1,11 @@
 //! Polls one model: plans windows, fetches each page with the previous next_token, and
 //! commits every page (entries, dedupe counts, token) in one transaction. A crash resumes
 //! from the saved token; a rejected token restarts the window, and dedupe absorbs the repeat.
+//! A service that misbehaves is bounded per window fetch (window-guard.ts, window-events.ts):
+//! a token already followed ends the window, caps and oversized pages shorten it.
 import type { Logger } from 'pino';
 import type { ApiClient, LogsPage } from '../api/types.js';
-import { ApiAuthError, ApiClientError, ApiError } from '../api/errors.js';
+import { ApiAuthError, ApiClientError, ApiError, ApiResponseTooLargeError } from '../api/errors.js';
 import type { Clock } from '../time/clock.js';
 import { prepareEntries, prepareScanned } from './prepare.js';
 import type { Checkpoint, PageCommit, PageToCommit, PreparedPage, StateStore, WindowStart } from '../journal/store.js';
@@ -12,6 +14,8 @@ import { describeError } from '../errors.js';
 import { planWindows, pruneHorizonMs, type PlannerSettings } from './planner.js';
 import { backoffDelay, jittered, sleep } from './sleep.js';
 import { abandonOnAbort } from './abandon.js';
+import { MIN_CAPPED_SPAN_MS, WindowGuard, shortenedWindow, type WindowLimits } from './window-guard.js';
+import { WindowEvents } from './window-events.js';
 import { StateWriteRetry, retryOnStateErrors } from '../journal/state-errors.js';
 
 /** Where a model with no checkpoint starts. */
@@ -39,7 +43,11 @@ export interface ModelPollerSettings extends PlannerSettings {
   authRetryMs: number;
   /** Least time between two prunings of the model's dedupe keys (default a minute; tests shorten it). */
   pruneEveryMs?: number;
+  /** Caps of one window fetch. */
+  windowLimits: WindowLimits;
 }
+
+type FetchOutcome = { kind: 'done' | 'stopped' | 'shortened' } | { kind: 'failed'; retryInMs: number } | { kind: 'too_large'; error: ApiResponseTooLargeError };
 
 /** What a poller needs from the daemon. */
 export interface ModelPollerDeps {
@@ -81,8 +89,14 @@ export class ModelPoller {
   private prunedAt = -Infinity;
   /** Last error, for status output. */
   lastError: { code: string; message: string; atMs: number } | undefined;
+  /** Windows cut short or abandoned, token cycles: for status output. */
+  readonly windowEvents: WindowEvents;
+  /** Set while polling is paused by a page over the size limit: ends the pause. */
+  private resumeOversized: (() => void) | undefined;
+  private pausedOversized = false;
 
   constructor(private readonly d: ModelPollerDeps) {
+    this.windowEvents = new WindowEvents(d);
     this.stateRetry = new StateWriteRetry(d.logger, { model: d.modelId }, {
       paused: 'could not write the state file (disk full?); polling of this model pauses and resumes from its checkpoint',
       resumed: 'state file writable again; polling resumed',
@@ -107,6 +121,14 @@ export class ModelPoller {
     return this.runPromise ?? Promise.resolve();
   }
 
+  /**
+   * Ends a pause caused by a page over `api.max_response_bytes` (the limit was changed):
+   * the window is asked for again.
+   */
+  retryOversized(): void {
+    this.resumeOversized?.();
+  }
+
   private get stopping(): boolean {
     return this.stopController.signal.aborted;
   }
@@ -124,7 +146,7 @@ export class ModelPoller {
       let begin: WindowStart | undefined;
       if (!cp.window) {
         const now = clock.now();
-        const [next] = planWindows(cp, now, settings);
+        const next = this.windowEvents.clamp(cp, planWindows(cp, now, settings)[0], now);
         if (!next && cp.watermarkMs !== undefined && now - settings.settleMs < cp.watermarkMs - settings.intervalMs) {
           if (!this.clockWarned) logger.warn({ model: modelId, behindMs: cp.watermarkMs - now }, 'the clock is behind this model\'s watermark; waiting for it to catch up (nothing is skipped)');
           this.clockWarned = true;
@@ -142,6 +164,11 @@ export class ModelPoller {
       }
       const outcome = await this.fetchWindow(cp, begin);
       if (outcome.kind === 'stopped') return;
+      if (outcome.kind === 'shortened') continue;
+      if (outcome.kind === 'too_large') {
+        await this.pauseOversized(outcome.error);
+        continue;
+      }
       if (outcome.kind === 'failed') {
         await sleep(outcome.retryInMs, this.stopController.signal);
         continue;
@@ -169,7 +196,7 @@ export class ModelPoller {
     return this.d.sleep ? this.d.sleep(ms, signal) : sleep(ms, signal);
   }
 
-  private async fetchWindow(cp: Checkpoint, begin: WindowStart | undefined): Promise<{ kind: 'done' | 'stopped' } | { kind: 'failed'; retryInMs: number }> {
+  private async fetchWindow(cp: Checkpoint, begin: WindowStart | undefined): Promise<FetchOutcome> {
     const { store, modelId, metrics, logger } = this.d;
     const window = cp.window!;
     let token = window.nextToken;
@@ -177,6 +204,7 @@ export class ModelPoller {
     let restarts = 0;
     let pageCount = 0;
     let appendedInWindow = 0;
+    let guard = new WindowGuard(window.tokens, this.d.settings.windowLimits);
     const request = (nextToken: string | undefined) => {
       // Stopping aborts the request, its retries and their waits, or its turn in the queue; a page already received still commits.
       const signal = this.stopController.signal;
@@ -193,7 +221,9 @@ export class ModelPoller {
     for (;;) {
       // Stopping: a next page already requested is awaited (the abort ends it at once unless it has arrived, and then it commits).
       if (this.stopping && !prefetched) return { kind: 'stopped' };
+      const waitStart = performance.now();
       await this.d.waitForRoom(this.stopController.signal);
+      guard.exclude(performance.now() - waitStart);
       if (this.stopping && !prefetched) return { kind: 'stopped' };
       let page: LogsPage;
       try {
@@ -208,21 +238,28 @@ export class ModelPoller {
           logger.warn({ model: modelId, status: err.status, details: err.message }, 'next_token rejected; restarting the window from its start');
           fetchId = begin ? fetchId + 1 : store.restartWindow(modelId).fetchId;
           token = undefined;
+          guard = new WindowGuard(undefined, this.d.settings.windowLimits);
           continue;
+        }
+        if (err instanceof ApiResponseTooLargeError) {
+          // One entry (or one page) too large for the limit: isolate it in ever shorter windows.
+          return this.windowEvents.shorten(window, begin, 'too_large', { size: err.size, limitBytes: err.limitBytes }) ? { kind: 'shortened' } : { kind: 'too_large', error: err };
         }
         return { kind: 'failed', retryInMs: this.onFetchError(err) };
       }
       prefetched = undefined;
       this.noteRecovered();
-      const repeated = page.nextToken !== undefined && page.nextToken === token;
-      if (repeated) metrics.tokenLoops.inc({ model: modelId });
-      const end = page.nextToken === undefined || repeated;
-      if (!end && !this.stopping) prefetched = request(page.nextToken);
+      const verdict = guard.check(page.nextToken);
+      // A cap reached on the shortest window: this page is its last (the rest is not read).
+      const abandon = verdict.kind === 'limit' && !shortenedWindow(window, MIN_CAPPED_SPAN_MS);
+      const end = verdict.kind === 'end' || verdict.kind === 'cycle' || abandon;
+      if (verdict.kind === 'follow' && !this.stopping) prefetched = request(page.nextToken);
       let prepared: PreparedPage;
       let commit: PageCommit;
       try {
         prepared = this.prepare(page, window.fromMs);
-        const toCommit: PageToCommit = { modelId, fetchId, windowFromMs: window.fromMs, entries: prepared, next: end ? { end: true } : { nextToken: page.nextToken! }, fetchedMs: this.d.clock.now(), begin };
+        const next = end ? { end: true as const } : { nextToken: page.nextToken!, ...(verdict.kind === 'follow' ? { tokenHash: verdict.hash } : {}) };
+        const toCommit: PageToCommit = { modelId, fetchId, windowFromMs: window.fromMs, entries: prepared, next, fetchedMs: this.d.clock.now(), begin };
         commit = this.d.commit ? await this.d.commit(toCommit) : store.commitPages([toCommit])[0]!;
       } finally {
         // Committed (its lines are rendered into the journal) or failed: the body can take the next response.
@@ -237,7 +274,16 @@ export class ModelPoller {
         this.d.onAppend();
       }
       if (commit.duplicates > 0) metrics.duplicates.inc({ model: modelId }, commit.duplicates);
+      if (verdict.kind === 'cycle') this.windowEvents.cycle(window, verdict.length, guard.pagesRead);
+      if (verdict.kind === 'limit') {
+        if (!abandon) {
+          this.windowEvents.shorten(window, undefined, verdict.reason, { pages: guard.pagesRead, elapsedMs: Math.round(guard.elapsedMs) });
+          return { kind: 'shortened' };
+        }
+        this.windowEvents.abandon(window, verdict.reason, guard.pagesRead);
+      }
       if (end) {
+        if (!abandon) this.windowEvents.completed();
         if (appendedInWindow > 0) this.d.onWindowDone?.();
         if (logger.isLevelEnabled('debug')) {
           logger.debug({ model: modelId, from: new Date(window.fromMs).toISOString(), to: new Date(window.toMs).toISOString(), pages: pageCount + 1 }, 'window done');
@@ -247,6 +293,19 @@ export class ModelPoller {
       pageCount++;
       token = page.nextToken;
     }
+  }
+
+  /**
+   * Pauses polling of this model after a 1 ms window still came back over the size limit,
+   * until the limit changes (or, as a last resort, for the longest timer: about 24 days).
+   */
+  private async pauseOversized(err: ApiResponseTooLargeError): Promise<void> {
+    this.lastError = { code: err.code, message: this.windowEvents.oversized(err), atMs: this.d.clock.now() };
+    this.pausedOversized = true;
+    const resume = new AbortController();
+    this.resumeOversized = () => resume.abort();
+    await sleep(2 ** 31 - 1, AbortSignal.any([this.stopController.signal, resume.signal]));
+    this.resumeOversized = undefined;
   }
 
   private prepare(page: LogsPage, windowFromMs: number): PreparedPage {
@@ -259,12 +318,13 @@ export class ModelPoller {
   }
 
   private noteRecovered(): void {
-    if (this.authFailures > 0 || this.failures > 0) {
+    if (this.authFailures > 0 || this.failures > 0 || this.pausedOversized) {
       this.d.logger.info({ model: this.d.modelId }, 'model polling recovered');
       this.d.metrics.modelUp.set({ model: this.d.modelId }, 1);
     }
     this.failures = 0;
     this.authFailures = 0;
+    this.pausedOversized = false;
     this.lastError = undefined;
   }
 

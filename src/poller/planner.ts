@@ -119,6 +119,17 @@ function encode(frontiers: ReadonlyMap<number, number>): string {
   return JSON.stringify({ f } satisfies SparseState);
 }
 
+/**
+ * The planner state to adopt once `piece` has been read at `readAtMs`, starting from the
+ * checkpoint's current state: the frontiers advance over `piece` only. Used when a window
+ * in progress is cut short, so that its planned state (which covered the whole window)
+ * does not mark the cut-off part as read. Undefined for the sliding schedule (no state).
+ */
+export function planStateAfterPiece(cp: PlannerCheckpoint, piece: { fromMs: number; toMs: number }, readAtMs: number, s: PlannerSettings): string | undefined {
+  if (s.reread?.mode !== 'sparse') return undefined;
+  return encode(advance(readState(cp, rereadAges(s, s.reread.agesMs)), piece, readAtMs));
+}
+
 function planSparse(cp: PlannerCheckpoint, nowMs: number, s: PlannerSettings, agesMs: readonly number[]): PlannedWindow[] {
   const ages = rereadAges(s, agesMs);
   let frontiers = readState(cp, ages);

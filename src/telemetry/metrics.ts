@@ -18,6 +18,9 @@ export class Metrics {
   readonly badTimes = new Counter({ name: 'mls_entries_bad_time_total', help: 'Entries whose time could not be parsed (delivered anyway), per model.', labelNames: ['model'], registers: [this.registry] });
   readonly tokenRestarts = new Counter({ name: 'mls_window_restarts_total', help: 'Window fetches restarted from the beginning because the service rejected next_token, per model.', labelNames: ['model'], registers: [this.registry] });
   readonly tokenLoops = new Counter({ name: 'mls_token_repeats_total', help: 'Pages whose next_token repeated the token just sent (treated as the end), per model.', labelNames: ['model'], registers: [this.registry] });
+  readonly tokenCycles = new Counter({ name: 'mls_token_cycles_total', help: 'Window fetches ended because a page\'s next_token had already been followed in the window (a token cycle of any length), per model.', labelNames: ['model'], registers: [this.registry] });
+  readonly windowSplits = new Counter({ name: 'mls_window_splits_total', help: 'Window fetches cut to a shorter window and started again, per model and reason (max_pages, max_duration, too_large).', labelNames: ['model', 'reason'], registers: [this.registry] });
+  readonly windowsAbandoned = new Counter({ name: 'mls_windows_abandoned_total', help: 'Windows of the shortest span (1 s) that still reached a window limit and were completed as read, per model and reason (max_pages, max_duration).', labelNames: ['model', 'reason'], registers: [this.registry] });
   readonly pollErrors = new Counter({ name: 'mls_poll_errors_total', help: 'Failed page fetches after the client gave up retrying, per model and error code.', labelNames: ['model', 'code'], registers: [this.registry] });
   /** Computed at each scrape from {@link Metrics.setLagSource}: it keeps growing while a model is stuck, paused or blocked. */
   readonly lag = new Gauge({
@@ -60,7 +63,8 @@ export class Metrics {
 
   /** Exports a model's series at 0 from the start, so dashboards and alerts see them before the first event. */
   initModel(model: string): void {
-    for (const c of [this.polls, this.pages, this.entriesFetched, this.entriesNew, this.duplicates, this.badTimes, this.tokenRestarts, this.tokenLoops, this.apiRetries]) c.inc({ model }, 0);
+    for (const c of [this.polls, this.pages, this.entriesFetched, this.entriesNew, this.duplicates, this.badTimes, this.tokenRestarts, this.tokenLoops, this.tokenCycles, this.apiRetries]) c.inc({ model }, 0);
+    for (const reason of ['max_pages', 'max_duration']) this.windowsAbandoned.inc({ model, reason }, 0);
     this.modelUp.set({ model }, 1);
   }
 

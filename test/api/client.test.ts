@@ -366,10 +366,21 @@ describe('failures', () => {
 
   it('refuses a response whose Content-Length is over the limit', async () => {
     const s = await serve((_req, res) => sendJson(res, 200, logsPage([{ ...ENTRY, log: 'x'.repeat(5000) }])));
-    const err = await failure(client(s.url, { ...ONE_ATTEMPT, maxResponseBytes: 1024 }).getLogs(REQ));
+    const err = await failure(client(s.url, { maxResponseBytes: 1024 }).getLogs(REQ));
     expect(err).toBeInstanceOf(ApiResponseTooLargeError);
     expect(err.code).toBe('MLS_ERR_API_TOO_LARGE');
-    expect(err.retryable).toBe(true);
+    // The same request would get the same answer: not retried.
+    expect(err.retryable).toBe(false);
+    expect(s.requests).toHaveLength(1);
+    expect(err.message).toMatch(/the response \(5\d{3} bytes\) is larger than api\.max_response_bytes \(1024 bytes\)/);
+  });
+
+  it('takes a new response size limit for the requests that follow', async () => {
+    const s = await serve((_req, res) => sendJson(res, 200, logsPage([{ ...ENTRY, log: 'x'.repeat(5000) }])));
+    const c = client(s.url, { ...ONE_ATTEMPT, maxResponseBytes: 1024 });
+    expect(await failure(c.getLogs(REQ))).toBeInstanceOf(ApiResponseTooLargeError);
+    c.setMaxResponseBytes!(64 * 1024);
+    expect((await c.getLogs(REQ)).entries).toHaveLength(1);
   });
 
   it('stops reading a streamed response as soon as it passes the limit', async () => {

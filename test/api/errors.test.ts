@@ -18,7 +18,7 @@ describe('API error classes', () => {
     [new ApiProtocolError('not JSON', { status: 200, excerpt: '<html>' }), 'MLS_ERR_API_PROTOCOL', true, 4, 200],
     [new ApiUnavailableError('down', { status: 503, retryAfterMs: 1000 }), 'MLS_ERR_API_UNAVAILABLE', true, 4, 503],
     [new ApiUnavailableError('refused'), 'MLS_ERR_API_UNAVAILABLE', true, 4, undefined],
-    [new ApiResponseTooLargeError(1024, { status: 200 }), 'MLS_ERR_API_TOO_LARGE', true, 4, 200],
+    [new ApiResponseTooLargeError(1024, { status: 200 }), 'MLS_ERR_API_TOO_LARGE', false, 4, 200],
   ] as const)('%s has code %s, retryable %s, exit code %s', (err, code, retryable, exitCode, status) => {
     expect(err).toBeInstanceOf(ApiError);
     expect(err).toBeInstanceOf(MlsError);
@@ -31,6 +31,11 @@ describe('API error classes', () => {
 
   it('tells the user plainly that the token was refused', () => {
     expect(new ApiAuthError(401).message).toMatch(/refused the API token.*check/);
+  });
+
+  it('names api.max_response_bytes and the size of a response over it', () => {
+    expect(new ApiResponseTooLargeError(65_536, { responseBytes: 204_851 }).message).toBe('the response (204851 bytes) is larger than api.max_response_bytes (65536 bytes)');
+    expect(new ApiResponseTooLargeError(65_536).message).toBe('the response (more than 65536 bytes) is larger than api.max_response_bytes (65536 bytes)');
   });
 
   it('puts the service details into the client error message', () => {

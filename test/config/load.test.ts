@@ -58,6 +58,7 @@ describe('defaults', () => {
       jitter: 0.1,
       auth_retry: 30_000,
       reread: { mode: 'sparse', ages: [30_000] },
+      window_limits: { max_pages: 5_000, max_duration: 600_000 },
     });
     expect(c.models).toEqual([{ id: 'model-a', resource: {} }]);
     expect(c.sinks[0]).toEqual({

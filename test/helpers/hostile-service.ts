@@ -114,3 +114,16 @@ async function trickle(res: ServerResponse, status: number, body: unknown, heade
   }
   if (!res.destroyed) res.end();
 }
+
+/** An entry at `ms` (epoch milliseconds) with text `log`. */
+export function entryAt(ms: number, log: string, stream = 'stdout'): WireEntry {
+  return { time: new Date(ms).toISOString(), stream, log };
+}
+
+/** The entries whose time falls in the call's window (both ends inclusive, in ms), as a faithful service returns them. */
+export function entriesIn(entries: readonly WireEntry[], call: LogsCall): WireEntry[] {
+  return entries.filter((e) => {
+    const t = Date.parse(e.time);
+    return t >= call.fromMs && t <= call.toMs;
+  });
+}

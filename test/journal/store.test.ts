@@ -101,6 +101,52 @@ describe('state store', () => {
     s.close();
   });
 
+  it('keeps the tokens followed in the window across a reopen, and forgets them when the window ends, restarts or begins', () => {
+    const path = join(dir, 'state.db');
+    let s = StateStore.open(path);
+    s.ensureCheckpoint('m', T);
+    let cp = s.beginWindow('m', T, T + 60_000);
+    s.commitPage('m', cp.fetchId, T, [prep('2026-11-22T10:00:01Z', 'a')], { nextToken: 'A', tokenHash: 'aaaa' }, T);
+    s.commitPage('m', cp.fetchId, T, [prep('2026-11-22T10:00:02Z', 'b')], { nextToken: 'B', tokenHash: 'bbbb' }, T);
+    s.close();
+
+    // As after a SIGKILL: the next open finds the token and both hashes.
+    s = StateStore.open(path);
+    cp = s.getCheckpoint('m')!;
+    expect(cp.window).toEqual({ fromMs: T, toMs: T + 60_000, nextToken: 'B', tokens: ['aaaa', 'bbbb'] });
+    expect(s.restartWindow('m').window!.tokens).toBeUndefined();
+    s.commitPage('m', cp.fetchId + 1, T, [], { nextToken: 'A', tokenHash: 'aaaa' }, T);
+    expect(s.getCheckpoint('m')!.window!.tokens).toEqual(['aaaa']);
+    s.commitPage('m', cp.fetchId + 1, T, [], { end: true }, T);
+    cp = s.beginWindow('m', T + 60_000, T + 120_000);
+    expect(cp.window).toEqual({ fromMs: T + 60_000, toMs: T + 120_000, nextToken: undefined });
+    s.close();
+    const raw = new Database(path, { readonly: true });
+    expect(raw.prepare("SELECT win_tokens FROM checkpoints WHERE model_id = 'm'").pluck().get()).toBeNull();
+    raw.close();
+  });
+
+  it('cuts the window in progress short: a new fetch id, no token, the shorter planned state; its re-read delivers nothing twice', () => {
+    const s = StateStore.open(join(dir, 'state.db'));
+    s.ensureCheckpoint('m', T);
+    let cp = s.beginWindow('m', T, T + 60_000, 'whole window');
+    const page = [prep('2026-11-22T10:00:01Z', 'a'), prep('2026-11-22T10:00:01Z', 'a'), prep('2026-11-22T10:00:40Z', 'late')];
+    expect(s.commitPage('m', cp.fetchId, T, page, { nextToken: 'A', tokenHash: 'aaaa' }, T).appended).toBe(3);
+    const cut = s.shortenWindow('m', T + 30_000, 'first half');
+    expect(cut.fetchId).toBe(cp.fetchId + 1);
+    expect(cut.window).toEqual({ fromMs: T, toMs: T + 30_000, nextToken: undefined });
+    // The shorter window from its start: the twins again, nothing new.
+    expect(s.commitPage('m', cut.fetchId, T, page.slice(0, 2), { end: true }, T).appended).toBe(0);
+    cp = s.getCheckpoint('m')!;
+    expect(cp.watermarkMs).toBe(T + 30_000);
+    expect(cp.planState).toBe('first half');
+    // The cut-off part, read by the next window, delivers nothing twice either.
+    cp = s.beginWindow('m', T + 30_000, T + 60_000);
+    expect(s.commitPage('m', cp.fetchId, T + 30_000, page.slice(2), { end: true }, T).appended).toBe(0);
+    expect(s.readAfter(0, 10).map((e) => e.log)).toEqual(['a', 'a', 'late']);
+    s.close();
+  });
+
   describe('windows that return nothing', () => {
     /** The checkpoint as another process would read it from the file. */
     const onDisk = (path: string, model: string) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planWindows, pruneHorizonMs, type PlannerCheckpoint, type PlannerSettings } from '../../src/poller/planner.js';
+import { planStateAfterPiece, planWindows, pruneHorizonMs, type PlannerCheckpoint, type PlannerSettings } from '../../src/poller/planner.js';
 
 const S = { lookbackMs: 300_000, settleMs: 2_000, maxWindowMs: 3_600_000 };
 const T0 = Date.UTC(2026, 10, 22, 10, 0, 0);
@@ -63,13 +63,20 @@ function simulate(
   durationMs: number,
   startMs = T0,
   entriesAt: (fromMs: number, toMs: number) => number | undefined = (_f, t) => t,
+  /** Cuts every window to at most this span, as a poller does whose window fetch reached a cap. */
+  cut?: { spanMs: number; planState: (cp: PlannerCheckpoint, piece: { fromMs: number; toMs: number }, nowMs: number, planned: string | undefined) => string | undefined },
 ): { reads: Array<{ fromMs: number; toMs: number; atMs: number; kind: string }>; cp: PlannerCheckpoint } {
   let cp: PlannerCheckpoint = { startMs, watermarkMs: undefined };
   const reads: Array<{ fromMs: number; toMs: number; atMs: number; kind: string }> = [];
   for (let now = startMs; now <= startMs + durationMs; now += s.intervalMs!) {
     for (let guard = 0; guard < 50; guard++) {
-      const [w] = planWindows(cp, now, s);
-      if (!w) break;
+      const [planned] = planWindows(cp, now, s);
+      if (!planned) break;
+      let w = planned;
+      if (cut && w.toMs - w.fromMs > cut.spanMs) {
+        const piece = { fromMs: w.fromMs, toMs: w.fromMs + cut.spanMs };
+        w = { ...w, ...piece, planStateAfter: cut.planState(cp, piece, now, w.planStateAfter) };
+      }
       reads.push({ fromMs: w.fromMs, toMs: w.toMs, atMs: now, kind: w.kind });
       const newest = entriesAt(w.fromMs, w.toMs);
       const lastEntryNs = newest === undefined || (cp.lastEntryNs !== undefined && BigInt(newest) * 1_000_000n < cp.lastEntryNs) ? cp.lastEntryNs : BigInt(newest) * 1_000_000n;
@@ -106,6 +113,25 @@ describe('sparse re-read schedule', () => {
     const slidingAmp = readMs(sliding) / span;
     expect(sparseAmp).toBeLessThanOrEqual(3.05);
     expect(slidingAmp / sparseAmp).toBeGreaterThan(9);
+  });
+
+  it('windows cut short keep every instant read at every age when the state after the shorter piece is adopted', () => {
+    const coverage = (reads: Array<{ fromMs: number; toMs: number; atMs: number }>) => {
+      let missing = 0;
+      for (let t = T0 + 600_000; t < T0 + 3_000_000; t += 997) {
+        const ages = reads.filter((r) => r.fromMs <= t && t <= r.toMs).map((r) => r.atMs - t);
+        if (!(Math.min(...ages) < 30_000 && ages.some((a) => a >= 30_000) && ages.some((a) => a >= 300_000))) missing++;
+      }
+      return missing;
+    };
+    const spanMs = 4_000;
+    const cutRight = simulate(SPARSE, 3_600_000, T0, undefined, { spanMs, planState: (cp, piece, now) => planStateAfterPiece(cp, piece, now, SPARSE) });
+    expect(coverage(cutRight.reads)).toBe(0);
+    for (const r of cutRight.reads) expect(r.toMs - r.fromMs).toBeLessThanOrEqual(spanMs);
+    // The state planned for the whole window would mark the part cut off as re-read.
+    const cutWrong = simulate(SPARSE, 3_600_000, T0, undefined, { spanMs, planState: (_cp, _piece, _now, planned) => planned });
+    expect(coverage(cutWrong.reads)).toBeGreaterThan(100);
+    expect(planStateAfterPiece({ startMs: T0, watermarkMs: T0 }, { fromMs: T0, toMs: T0 + 1 }, T0, { ...SPARSE, reread: { mode: 'sliding' } })).toBeUndefined();
   });
 
   it('a catch-up from an old start reads the missed span once, without extra re-reads', () => {

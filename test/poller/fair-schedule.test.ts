@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import PQueue from 'p-queue';
+import { FairSchedule } from '../../src/poller/fair-schedule.js';
+
+describe('fair schedule', () => {
+  it('runs a model that has not sent in this interval before the further requests of busy models', async () => {
+    const queue = new PQueue({ concurrency: 1, autoStart: false });
+    let now = 0;
+    const fair = new FairSchedule(queue, 1_000, () => now);
+    const order: string[] = [];
+    const add = (model: string, label: string) => fair.add(model, async () => void order.push(label));
+    const done = [add('busy', 'busy-1'), add('busy', 'busy-2'), add('busy', 'busy-3'), add('other', 'other-1'), add('quiet', 'quiet-1'), add('other', 'other-2')];
+    queue.start();
+    await Promise.all(done);
+    expect(order).toEqual(['busy-1', 'other-1', 'quiet-1', 'busy-2', 'other-2', 'busy-3']);
+
+    // An interval later, the busy model's past requests no longer count against it.
+    order.length = 0;
+    now = 1_500;
+    queue.pause();
+    const again = [add('quiet', 'quiet-2'), add('busy', 'busy-4')];
+    queue.start();
+    await Promise.all(again);
+    expect(order).toEqual(['quiet-2', 'busy-4']);
+  });
+});
