@@ -57,10 +57,18 @@ export function waitForShutdown(o: { logger: import('pino').Logger; timeoutMs: n
         process.exit(1);
       }, o.timeoutMs);
       timer.unref();
+      const started = Date.now();
       o.stop().then(
         () => {
           clearTimeout(timer);
           process.off('SIGHUP', onHup);
+          // Stopped: the process ends once nothing holds it. Something left running (a sink
+          // module's socket or timer) must not hold it past the shutdown budget.
+          const linger = setTimeout(() => {
+            o.logger.warn('stopped, but something still holds the process (a sink module?); exiting');
+            process.exit(process.exitCode ?? 0);
+          }, Math.max(1_000, o.timeoutMs - (Date.now() - started)));
+          linger.unref();
           resolve();
         },
         (err: unknown) => {
