@@ -1,0 +1,213 @@
+//! Two file sinks must never write one file: each cuts the file back to its own committed
+//! offset at every start, so a shared file loses the other sink's lines. This finds, exactly,
+//! whether two path templates can name the same file for models the sinks receive, rotated
+//! and compressed names included.
+//!
+//! Every time code renders a fixed number of digits and a model id renders fixed text, so
+//! for one model a template names the files of one shape: literal characters and digit
+//! positions. A rotated name adds a stamp (fixed digits) and may add a counter (one or more
+//! digits). Two shapes name a common file iff the product of their automata reaches both
+//! ends: a walk over pairs of positions, no sampling.
+import path from 'node:path';
+import type { RawProblem } from '../../config/problems.js';
+import { ROTATION_STAMP_SHAPE, gzName, gzTempName, splitExtension } from './rotation.js';
+import { TIME_CODE_WIDTH, sanitizeModelId, templateParts } from './template.js';
+
+/** One literal character, any one digit, or one or more digits. */
+type Item = string | typeof DIGIT | typeof DIGITS;
+const DIGIT = 0;
+const DIGITS = 1;
+
+/** The names one model's files of one sink can take. */
+interface Shape {
+  items: Item[];
+  /** What the file is to the sink, for messages. */
+  kind: 'file' | 'rotated file' | 'compressed rotated file' | 'rotated file being compressed';
+  modelId: string;
+}
+
+/** A file sink as the check needs it. */
+export interface FileSinkPaths {
+  /** Position in `sinks`. */
+  index: number;
+  name: string;
+  /** The path template, resolved to an absolute, normalised path. */
+  template: string;
+  /** The models the sink receives. */
+  models: readonly string[];
+  rotates: boolean;
+  gzip: boolean;
+}
+
+/** Two sinks that can write one file, and an example of it. */
+export interface FileOverlap {
+  first: FileSinkPaths;
+  second: FileSinkPaths;
+  example: string;
+  firstShape: Shape;
+  secondShape: Shape;
+}
+
+/** Every pair of sinks (in config order) whose files can coincide, with an example name. */
+export function findFileOverlaps(sinks: readonly FileSinkPaths[]): FileOverlap[] {
+  const shaped = sinks.map((s) => ({ sink: s, shapes: shapesOf(s) }));
+  const out: FileOverlap[] = [];
+  for (let i = 0; i < shaped.length; i++) {
+    for (let j = i + 1; j < shaped.length; j++) {
+      const hit = firstMeeting(shaped[i]!.shapes, shaped[j]!.shapes);
+      if (hit) out.push({ first: shaped[i]!.sink, second: shaped[j]!.sink, ...hit });
+    }
+  }
+  return out;
+}
+
+/**
+ * The overlaps among the file sinks of a parsed config, as problems on the later sink's
+ * `path`. Templates are resolved against `baseDir` as the loader resolves them.
+ */
+export function fileOverlapProblems(
+  sinks: ReadonlyArray<{ type: string; name: string; path?: string; models?: readonly string[] | undefined; rotate?: object | undefined; compress?: string }>,
+  modelIds: readonly string[],
+  baseDir: string,
+): RawProblem[] {
+  const files: FileSinkPaths[] = [];
+  sinks.forEach((s, index) => {
+    if (s.type !== 'file' || s.path === undefined) return;
+    files.push({
+      index,
+      name: s.name,
+      template: path.resolve(baseDir, s.path),
+      models: s.models ?? modelIds,
+      rotates: s.rotate !== undefined && Object.keys(s.rotate).length > 0,
+      gzip: s.compress === 'gzip',
+    });
+  });
+  return findFileOverlaps(files).map((o) => {
+    const whose = (shape: Shape, sink: FileSinkPaths) => `${shape.kind === 'file' ? 'a file' : `a ${shape.kind}`} of sink ${sink.name} for model ${shape.modelId}`;
+    return {
+      path: ['sinks', o.second.index, 'path'],
+      message:
+        `${JSON.stringify(o.second.template)} can name the same file as sinks[${o.first.index}].path ${JSON.stringify(o.first.template)}, e.g. ${o.example} ` +
+        `(${whose(o.secondShape, o.second)}, and ${whose(o.firstShape, o.first)}); each sink would cut the other's lines from it at every start. ` +
+        'Give each file sink paths of its own (another folder or file name), or restrict their models so that no file is shared',
+    };
+  });
+}
+
+/** The distinct shapes of every file `sink` can write. */
+function shapesOf(sink: FileSinkPaths): Shape[] {
+  const seen = new Set<string>();
+  const out: Shape[] = [];
+  const add = (items: Item[], kind: Shape['kind'], modelId: string) => {
+    const key = JSON.stringify(items);
+    if (seen.has(key)) return;
+    seen.add(key);
+    out.push({ items, kind, modelId });
+  };
+  const parts = templateParts(sink.template);
+  for (const modelId of sink.models) {
+    const active: Item[] = [];
+    for (const p of parts) {
+      if (p.kind === 'text') active.push(...chars(p.text));
+      else if (p.kind === 'model') active.push(...chars(sanitizeModelId(modelId)));
+      else for (let k = 0; k < TIME_CODE_WIDTH[p.code]; k++) active.push(DIGIT);
+    }
+    add(active, 'file', modelId);
+    if (!sink.rotates) continue;
+    for (const rotated of rotatedShapes(active)) {
+      add(rotated, 'rotated file', modelId);
+      if (!sink.gzip) continue;
+      add([...rotated, ...chars(gzName(''))], 'compressed rotated file', modelId);
+      add([...rotated, ...chars(gzTempName(''))], 'rotated file being compressed', modelId);
+    }
+  }
+  return out;
+}
+
+/** The names `rotatedName` gives a file of shape `active`: without and with its `.N` counter. */
+function rotatedShapes(active: Item[]): Item[][] {
+  const slash = active.lastIndexOf('/');
+  const dir = active.slice(0, slash + 1);
+  const base = active.slice(slash + 1);
+  // Digits are never a dot, so where the extension starts does not depend on them.
+  const { stem } = splitExtension(base.map((x) => (typeof x === 'string' ? x : '0')).join(''));
+  const stamp: Item[] = [...ROTATION_STAMP_SHAPE].map((c) => (c === '#' ? DIGIT : c));
+  const head = [...dir, ...base.slice(0, stem.length), '.', ...stamp];
+  const ext = base.slice(stem.length);
+  return [
+    [...head, ...ext],
+    [...head, '.', DIGITS, ...ext],
+  ];
+}
+
+function chars(text: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i++) out.push(text[i]!);
+  return out;
+}
+
+/** The first pair of shapes (one of each list) naming a common file, with that file's name. */
+function firstMeeting(a: readonly Shape[], b: readonly Shape[]): { example: string; firstShape: Shape; secondShape: Shape } | undefined {
+  for (const x of a) {
+    for (const y of b) {
+      const example = commonName(x.items, y.items);
+      if (example !== undefined) return { example, firstShape: x, secondShape: y };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A name both shapes match, or undefined when there is none: a breadth-first walk over
+ * pairs of positions (i in `a`, j in `b`), each step reading one character both allow.
+ */
+export function commonName(a: readonly Item[], b: readonly Item[]): string | undefined {
+  const width = b.length + 1;
+  const from = new Map<number, { prev: number; c: string }>();
+  const queue = [0];
+  from.set(0, { prev: -1, c: '' });
+  const goal = a.length * width + b.length;
+  for (let q = 0; q < queue.length; q++) {
+    const at = queue[q]!;
+    if (at === goal) {
+      let name = '';
+      for (let k = at; k > 0; k = from.get(k)!.prev) name = from.get(k)!.c + name;
+      return name;
+    }
+    const i = Math.floor(at / width);
+    const j = at % width;
+    for (const [x, ni] of moves(a, i)) {
+      for (const [y, nj] of moves(b, j)) {
+        const c = meet(x, y);
+        const next = ni * width + nj;
+        if (c === undefined || from.has(next)) continue;
+        from.set(next, { prev: at, c });
+        queue.push(next);
+      }
+    }
+  }
+  return undefined;
+}
+
+/** The steps from position `i`: the next item, and more digits of a `DIGITS` item just read. */
+function moves(s: readonly Item[], i: number): Array<[string | typeof DIGIT, number]> {
+  const out: Array<[string | typeof DIGIT, number]> = [];
+  if (i < s.length) {
+    const item = s[i]!;
+    out.push([item === DIGITS ? DIGIT : item, i + 1]);
+  }
+  if (i > 0 && s[i - 1] === DIGITS) out.push([DIGIT, i]);
+  return out;
+}
+
+/** A character two steps both allow. */
+function meet(x: string | typeof DIGIT, y: string | typeof DIGIT): string | undefined {
+  if (x === DIGIT && y === DIGIT) return '0';
+  if (x === DIGIT) return isDigit(y as string) ? (y as string) : undefined;
+  if (y === DIGIT) return isDigit(x) ? x : undefined;
+  return x === y ? x : undefined;
+}
+
+function isDigit(c: string): boolean {
+  return c >= '0' && c <= '9';
+}
