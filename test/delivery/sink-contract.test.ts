@@ -15,6 +15,8 @@ import { HOSTILE_MODES, writeHostileSink, type HostileMode, type HostileSinkStat
 
 const NAME = 'plug';
 const ENTRIES = 25;
+/** The module's `timeout` (as the daemon passes it from the config). */
+const SEND_TIMEOUT_MS = 300;
 
 /** What lastError says while the sink misbehaves in each way. */
 const EXPECTED_ERROR: Record<HostileMode, RegExp> = {
@@ -49,7 +51,7 @@ afterEach(async () => {
 });
 
 async function start(options: Record<string, unknown>, onAck?: () => void) {
-  const config = sinkSchema.parse({ name: NAME, type: 'module', path: modulePath, options, timeout: '300ms', retry: { base_delay: '20ms', max_delay: '200ms' } }) as ModuleSinkConfig;
+  const config = sinkSchema.parse({ name: NAME, type: 'module', path: modulePath, options, retry: { base_delay: '20ms', max_delay: '200ms' } }) as ModuleSinkConfig;
   const sink = await buildSink(config, contextFor(journal, NAME));
   const metrics = new Metrics({ processMetrics: false });
   const delivery = new SinkDelivery({
@@ -59,7 +61,7 @@ async function start(options: Record<string, unknown>, onAck?: () => void) {
     metrics,
     logger: silentLogger(),
     now: () => Date.now(),
-    settings: { maxEntries: 10, maxBytes: 1 << 20, maxDelayMs: 5, retryBaseMs: config.retry.base_delay, retryMaxMs: config.retry.max_delay, models: undefined, sendTimeoutMs: config.timeout },
+    settings: { maxEntries: 10, maxBytes: 1 << 20, maxDelayMs: 5, retryBaseMs: config.retry.base_delay, retryMaxMs: config.retry.max_delay, models: undefined, sendTimeoutMs: SEND_TIMEOUT_MS },
     ...(onAck ? { onAck } : {}),
   });
   running.push({ delivery, sink });
@@ -86,18 +88,18 @@ describe('a module sink that breaks its contract', () => {
       const { delivery, state, counter, outcomes } = await start({ mode, healFile });
       // The loop went on after the bad outcome: the batch was offered again.
       await waitUntil(() => state.calls.length >= 3, 'the batch is sent again after the bad outcome');
-      expect(delivery.lastError?.message).toMatch(EXPECTED_ERROR[mode]);
-      expect(delivery.failingSinceMs).toBeDefined();
-      const faults = await counter('mls_sink_errors_total', { sink: NAME });
       if (mode === 'after-1e12') {
         // A valid outcome, but its delay is clamped to retry.max_delay (200ms): no timer
         // overflow, which Node turns into a 1 ms timer, and no busy retry loop.
-        expect(faults).toBe(0);
-        const gaps = state.calls.slice(1).map((t, i) => t - state.calls[i]!);
+        const gaps = state.calls.slice(1, 3).map((t, i) => t - state.calls[i]!);
         expect(Math.min(...gaps)).toBeGreaterThanOrEqual(150);
-      } else {
-        expect(faults).toBeGreaterThanOrEqual(1);
+        expect(warnings).not.toContain('TimeoutOverflowWarning');
       }
+      expect(delivery.lastError?.message).toMatch(EXPECTED_ERROR[mode]);
+      expect(delivery.failingSinceMs).toBeDefined();
+      const faults = await counter('mls_sink_errors_total', { sink: NAME });
+      if (mode === 'after-1e12') expect(faults).toBe(0);
+      else expect(faults).toBeGreaterThanOrEqual(1);
       if (mode === 'hang') expect(state.aborts).toBeGreaterThanOrEqual(1);
       expect(journal.sink(NAME).cursor).toBe(0);
 
