@@ -14,9 +14,11 @@ import { ROTATION_STAMP_SHAPE, gzName, gzTempName, splitExtension } from './rota
 import { TIME_CODE_WIDTH, sanitizeModelId, templateParts } from './template.js';
 
 /** One literal character, any one digit, or one or more digits. */
-type Item = string | typeof DIGIT | typeof DIGITS;
-const DIGIT = 0;
-const DIGITS = 1;
+export type Item = string | typeof DIGIT | typeof DIGITS;
+/** Any one decimal digit. */
+export const DIGIT = 0;
+/** One or more decimal digits. */
+export const DIGITS = 1;
 
 /** The names one model's files of one sink can take. */
 interface Shape {
