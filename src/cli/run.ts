@@ -41,6 +41,9 @@ export function register(program: Command): void {
     });
 }
 
+/** How long a stopped daemon's process may wait for what still holds it (within shutdown_timeout). */
+const LINGER_MS = 2_000;
+
 /** Resolves once a stop signal was handled; a second signal, or the timeout, exits at once. */
 export function waitForShutdown(o: { logger: import('pino').Logger; timeoutMs: number; stop: () => Promise<void>; reload?: () => Promise<void> }): Promise<void> {
   return new Promise((resolve) => {
@@ -62,12 +65,12 @@ export function waitForShutdown(o: { logger: import('pino').Logger; timeoutMs: n
         () => {
           clearTimeout(timer);
           process.off('SIGHUP', onHup);
-          // Stopped: the process ends once nothing holds it. Something left running (a sink
-          // module's socket or timer) must not hold it past the shutdown budget.
+          // Stopped, with everything flushed: the process ends once nothing holds it. What a
+          // sink module left running (a socket, a timer) must not hold it much longer.
           const linger = setTimeout(() => {
             o.logger.warn('stopped, but something still holds the process (a sink module?); exiting');
             process.exit(process.exitCode ?? 0);
-          }, Math.max(1_000, o.timeoutMs - (Date.now() - started)));
+          }, Math.max(100, Math.min(LINGER_MS, o.timeoutMs - (Date.now() - started))));
           linger.unref();
           resolve();
         },
