@@ -76,7 +76,6 @@ describe('a module sink that breaks its contract, in the daemon', () => {
           type: 'module',
           path: modulePath,
           options: { mode: 'undefined', healFile, out: plugOut },
-          timeout: '2s',
           batch: { max_entries: 100, max_delay: '50ms' },
           retry: { base_delay: '50ms', max_delay: '300ms' },
         },
