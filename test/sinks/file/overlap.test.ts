@@ -92,6 +92,7 @@ describe('file sink overlap', () => {
         expect(both, `${JSON.stringify(a)} and ${JSON.stringify(b)} share ${both}`).toBeUndefined();
       }
     }
+    console.log(`overlap check: ${met} of 400 random shape pairs share a name (each matched by both), ${400 - met} share none of the ${names.length} names of up to 6 characters`);
     expect(met).toBeGreaterThan(20);
   });
 
