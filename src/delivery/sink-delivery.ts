@@ -11,11 +11,11 @@ import type { DeadLetter, StateStore } from '../journal/store.js';
 import { sliceBytes, sliceCount, type PageSlice } from '../journal/pages.js';
 import { journalBatch } from './batch.js';
 import type { Metrics } from '../telemetry/metrics.js';
-import { describeError } from '../errors.js';
 import { backoffDelay, sleep } from '../poller/sleep.js';
 import { batchId, legacyBatchId } from './batch-id.js';
-import { StateWriteRetry, retryOnStateErrors } from '../journal/state-errors.js';
+import { StateWriteRetry } from '../journal/state-errors.js';
 import { guardedSend, type SendGuard } from './guarded-send.js';
+import { SinkHealth, superviseLoop } from './supervise.js';
 
 /** Batching and retry settings of one sink (milliseconds, bytes). */
 export interface DeliverySettings {
@@ -65,19 +65,9 @@ export class SinkDelivery {
   /** Failed state writes; an acknowledgement written ends the outage. */
   private readonly stateRetry: StateWriteRetry;
   private readonly guard: SendGuard;
-  /** Unexpected failures of the loop since the last acknowledgement (the backoff's attempt). */
-  private crashes = 0;
-  private lastFaultLogMs = Number.NEGATIVE_INFINITY;
-  /** Last send error, for status output. */
-  lastError: { message: string; atMs: number } | undefined;
+  private readonly health: SinkHealth;
   /** Consecutive failed sends of the current batch. */
   attempts = 0;
-  /**
-   * Since when (clock ms) the sink has failed without an acknowledgement in between: the
-   * first failed send, fault or loop failure after the last batch it took. Undefined while
-   * it delivers (or has nothing to deliver).
-   */
-  failingSinceMs: number | undefined;
 
   constructor(private readonly d: SinkDeliveryDeps) {
     this.stateRetry = new StateWriteRetry(d.logger, { sink: d.name }, {
@@ -85,6 +75,17 @@ export class SinkDelivery {
       resumed: 'state file writable again; delivery resumed',
     });
     this.guard = { sink: d.name, timeoutMs: d.settings.sendTimeoutMs, maxAfterMs: d.settings.retryMaxMs };
+    this.health = new SinkHealth({ sink: d.name, metrics: d.metrics, logger: d.logger, now: d.now });
+  }
+
+  /** Last send error or fault, for status output (until a batch is delivered). */
+  get lastError(): { message: string; atMs: number } | undefined {
+    return this.health.lastError;
+  }
+
+  /** Since when (clock ms) the sink has been failing without an acknowledgement; undefined while it delivers. */
+  get failingSinceMs(): number | undefined {
+    return this.health.failingSinceMs;
   }
 
   get name(): string {
@@ -100,41 +101,17 @@ export class SinkDelivery {
   }
 
   /**
-   * Runs the loop until stopped. When a state write fails (disk full, I/O error) the
-   * transaction was rolled back, so the loop starts again from the committed cursor and
-   * in-flight ranges after a pause. Any other failure is a bug (ours or the sink's): it is
-   * recorded (log, `lastError`, `mls_sink_errors_total`) and the loop starts again the same
-   * way after a backoff, growing while it keeps failing.
+   * Runs the loop until stopped; whatever ends it (a failed state write, a bug of ours or of
+   * the sink), it starts again from the committed cursor and in-flight ranges (supervise.ts).
    */
-  private async supervise(): Promise<void> {
-    const { signal } = this.stopController;
-    while (!signal.aborted) {
-      try {
-        await retryOnStateErrors(() => this.loop(), (err) => this.stateRetry.failed(err), signal);
-        return;
-      } catch (err) {
-        if (signal.aborted) return;
-        this.crashes++;
-        const { retryBaseMs, retryMaxMs } = this.d.settings;
-        const delay = Math.max(retryBaseMs, backoffDelay(this.crashes, retryBaseMs, retryMaxMs));
-        this.fault(`delivery loop of sink ${this.d.name} failed: ${describeError(err)}; it starts again from the cursor`, { err, restartInMs: delay });
-        await sleep(delay, signal);
-      }
-    }
-  }
-
-  /** Records a fault of the sink or of its loop: status, metric, and an error line at most every 30 s. */
-  private fault(message: string, fields: Record<string, unknown> = {}): void {
-    const now = this.d.now();
-    this.lastError = { message, atMs: now };
-    this.failingSinceMs ??= now;
-    this.d.metrics.sinkErrors.inc({ sink: this.d.name });
-    if (now - this.lastFaultLogMs >= 30_000) {
-      this.lastFaultLogMs = now;
-      this.d.logger.error({ ...fields, error: message }, 'sink fault; delivery goes on (see lastError in /status)');
-    } else {
-      this.d.logger.debug({ ...fields, error: message }, 'sink fault');
-    }
+  private supervise(): Promise<void> {
+    const { retryBaseMs, retryMaxMs } = this.d.settings;
+    return superviseLoop(
+      () => this.loop(),
+      this.stopController.signal,
+      (err) => this.stateRetry.failed(err),
+      (err) => this.health.crashed(err, retryBaseMs, retryMaxMs),
+    );
   }
 
   /**
@@ -289,7 +266,6 @@ export class SinkDelivery {
       store.ack(name, slot.lastSeq, 0);
     } else if (result.kind === 'ok') {
       store.ack(name, slot.lastSeq, slot.count, result.state);
-      this.crashes = 0;
       metrics.delivered.inc({ sink: name }, slot.count);
       metrics.deliveryLatency.observe({ sink: name }, Math.max(0, this.d.now() - slot.fetchedMs) / 1000);
     } else if (result.kind === 'reject') {
@@ -302,6 +278,7 @@ export class SinkDelivery {
     }
     this.stateRetry.succeeded();
     this.d.onAck?.();
+    this.health.settled();
   }
 
   /** Sends a dead letter again (after `mls dlq replay`); it leaves the table once acknowledged. */
@@ -309,7 +286,7 @@ export class SinkDelivery {
     const { sink, store, name, logger, metrics } = this.d;
     const batch: SinkBatch = { id: batchId(installationId, name, dead.firstSeq, dead.lastSeq), firstSeq: dead.firstSeq, lastSeq: dead.lastSeq, entries: dead.entries };
     const { outcome, fault } = await guardedSend(sink, batch, signal, this.guard);
-    if (fault !== undefined) this.fault(fault);
+    if (fault !== undefined) this.health.fault(fault);
     if (outcome.status === 'ok') {
       if (outcome.state !== undefined) store.setSinkState(name, outcome.state);
       store.deleteDeadLetters([dead.id]);
@@ -333,18 +310,16 @@ export class SinkDelivery {
       if (outcome.status === 'ok') {
         if (attempts > 0) logger.info({ sink: name, attempts }, 'sink delivering again');
         this.attempts = 0;
-        this.lastError = undefined;
-        this.failingSinceMs = undefined;
+        this.health.delivered();
         return { kind: 'ok', state: outcome.state };
       }
       metrics.sinkFailures.inc({ sink: name });
-      if (fault !== undefined) this.fault(fault);
-      this.lastError = { message: outcome.error, atMs: this.d.now() };
+      if (fault !== undefined) this.health.fault(fault);
+      else this.health.failed(outcome.error);
       if (outcome.status === 'reject') {
-        this.failingSinceMs = undefined;
+        this.health.movedOn();
         return { kind: 'reject', error: outcome.error };
       }
-      this.failingSinceMs ??= this.d.now();
       attempts++;
       this.attempts = attempts;
       metrics.sinkRetries.inc({ sink: name });
