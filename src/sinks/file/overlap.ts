@@ -52,12 +52,12 @@ export interface FileOverlap {
 
 /** Every pair of sinks (in config order) whose files can coincide, with an example name. */
 export function findFileOverlaps(sinks: readonly FileSinkPaths[]): FileOverlap[] {
-  const shaped = sinks.map((s) => ({ sink: s, shapes: shapesOf(s) }));
+  const tries = sinks.map((s) => ({ sink: s, trie: trieOf(shapesOf(s)) }));
   const out: FileOverlap[] = [];
-  for (let i = 0; i < shaped.length; i++) {
-    for (let j = i + 1; j < shaped.length; j++) {
-      const hit = firstMeeting(shaped[i]!.shapes, shaped[j]!.shapes);
-      if (hit) out.push({ first: shaped[i]!.sink, second: shaped[j]!.sink, ...hit });
+  for (let i = 0; i < tries.length; i++) {
+    for (let j = i + 1; j < tries.length; j++) {
+      const hit = meeting(tries[i]!.trie, tries[j]!.trie);
+      if (hit) out.push({ first: tries[i]!.sink, second: tries[j]!.sink, example: hit.name, firstShape: hit.a, secondShape: hit.b });
     }
   }
   return out;
@@ -96,16 +96,10 @@ export function fileOverlapProblems(
   });
 }
 
-/** The distinct shapes of every file `sink` can write. */
+/** The shapes of every file `sink` can write. */
 function shapesOf(sink: FileSinkPaths): Shape[] {
-  const seen = new Set<string>();
   const out: Shape[] = [];
-  const add = (items: Item[], kind: Shape['kind'], modelId: string) => {
-    const key = JSON.stringify(items);
-    if (seen.has(key)) return;
-    seen.add(key);
-    out.push({ items, kind, modelId });
-  };
+  const add = (items: Item[], kind: Shape['kind'], modelId: string) => out.push({ items, kind, modelId });
   const parts = templateParts(sink.template);
   for (const modelId of sink.models) {
     const active: Item[] = [];
@@ -148,58 +142,84 @@ function chars(text: string): string[] {
   return out;
 }
 
-/** The first pair of shapes (one of each list) naming a common file, with that file's name. */
-function firstMeeting(a: readonly Shape[], b: readonly Shape[]): { example: string; firstShape: Shape; secondShape: Shape } | undefined {
-  for (const x of a) {
-    for (const y of b) {
-      const example = commonName(x.items, y.items);
-      if (example !== undefined) return { example, firstShape: x, secondShape: y };
+/**
+ * The shapes of one sink merged into a trie: shapes that share a beginning (the folder, the
+ * time codes before the model id) share its nodes, so comparing two sinks walks each common
+ * beginning once instead of once per pair of models.
+ */
+interface Trie {
+  root: TrieNode;
+  size: number;
+}
+interface TrieNode {
+  id: number;
+  edges: Map<Item, TrieNode>;
+  /** Reached through a `DIGITS` edge: more digits keep it here. */
+  loop: boolean;
+  /** The (first) shape that ends here, if any. */
+  end: Shape | undefined;
+}
+
+function trieOf(shapes: readonly Shape[]): Trie {
+  let size = 0;
+  const node = (loop: boolean): TrieNode => ({ id: size++, edges: new Map(), loop, end: undefined });
+  const root = node(false);
+  for (const shape of shapes) {
+    let at = root;
+    for (const item of shape.items) {
+      let next = at.edges.get(item);
+      if (next === undefined) {
+        next = node(item === DIGITS);
+        at.edges.set(item, next);
+      }
+      at = next;
     }
+    at.end ??= shape;
   }
-  return undefined;
+  return { root, size };
 }
 
 /**
- * A name both shapes match, or undefined when there is none: a breadth-first walk over
- * pairs of positions (i in `a`, j in `b`), each step reading one character both allow.
+ * A name both tries hold, with the shapes that name it, or undefined when there is none: a
+ * breadth-first walk over pairs of nodes, each step reading one character both allow.
  */
-export function commonName(a: readonly Item[], b: readonly Item[]): string | undefined {
-  const width = b.length + 1;
-  const from = new Map<number, { prev: number; c: string }>();
-  const queue = [0];
-  from.set(0, { prev: -1, c: '' });
-  const goal = a.length * width + b.length;
+function meeting(a: Trie, b: Trie): { name: string; a: Shape; b: Shape } | undefined {
+  const key = (x: TrieNode, y: TrieNode) => x.id * b.size + y.id;
+  const from = new Map<number, { prev: number; c: string }>([[key(a.root, b.root), { prev: -1, c: '' }]]);
+  const queue: Array<[TrieNode, TrieNode]> = [[a.root, b.root]];
   for (let q = 0; q < queue.length; q++) {
-    const at = queue[q]!;
-    if (at === goal) {
+    const [x, y] = queue[q]!;
+    const at = key(x, y);
+    if (x.end !== undefined && y.end !== undefined) {
       let name = '';
-      for (let k = at; k > 0; k = from.get(k)!.prev) name = from.get(k)!.c + name;
-      return name;
+      for (let k = at; from.get(k)!.prev >= 0; k = from.get(k)!.prev) name = from.get(k)!.c + name;
+      return { name, a: x.end, b: y.end };
     }
-    const i = Math.floor(at / width);
-    const j = at % width;
-    for (const [x, ni] of moves(a, i)) {
-      for (const [y, nj] of moves(b, j)) {
-        const c = meet(x, y);
-        const next = ni * width + nj;
+    for (const [cx, nx] of moves(x)) {
+      for (const [cy, ny] of moves(y)) {
+        const c = meet(cx, cy);
+        const next = key(nx, ny);
         if (c === undefined || from.has(next)) continue;
         from.set(next, { prev: at, c });
-        queue.push(next);
+        queue.push([nx, ny]);
       }
     }
   }
   return undefined;
 }
 
-/** The steps from position `i`: the next item, and more digits of a `DIGITS` item just read. */
-function moves(s: readonly Item[], i: number): Array<[string | typeof DIGIT, number]> {
-  const out: Array<[string | typeof DIGIT, number]> = [];
-  if (i < s.length) {
-    const item = s[i]!;
-    out.push([item === DIGITS ? DIGIT : item, i + 1]);
-  }
-  if (i > 0 && s[i - 1] === DIGITS) out.push([DIGIT, i]);
+/** The steps from a node: its edges (a `DIGITS` edge reads one digit), and its digit loop. */
+function moves(n: TrieNode): Array<[string | typeof DIGIT, TrieNode]> {
+  const out: Array<[string | typeof DIGIT, TrieNode]> = [];
+  for (const [item, next] of n.edges) out.push([item === DIGITS ? DIGIT : item, next]);
+  if (n.loop) out.push([DIGIT, n]);
   return out;
+}
+
+/** A name both shapes match, or undefined when there is none. */
+export function commonName(a: readonly Item[], b: readonly Item[]): string | undefined {
+  const shape = (items: readonly Item[]): Shape => ({ items: [...items], kind: 'file', modelId: '' });
+  return meeting(trieOf([shape(a)]), trieOf([shape(b)]))?.name;
 }
 
 /** A character two steps both allow. */

@@ -64,6 +64,18 @@ describe('file sink overlap', () => {
     expect(overlap(sink('a', 'out/{model_id}.ndjson', rotating), sink('b', 'out/{model_id}.log', rotating))).toBeUndefined();
   });
 
+  it('finds the one shared file among a thousand models per sink', () => {
+    const models = Array.from({ length: 2000 }, (_, i) => `model-${i.toString(36)}-prod`);
+    const hourly = sink('hourly', '/var/log/mls/%Y/{model_id}/%H.ndjson', { models: models.slice(0, 1000), rotates: true, gzip: true });
+    const copies = sink('copies', '/var/log/mls/2026/{model_id}/%H.20261122T101500Z.ndjson.gz', { models: models.slice(999) });
+    const started = performance.now();
+    const [hit] = findFileOverlaps([hourly, { ...copies, index: 1 }]);
+    console.log(`overlap check: 2 sinks of 1 000 models each (7 names per model) compared in ${Math.round(performance.now() - started)} ms`);
+    expect(hit?.example).toBe('/var/log/mls/2026/model-rr-prod/00.20261122T101500Z.ndjson.gz');
+    expect([hit?.firstShape.kind, hit?.firstShape.modelId, hit?.secondShape.modelId]).toEqual(['compressed rotated file', 'model-rr-prod', 'model-rr-prod']);
+    expect(findFileOverlaps([hourly, { ...copies, index: 1, models: models.slice(1000) }])).toEqual([]);
+  });
+
   it('agrees with an enumeration of every short name on random shapes', () => {
     let seed = 7;
     const random = (n: number) => {
