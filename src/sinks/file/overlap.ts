@@ -6,8 +6,9 @@
 //! Every time code renders a fixed number of digits and a model id renders fixed text, so
 //! for one model a template names the files of one shape: literal characters and digit
 //! positions. A rotated name adds a stamp (fixed digits) and may add a counter (one or more
-//! digits). Two shapes name a common file iff the product of their automata reaches both
-//! ends: a walk over pairs of positions, no sampling.
+//! digits). Two sinks share a file iff the product of their automata reaches an end of
+//! both: a walk over pairs of positions, no sampling. Each sink's shapes are merged into a
+//! trie first, so that many models cost about as much as their names are long.
 import path from 'node:path';
 import type { RawProblem } from '../../config/problems.js';
 import { ROTATION_STAMP_SHAPE, gzName, gzTempName, splitExtension } from './rotation.js';
@@ -21,7 +22,7 @@ export const DIGIT = 0;
 export const DIGITS = 1;
 
 /** The names one model's files of one sink can take. */
-interface Shape {
+export interface Shape {
   items: Item[];
   /** What the file is to the sink, for messages. */
   kind: 'file' | 'rotated file' | 'compressed rotated file' | 'rotated file being compressed';
