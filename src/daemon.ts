@@ -18,6 +18,7 @@ import { sleep } from './poller/sleep.js';
 import { lagSeconds, modelLags } from './poller/lag.js';
 import { changedStartAt, logStartAt } from './poller/start-at.js';
 import { SinkDelivery } from './delivery/sink-delivery.js';
+import { retireSink, sinkBoundMs } from './delivery/retire.js';
 import { buildSink } from './sinks/registry.js';
 import type { Sink } from './sinks/contract.js';
 import { Metrics, statusClass } from './telemetry/metrics.js';
@@ -56,6 +57,8 @@ export interface ModelWindowEvents {
 
 /** A snapshot of what the daemon is doing, for `/status` and `mls status`. */
 export interface DaemonStatus {
+  /** The state file's installation id (part of every batch id); undefined for a file no version with ids has opened. */
+  installationId: string | undefined;
   models: Array<{
     id: string;
     startMs: number;
@@ -68,7 +71,7 @@ export interface DaemonStatus {
     /** Only from a running daemon. */
     abandonedWindows?: readonly AbandonedWindow[];
   }>;
-  sinks: Array<{ name: string; type: string; cursor: number; backlogEntries: number; delivered: number; dropped: number; deadLetters: number; lastError: string | undefined }>;
+  sinks: Array<{ name: string; type: string; cursor: number; backlogEntries: number; delivered: number; dropped: number; deadLetters: number; lastError: string | undefined; failingSeconds: number | undefined }>;
   journal: { entries: number; bytes: number; lastSeq: number };
 }
 
@@ -212,6 +215,7 @@ export class Daemon {
         retryMaxMs: sc.retry.max_delay,
         models: sc.models ? new Set(sc.models) : undefined,
         concurrency: sc.type === 'webhook' ? sc.concurrency : 1,
+        sendTimeoutMs: sc.type === 'module' ? sc.timeout : undefined,
       },
     });
     this.sinks.set(sc.name, { config: sc, sink, delivery });
@@ -366,6 +370,7 @@ export class Daemon {
       modelErrors: new Map([...this.pollers].map(([id, p]) => [id, p.lastError?.message])),
       modelWindows: new Map([...this.pollers].map(([id, p]) => [id, { splits: p.windowEvents.splits, abandoned: [...p.windowEvents.abandoned] }])),
       sinkErrors: new Map([...this.sinks].map(([n, s]) => [n, s.delivery.lastError?.message])),
+      sinkFailingSince: new Map([...this.sinks].map(([n, s]) => [n, s.delivery.failingSinceMs])),
     });
   }
 
@@ -412,9 +417,7 @@ export class Daemon {
     for (const [name, running] of [...this.sinks]) {
       const wanted = nextSinks.get(name);
       if (wanted && JSON.stringify(wanted) === JSON.stringify(running.config)) continue;
-      await running.delivery.stop();
-      await running.sink.flush().catch(() => undefined);
-      await running.sink.close().catch(() => undefined);
+      await retireSink({ name, sink: running.sink, delivery: running.delivery }, sinkBoundMs(running.config), this.logger);
       this.sinks.delete(name);
       if (!wanted) {
         this.store.removeSinksExcept(next.sinks.map((s) => s.name));
@@ -443,7 +446,8 @@ export class Daemon {
   /**
    * Shutdown: stop polling (the page in flight commits), give the sinks up to `drainMs`
    * (default a third of shutdown_timeout, at most 10 s) to deliver what the journal holds,
-   * stop deliveries (the batch in flight finishes), flush and close sinks, close the client
+   * stop deliveries (the batch in flight finishes), flush and close sinks (each sink's steps
+   * bounded by its timeout and a sixth of shutdown_timeout), close the client
    * and the store, release the lock. What is not delivered stays in the journal for the next
    * start. One failing step does not skip the rest. Idempotent.
    */
@@ -478,11 +482,10 @@ export class Daemon {
     await step('stop polling', () => Promise.all([...this.pollers.values()].map((p) => p.stop())));
     this.queue.clear();
     if (drainMs > 0) await step('drain sinks', () => this.waitDrained(drainMs));
-    await step('stop deliveries', () => Promise.all([...this.sinks.values()].map((s) => s.delivery.stop())));
-    for (const [name, s] of this.sinks) {
-      await step(`flush sink ${name}`, () => s.sink.flush());
-      await step(`close sink ${name}`, () => s.sink.close());
-    }
+    // Each sink's stop, flush and close are bounded by its timeout and by a sixth of
+    // shutdown_timeout, so that a sink that hangs cannot hold the shutdown past it.
+    const sinkCapMs = this.config.shutdown_timeout / 6;
+    await step('stop sinks', () => Promise.all([...this.sinks].map(([name, s]) => retireSink({ name, sink: s.sink, delivery: s.delivery }, sinkBoundMs(s.config), this.logger, sinkCapMs))));
     await step('close api client', () => this.client.close());
     clearInterval(this.gaugeTimer);
     this.metrics.setLagSource(undefined);
@@ -508,6 +511,8 @@ export function buildStatus(
     modelErrors?: ReadonlyMap<string, string | undefined>;
     modelWindows?: ReadonlyMap<string, ModelWindowEvents>;
     sinkErrors?: ReadonlyMap<string, string | undefined>;
+    /** Since when (clock ms) each sink has been failing without an acknowledgement. */
+    sinkFailingSince?: ReadonlyMap<string, number | undefined>;
   } = {},
 ): DaemonStatus {
   const size = store.journalSize();
@@ -515,6 +520,7 @@ export function buildStatus(
   const dlq = store.deadLetterCounts();
   const checkpoints = store.listCheckpoints().filter((c) => !ctx.models || ctx.models.includes(c.modelId));
   return {
+    installationId: store.installationId,
     models: checkpoints.map((c) => {
       const windows = ctx.modelWindows?.get(c.modelId);
       return {
@@ -536,7 +542,12 @@ export function buildStatus(
       dropped: s.dropped,
       deadLetters: dlq.get(s.name)?.entries ?? 0,
       lastError: ctx.sinkErrors?.get(s.name),
+      failingSeconds: failingSeconds(ctx.sinkFailingSince?.get(s.name), nowMs),
     })),
     journal: { ...size, lastSeq },
   };
+}
+
+function failingSeconds(sinceMs: number | undefined, nowMs: number): number | undefined {
+  return sinceMs === undefined ? undefined : Math.max(0, (nowMs - sinceMs) / 1000);
 }

@@ -1,5 +1,6 @@
 //! The admin HTTP server: /metrics (Prometheus), /healthz (liveness), /readyz
-//! (readiness: state store open, no model lagging past health.max_lag) and /status (JSON).
+//! (readiness: state store open, no model lagging and no sink failing for longer than
+//! health.max_lag) and /status (JSON).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
@@ -83,9 +84,15 @@ export function readinessProblems(daemon: Daemon, maxLagMs: number): string[] {
   const problems: string[] = [];
   if (!daemon.storeHealthy()) problems.push('state store is not open');
   try {
-    for (const m of daemon.status().models) {
+    const status = daemon.status();
+    for (const m of status.models) {
       if (m.lagSeconds * 1000 > maxLagMs) {
         problems.push(`model ${m.id} is behind by ${formatDuration(m.lagSeconds * 1000)} (health.max_lag ${formatDuration(maxLagMs)})${m.lastError ? `: ${m.lastError}` : ''}`);
+      }
+    }
+    for (const s of status.sinks) {
+      if (s.failingSeconds !== undefined && s.failingSeconds * 1000 > maxLagMs) {
+        problems.push(`sink ${s.name} has failed without delivering for ${formatDuration(s.failingSeconds * 1000)} (health.max_lag ${formatDuration(maxLagMs)})${s.lastError ? `: ${s.lastError}` : ''}`);
       }
     }
   } catch (err) {

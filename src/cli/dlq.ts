@@ -6,6 +6,7 @@ import { StateStore } from '../journal/store.js';
 import { acquireStateLock } from '../journal/lock.js';
 import { buildSink } from '../sinks/registry.js';
 import { batchId } from '../delivery/batch-id.js';
+import { guardedSend } from '../delivery/guarded-send.js';
 import { createLogger } from '../telemetry/logger.js';
 import { StateError, UsageError } from '../errors.js';
 
@@ -104,7 +105,8 @@ async function replayDirectly(config: Config, only: string | undefined): Promise
       const sink = await buildSink(sc, { name: sc.name, state: row.state, now: Date.now, logger: logger.child({ sink: sc.name }), commitState: (s) => store.setSinkState(sc.name, s) }, { modelResources: new Map(config.models.map((m) => [m.id, m.resource])) });
       try {
         for (const d of letters) {
-          const outcome = await sink.send({ id: batchId(sc.name, d.firstSeq, d.lastSeq), firstSeq: d.firstSeq, lastSeq: d.lastSeq, entries: d.entries }, AbortSignal.timeout(60_000));
+          const batch = { id: batchId(store.installationId!, sc.name, d.firstSeq, d.lastSeq), firstSeq: d.firstSeq, lastSeq: d.lastSeq, entries: d.entries };
+          const { outcome } = await guardedSend(sink, batch, AbortSignal.timeout(60_000), { sink: sc.name, timeoutMs: sc.type === 'module' ? sc.timeout : undefined, maxAfterMs: sc.retry.max_delay });
           if (outcome.status === 'ok') {
             if (outcome.state !== undefined) store.setSinkState(sc.name, outcome.state);
             store.deleteDeadLetters([d.id]);

@@ -41,6 +41,9 @@ export function register(program: Command): void {
     });
 }
 
+/** How long a stopped daemon's process may wait for what still holds it (within shutdown_timeout). */
+const LINGER_MS = 2_000;
+
 /** Resolves once a stop signal was handled; a second signal, or the timeout, exits at once. */
 export function waitForShutdown(o: { logger: import('pino').Logger; timeoutMs: number; stop: () => Promise<void>; reload?: () => Promise<void> }): Promise<void> {
   return new Promise((resolve) => {
@@ -57,10 +60,18 @@ export function waitForShutdown(o: { logger: import('pino').Logger; timeoutMs: n
         process.exit(1);
       }, o.timeoutMs);
       timer.unref();
+      const started = Date.now();
       o.stop().then(
         () => {
           clearTimeout(timer);
           process.off('SIGHUP', onHup);
+          // Stopped, with everything flushed: the process ends once nothing holds it. What a
+          // sink module left running (a socket, a timer) must not hold it much longer.
+          const linger = setTimeout(() => {
+            o.logger.warn('stopped, but something still holds the process (a sink module?); exiting');
+            process.exit(process.exitCode ?? 0);
+          }, Math.max(100, Math.min(LINGER_MS, o.timeoutMs - (Date.now() - started))));
+          linger.unref();
           resolve();
         },
         (err: unknown) => {

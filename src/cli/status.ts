@@ -61,7 +61,7 @@ export function renderStatus(st: DaemonStatus, source: string): string {
   const models = st.models.map((m) => [m.id, iso(m.watermarkMs), formatDuration(m.lagSeconds * 1000), m.window ? `${iso(m.window.fromMs)} .. ${iso(m.window.toMs)}${m.window.hasToken ? ' (paging)' : ''}` : '-', m.lastError ?? '']);
   const sinks = st.sinks.map((s) => [s.name, s.type, String(s.cursor), String(s.backlogEntries), String(s.delivered), String(s.dropped), String(s.deadLetters), s.lastError ?? '']);
   return (
-    `source: ${source}\n\n` +
+    `source: ${source}\ninstallation: ${st.installationId ?? '- (the daemon has not opened this state file yet)'}\n\n` +
     table(['MODEL', 'WATERMARK', 'LAG', 'WINDOW IN PROGRESS', 'LAST ERROR'], models) +
     renderWindowEvents(st) +
     '\n' +

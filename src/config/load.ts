@@ -11,6 +11,7 @@ import { interpolate, type PathSegment } from './interpolate.js';
 import { configErrorMap, formatProblem, issuesToProblems, type RawProblem } from './problems.js';
 import { configSchema, type Config } from './schema.js';
 import { Fail, parseDurationValue, show } from './units.js';
+import { fileOverlapProblems } from '../sinks/file/overlap.js';
 
 /** Options of {@link parseConfig}. */
 export interface ParseConfigOptions {
@@ -263,6 +264,7 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions = {}): Con
   const notShadowed = (p: RawProblem): boolean => !failedPaths.some((f) => startsWith(p.path, f));
   if (!parsed.success) problems.push(...issuesToProblems(parsed.error.issues).filter(notShadowed));
   problems.push(...crossCheck(value).filter(notShadowed));
+  if (parsed.success) problems.push(...fileOverlapProblems(parsed.data.sinks, parsed.data.models.map((m) => m.id), baseDir));
 
   let token: string | undefined;
   const apiFailed = problems.some((p) => p.path[0] === 'api' && (p.path[1] === 'token' || p.path[1] === 'token_file' || p.path.length === 1));

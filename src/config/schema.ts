@@ -420,6 +420,10 @@ const moduleSinkSchema = z
       'ES module whose default export (or `createSink` export) builds the sink. A path starting with . or / is a file, resolved against the directory of the config file; anything else is a package name.',
     ),
     options: z.record(z.string(), z.unknown()).default({}).describe('Free-form options passed to the module.'),
+    timeout: duration(
+      'Longest one call of the module may take. A send still running after it counts as a retry (the AbortSignal passed to send fires, whether or not the module heeds it); a flush or close (at reload or shutdown) is waited for no longer.',
+      { positive: true },
+    ).prefault('30s'),
   })
   .describe('Custom module sink.');
 
@@ -457,7 +461,10 @@ const adminSchema = z
 
 const healthSchema = z
   .strictObject({
-    max_lag: duration('/readyz fails (and names the model) when a model\'s watermark is further behind now than this.', { positive: true }).prefault('5m'),
+    max_lag: duration(
+      '/readyz fails (and names the model or sink) when a model\'s watermark is further behind now than this, or a sink has been failing (retries, errors, no acknowledgement) for longer than this.',
+      { positive: true },
+    ).prefault('5m'),
   })
   .describe('Health checks.');
 

@@ -1,8 +1,22 @@
-//! Stable batch identities: derived from the sink name and the seq range, never random,
-//! so a batch rebuilt after a crash carries the same Idempotency-Key.
+//! Stable batch identities (the webhook's Idempotency-Key): derived from the state file's
+//! installation id, the sink name and the seq range, never random, so a batch rebuilt after
+//! a crash carries the same key, and two installations (or a state file started afresh)
+//! never send different batches under one key.
 import { createHash } from 'node:crypto';
 
-/** The identity of the batch covering journal seqs [firstSeq, lastSeq] for `sink`. */
-export function batchId(sink: string, firstSeq: number, lastSeq: number): string {
-  return createHash('sha256').update(`${sink}\u0000${firstSeq}\u0000${lastSeq}`).digest('hex').slice(0, 32);
+/** The identity of the batch covering journal seqs [firstSeq, lastSeq] for `sink` of one installation. */
+export function batchId(installationId: string, sink: string, firstSeq: number, lastSeq: number): string {
+  return digest(`${installationId}\u0000${sink}\u0000${firstSeq}\u0000${lastSeq}`);
+}
+
+/**
+ * The identity state schema 4 and earlier gave a batch (sink name and seq range only): a
+ * batch such a version left in flight is sent again under it after the upgrade.
+ */
+export function legacyBatchId(sink: string, firstSeq: number, lastSeq: number): string {
+  return digest(`${sink}\u0000${firstSeq}\u0000${lastSeq}`);
+}
+
+function digest(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 32);
 }

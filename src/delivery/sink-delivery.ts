@@ -2,16 +2,20 @@
 //! count, bytes and delay, sends, and moves the cursor only after the sink acknowledged.
 //! Retryable failures are retried forever with backoff; a rejected batch goes to the
 //! dead-letter table. One sink's trouble never holds back another: each has its own loop.
+//! A sink that breaks its contract (throws, returns a malformed outcome, does not finish a
+//! send within its timeout) gets a retry; a loop that fails unexpectedly starts again from
+//! the committed cursor after a backoff: nothing a sink does ends its loop for good.
 import type { Logger } from 'pino';
-import type { Sink, SinkBatch, SendOutcome } from '../sinks/contract.js';
+import type { Sink, SinkBatch } from '../sinks/contract.js';
 import type { DeadLetter, StateStore } from '../journal/store.js';
 import { sliceBytes, sliceCount, type PageSlice } from '../journal/pages.js';
 import { journalBatch } from './batch.js';
 import type { Metrics } from '../telemetry/metrics.js';
-import { describeError } from '../errors.js';
 import { backoffDelay, sleep } from '../poller/sleep.js';
-import { batchId } from './batch-id.js';
-import { StateWriteRetry, retryOnStateErrors } from '../journal/state-errors.js';
+import { batchId, legacyBatchId } from './batch-id.js';
+import { StateWriteRetry } from '../journal/state-errors.js';
+import { guardedSend, type SendGuard } from './guarded-send.js';
+import { SinkHealth, superviseLoop } from './supervise.js';
 
 /** Batching and retry settings of one sink (milliseconds, bytes). */
 export interface DeliverySettings {
@@ -28,6 +32,11 @@ export interface DeliverySettings {
    * between batches (the file sink) run with 1.
    */
   concurrency?: number;
+  /**
+   * Longest one `send` may take (module sinks' `timeout`): the sink's signal then fires and
+   * the send counts as a retry. Undefined: no bound (built-in sinks bound their own requests).
+   */
+  sendTimeoutMs?: number;
 }
 
 /** What a delivery loop needs. */
@@ -55,8 +64,8 @@ export class SinkDelivery {
   private lastRetryLogMs = 0;
   /** Failed state writes; an acknowledgement written ends the outage. */
   private readonly stateRetry: StateWriteRetry;
-  /** Last send error, for status output. */
-  lastError: { message: string; atMs: number } | undefined;
+  private readonly guard: SendGuard;
+  private readonly health: SinkHealth;
   /** Consecutive failed sends of the current batch. */
   attempts = 0;
 
@@ -65,6 +74,18 @@ export class SinkDelivery {
       paused: 'could not write the state file (disk full?); delivery to this sink pauses and resumes from its cursor',
       resumed: 'state file writable again; delivery resumed',
     });
+    this.guard = { sink: d.name, timeoutMs: d.settings.sendTimeoutMs, maxAfterMs: d.settings.retryMaxMs };
+    this.health = new SinkHealth({ sink: d.name, metrics: d.metrics, logger: d.logger, now: d.now });
+  }
+
+  /** Last send error or fault, for status output (until a batch is delivered). */
+  get lastError(): { message: string; atMs: number } | undefined {
+    return this.health.lastError;
+  }
+
+  /** Since when (clock ms) the sink has been failing without an acknowledgement; undefined while it delivers. */
+  get failingSinceMs(): number | undefined {
+    return this.health.failingSinceMs;
   }
 
   get name(): string {
@@ -80,12 +101,17 @@ export class SinkDelivery {
   }
 
   /**
-   * Runs the loop; when a state write fails (disk full, I/O error) the transaction was
-   * rolled back, so the loop starts again from the committed cursor and in-flight ranges
-   * after a pause. Anything else ends the loop.
+   * Runs the loop until stopped; whatever ends it (a failed state write, a bug of ours or of
+   * the sink), it starts again from the committed cursor and in-flight ranges (supervise.ts).
    */
   private supervise(): Promise<void> {
-    return retryOnStateErrors(() => this.loop(), (err) => this.stateRetry.failed(err), this.stopController.signal);
+    const { retryBaseMs, retryMaxMs } = this.d.settings;
+    return superviseLoop(
+      () => this.loop(),
+      this.stopController.signal,
+      (err) => this.stateRetry.failed(err),
+      (err) => this.health.crashed(err, retryBaseMs, retryMaxMs),
+    );
   }
 
   /**
@@ -117,10 +143,6 @@ export class SinkDelivery {
     return this.runPromise ?? Promise.resolve();
   }
 
-  private get stopping(): boolean {
-    return this.stopController.signal.aborted;
-  }
-
   private wait(ms: number): Promise<void> {
     if (this.pending) {
       this.pending = false;
@@ -142,26 +164,40 @@ export class SinkDelivery {
   }
 
   private async loop(): Promise<void> {
+    // Sends of this run stop with it: after a failure the next run re-sends what they held.
+    const run = new AbortController();
+    const stop = () => run.abort();
+    this.stopController.signal.addEventListener('abort', stop, { once: true });
+    try {
+      await this.runLoop(run.signal);
+    } finally {
+      run.abort();
+      this.stopController.signal.removeEventListener('abort', stop);
+    }
+  }
+
+  private async runLoop(signal: AbortSignal): Promise<void> {
     const { store, name, settings } = this.d;
     const initial = store.getSink(name);
     if (!initial) return;
+    const installationId = store.installationId!;
     // Batches that were in flight at the last stop are rebuilt first, with the same ranges.
     const recovered = [...initial.inflightRanges];
     let readFrom = recovered.length > 0 ? recovered[recovered.length - 1]!.lastSeq : initial.cursor;
     const active: Slot[] = [];
     let lastReplayCheck = 0;
     const concurrency = Math.max(1, settings.concurrency ?? 1);
-    while (!this.stopping) {
+    while (!signal.aborted) {
       if (active.length === 0 && this.d.now() - lastReplayCheck > 2_000) {
         lastReplayCheck = this.d.now();
         const dead = store.nextReplay(name);
         if (dead) {
-          await this.replay(dead);
+          await this.replay(dead, installationId, signal);
           continue;
         }
       }
       let waitMs: number | undefined;
-      while (active.length < concurrency && !this.stopping) {
+      while (active.length < concurrency && !signal.aborted) {
         let slices: PageSlice[];
         let firstSeq: number;
         let lastSeq: number;
@@ -193,10 +229,13 @@ export class SinkDelivery {
           active.push({ firstSeq, lastSeq, batch: undefined, count, fetchedMs: 0, done: true, result: { kind: 'skip' }, promise: Promise.resolve() });
           continue;
         }
-        if (!again && this.d.sink.stableBatchIds !== false) store.setInflight(name, firstSeq, lastSeq);
-        const batch = journalBatch(batchId(name, firstSeq, lastSeq), firstSeq, lastSeq, selected);
+        // A batch rebuilt after a restart keeps the key it was first sent under (one recorded
+        // by schema 4 or earlier has none stored: it gets the key that version derived).
+        const key = again ? (again.key ?? legacyBatchId(name, firstSeq, lastSeq)) : batchId(installationId, name, firstSeq, lastSeq);
+        if (!again && this.d.sink.stableBatchIds !== false) store.setInflight(name, firstSeq, lastSeq, key);
+        const batch = journalBatch(key, firstSeq, lastSeq, selected);
         const slot: Slot = { firstSeq, lastSeq, batch, count, fetchedMs: selected[0]!.page.fetchedMs, done: false, result: undefined, promise: Promise.resolve() };
-        slot.promise = this.deliver(batch).then((result) => {
+        slot.promise = this.deliver(batch, signal).then((result) => {
           slot.result = result;
           slot.done = true;
         });
@@ -239,18 +278,15 @@ export class SinkDelivery {
     }
     this.stateRetry.succeeded();
     this.d.onAck?.();
+    this.health.settled();
   }
 
   /** Sends a dead letter again (after `mls dlq replay`); it leaves the table once acknowledged. */
-  private async replay(dead: DeadLetter): Promise<void> {
+  private async replay(dead: DeadLetter, installationId: string, signal: AbortSignal): Promise<void> {
     const { sink, store, name, logger, metrics } = this.d;
-    const batch: SinkBatch = { id: batchId(name, dead.firstSeq, dead.lastSeq), firstSeq: dead.firstSeq, lastSeq: dead.lastSeq, entries: dead.entries };
-    let outcome: SendOutcome;
-    try {
-      outcome = await sink.send(batch, this.stopController.signal);
-    } catch (err) {
-      outcome = { status: 'retry', error: describeError(err) };
-    }
+    const batch: SinkBatch = { id: batchId(installationId, name, dead.firstSeq, dead.lastSeq), firstSeq: dead.firstSeq, lastSeq: dead.lastSeq, entries: dead.entries };
+    const { outcome, fault } = await guardedSend(sink, batch, signal, this.guard);
+    if (fault !== undefined) this.health.fault(fault);
     if (outcome.status === 'ok') {
       if (outcome.state !== undefined) store.setSinkState(name, outcome.state);
       store.deleteDeadLetters([dead.id]);
@@ -262,30 +298,28 @@ export class SinkDelivery {
     }
   }
 
-  /** Sends one batch until it is acknowledged or rejected, or the loop stops. */
-  private async deliver(batch: SinkBatch): Promise<DeliverResult> {
+  /** Sends one batch until it is acknowledged or rejected, or the loop (run) stops. */
+  private async deliver(batch: SinkBatch, signal: AbortSignal): Promise<DeliverResult> {
     const { sink, name, metrics, logger, settings } = this.d;
     let attempts = 0;
-    while (!this.stopping) {
+    while (!signal.aborted) {
       const started = performance.now();
-      let outcome: SendOutcome;
-      try {
-        outcome = await sink.send(batch, this.stopController.signal);
-      } catch (err) {
-        outcome = { status: 'retry', error: `sink threw: ${describeError(err)}` };
-        logger.error({ sink: name, err }, 'sink threw instead of returning an outcome; retrying the batch');
-      }
+      const { outcome, fault } = await guardedSend(sink, batch, signal, this.guard);
       metrics.sendDuration.observe({ sink: name }, (performance.now() - started) / 1000);
       metrics.batches.inc({ sink: name, outcome: outcome.status });
       if (outcome.status === 'ok') {
         if (attempts > 0) logger.info({ sink: name, attempts }, 'sink delivering again');
         this.attempts = 0;
-        this.lastError = undefined;
+        this.health.delivered();
         return { kind: 'ok', state: outcome.state };
       }
       metrics.sinkFailures.inc({ sink: name });
-      this.lastError = { message: outcome.error, atMs: this.d.now() };
-      if (outcome.status === 'reject') return { kind: 'reject', error: outcome.error };
+      if (fault !== undefined) this.health.fault(fault);
+      else this.health.failed(outcome.error);
+      if (outcome.status === 'reject') {
+        this.health.movedOn();
+        return { kind: 'reject', error: outcome.error };
+      }
       attempts++;
       this.attempts = attempts;
       metrics.sinkRetries.inc({ sink: name });
@@ -295,7 +329,7 @@ export class SinkDelivery {
         this.lastRetryLogMs = now;
         logger.warn({ sink: name, attempts, retryInMs: delay, error: outcome.error }, 'sink send failed; retrying');
       }
-      await sleep(delay, this.stopController.signal);
+      await sleep(delay, signal);
     }
     return { kind: 'stopped' };
   }

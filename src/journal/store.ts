@@ -4,6 +4,7 @@
 //! with the checkpoint, so the checkpoint never moves ahead of durable entries. Sinks
 //! read only entries already on disk: the daemon commits pages without waiting for the
 //! disk and syncs the WAL in the background (see group-commit.ts and durableSeq).
+import { randomUUID } from 'node:crypto';
 import { closeSync, existsSync, fdatasync, fdatasyncSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
@@ -72,15 +73,23 @@ export interface PageCommit {
   lastSeq: number | undefined;
 }
 
+/** A batch sent but not acknowledged: its seq range and the key it was sent under. */
+export interface InflightBatch {
+  firstSeq: number;
+  lastSeq: number;
+  /** Its batch id (Idempotency-Key); undefined for a batch recorded by schema 4 or earlier. */
+  key: string | undefined;
+}
+
 /** A sink's row. */
 export interface SinkCursor {
   name: string;
   cursor: number;
   state: string | undefined;
   /** The oldest batch sent but not acknowledged, if any. */
-  inflight: { firstSeq: number; lastSeq: number } | undefined;
+  inflight: InflightBatch | undefined;
   /** Every batch sent but not acknowledged, oldest first. */
-  inflightRanges: Array<{ firstSeq: number; lastSeq: number }>;
+  inflightRanges: InflightBatch[];
   delivered: number;
   dropped: number;
 }
@@ -167,6 +176,14 @@ export class StateStore {
   private readonly quietFlushMs: number;
   private readonly walSync: WalSync;
   private closed = false;
+  /**
+   * Random id of this state file, made when the file is created (or first opened by a
+   * version that has it): part of every batch id, so two installations, or a state file
+   * started afresh, never send different batches under one Idempotency-Key. Undefined
+   * only for a file opened read-only that no such version has written yet.
+   */
+  readonly installationId: string | undefined;
+  private readonly listInflightSql: string;
 
   private constructor(path: string, db: DB, options: StoreOptions) {
     this.path = path;
@@ -191,6 +208,10 @@ export class StateStore {
       }
     }
     this.durableSeqValue = this.lastSeqValue;
+    if (!options.readonly) this.db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('installation_id', ?)").run(randomUUID());
+    this.installationId = this.db.prepare("SELECT value FROM meta WHERE key = 'installation_id'").pluck().get() as string | undefined;
+    // A file opened read-only is not migrated: one of schema 4 or earlier has no batch keys.
+    this.listInflightSql = (this.db.pragma('user_version', { simple: true }) as number) >= 5 ? LIST_INFLIGHT : LIST_INFLIGHT_V4;
   }
 
   /**
@@ -275,8 +296,8 @@ export class StateStore {
       rowEntries: db.prepare('SELECT entries, times FROM journal WHERE first_seq = ?'),
       getSink: db.prepare('SELECT * FROM sinks WHERE name = ?'),
       insertSink: db.prepare('INSERT OR IGNORE INTO sinks (name, cursor, updated_ms) VALUES (?, ?, ?)'),
-      addInflight: db.prepare('INSERT OR REPLACE INTO inflight (sink, first_seq, last_seq) VALUES (?, ?, ?)'),
-      listInflight: db.prepare('SELECT first_seq AS firstSeq, last_seq AS lastSeq FROM inflight WHERE sink = ? ORDER BY first_seq'),
+      addInflight: db.prepare('INSERT OR REPLACE INTO inflight (sink, first_seq, last_seq, batch_key) VALUES (?, ?, ?, ?)'),
+      listInflight: db.prepare(LIST_INFLIGHT),
       clearInflight: db.prepare('DELETE FROM inflight WHERE sink = ? AND last_seq <= ?'),
       ack: db.prepare('UPDATE sinks SET cursor = max(cursor, ?), state = coalesce(?, state), delivered = delivered + ?, updated_ms = ? WHERE name = ?'),
       setSinkState: db.prepare('UPDATE sinks SET state = ?, updated_ms = ? WHERE name = ?'),
@@ -805,9 +826,9 @@ export class StateStore {
     return (this.db.prepare('SELECT * FROM sinks ORDER BY name').all() as SinkRow[]).map((r) => toSinkCursor(r, this.inflightOf(r.name)));
   }
 
-  private inflightOf(name: string): Array<{ firstSeq: number; lastSeq: number }> {
-    const stmt = this.stmts?.listInflight ?? this.db.prepare('SELECT first_seq AS firstSeq, last_seq AS lastSeq FROM inflight WHERE sink = ? ORDER BY first_seq');
-    return stmt.all(name) as Array<{ firstSeq: number; lastSeq: number }>;
+  private inflightOf(name: string): InflightBatch[] {
+    const stmt = this.stmts?.listInflight ?? this.db.prepare(this.listInflightSql);
+    return (stmt.all(name) as Array<{ firstSeq: number; lastSeq: number; key: string | null }>).map((r) => ({ firstSeq: r.firstSeq, lastSeq: r.lastSeq, key: r.key ?? undefined }));
   }
 
   /** Removes the rows of sinks no longer configured, so they stop holding the journal. */
@@ -823,9 +844,12 @@ export class StateStore {
     return gone;
   }
 
-  /** Records the seq range of a batch about to be sent, so a restart rebuilds the same batch. */
-  setInflight(name: string, firstSeq: number, lastSeq: number): void {
-    this.s.addInflight.run(name, firstSeq, lastSeq);
+  /**
+   * Records the seq range of a batch about to be sent and the key it is sent under, so a
+   * restart rebuilds the same batch and sends it under the same key.
+   */
+  setInflight(name: string, firstSeq: number, lastSeq: number, key: string): void {
+    this.s.addInflight.run(name, firstSeq, lastSeq, key);
   }
 
   /**
@@ -988,7 +1012,10 @@ function toDeadLetter(r: DlqRow): DeadLetter {
   };
 }
 
-function toSinkCursor(r: SinkRow, inflight: Array<{ firstSeq: number; lastSeq: number }>): SinkCursor {
+const LIST_INFLIGHT = 'SELECT first_seq AS firstSeq, last_seq AS lastSeq, batch_key AS key FROM inflight WHERE sink = ? ORDER BY first_seq';
+const LIST_INFLIGHT_V4 = 'SELECT first_seq AS firstSeq, last_seq AS lastSeq, NULL AS key FROM inflight WHERE sink = ? ORDER BY first_seq';
+
+function toSinkCursor(r: SinkRow, inflight: InflightBatch[]): SinkCursor {
   return {
     name: r.name,
     cursor: r.cursor,

@@ -2,7 +2,9 @@
 //!
 //! A sink is built from its config by a factory, opened with the state it last
 //! committed, then handed batches. Outcomes are values: the delivery loop owns
-//! retries, backoff and dead-lettering; a sink throws only for bugs.
+//! retries, backoff and dead-lettering; a sink throws only for bugs. The loop checks
+//! every outcome (delivery/outcome-check.ts): a throw or a value outside these shapes
+//! is retried, never taken as a delivery or a rejection.
 
 /** One journal entry as handed to sinks. */
 export interface SinkEntry {
@@ -35,7 +37,11 @@ export interface NdjsonChunk {
 
 /** A batch: consecutive journal entries of one sink. */
 export interface SinkBatch {
-  /** Stable identity of the batch: derived from the sink name and seq range, never random. */
+  /**
+   * Stable identity of the batch (the webhook's Idempotency-Key): derived from the state
+   * file's installation id, the sink name and the seq range, never random. The same after
+   * retries and restarts; never shared by two installations.
+   */
   id: string;
   firstSeq: number;
   lastSeq: number;
@@ -52,7 +58,7 @@ export interface SinkBatch {
 export type SendOutcome =
   /** Delivered. `state`, if given, is committed atomically with the sink's cursor. */
   | { status: 'ok'; state?: string }
-  /** Not delivered; try the same batch again (after `afterMs` if given). */
+  /** Not delivered; try the same batch again (after `afterMs`, a finite number ≥ 0, capped at the sink's `retry.max_delay`, if given). */
   | { status: 'retry'; afterMs?: number; error: string }
   /** Not deliverable ever (e.g. HTTP 400): the batch goes to the dead-letter table. */
   | { status: 'reject'; error: string };
@@ -68,7 +74,11 @@ export interface Sink {
   readonly stableBatchIds?: boolean;
   /** Cheap check that the destination is reachable; informational only. */
   healthcheck(): Promise<{ ok: boolean; detail?: string }>;
-  /** Delivers one batch. Must not resolve `ok` before the data is acknowledged by the destination. */
+  /**
+   * Delivers one batch. Must not resolve `ok` before the data is acknowledged by the
+   * destination. `signal` fires when the daemon stops, and for module sinks when the send
+   * outlives the sink's `timeout`: the send then counts as a retry whether or not it ends.
+   */
   send(batch: SinkBatch, signal: AbortSignal): Promise<SendOutcome>;
   /** Makes everything sent so far durable or delivered (e.g. fsync). */
   flush(): Promise<void>;

@@ -3,6 +3,8 @@ import { pathToFileURL } from 'node:url';
 import type { SinkConfig } from '../config/index.js';
 import { ConfigError, describeError } from '../errors.js';
 import type { Sink, SinkContext, SinkFactory } from './contract.js';
+import { TIMED_OUT, within } from '../delivery/bounded.js';
+import { formatDuration } from '../time/duration.js';
 
 /** What sinks may need from the rest of the config. */
 export interface SinkEnvironment {
@@ -30,11 +32,11 @@ export async function buildSink(config: SinkConfig, context: SinkContext, env: S
       return createOtlpSink(config, context, { modelResources: env.modelResources });
     }
     case 'module':
-      return buildModuleSink(config.path, config.options ?? {}, context);
+      return buildModuleSink(config.path, config.options ?? {}, context, config.timeout);
   }
 }
 
-async function buildModuleSink(path: string, options: Record<string, unknown>, context: SinkContext): Promise<Sink> {
+async function buildModuleSink(path: string, options: Record<string, unknown>, context: SinkContext, timeoutMs: number): Promise<Sink> {
   let mod: { default?: unknown; createSink?: unknown };
   try {
     mod = (await import(pathToFileURL(path).href)) as typeof mod;
@@ -47,7 +49,17 @@ async function buildModuleSink(path: string, options: Record<string, unknown>, c
       `sinks.${context.name}.path: ${path} must export a default function (or createSink) returning { healthcheck, send, flush, close }`,
     ]);
   }
-  const sink = await factory(options, context);
+  // Bounded like the sink's calls: a factory that never returns would hold a reload forever.
+  const built = await within(() => factory(options, context), timeoutMs);
+  if (built === TIMED_OUT) {
+    throw new ConfigError(`sink ${context.name}: module ${path} did not return a sink within ${formatDuration(timeoutMs)}`, [
+      `sinks.${context.name}.path: the factory of ${path} did not return a sink within ${formatDuration(timeoutMs)} (sinks[].timeout); make it return, or raise the timeout`,
+    ]);
+  }
+  const sink = built;
+  if (sink === null || typeof sink !== 'object') {
+    throw new ConfigError(`sink ${context.name}: module ${path} returned no sink object`, [`sinks.${context.name}.path: the factory of ${path} must return { healthcheck, send, flush, close }`]);
+  }
   for (const method of ['healthcheck', 'send', 'flush', 'close'] as const) {
     if (typeof (sink as unknown as Record<string, unknown>)[method] !== 'function') {
       throw new ConfigError(`sink ${context.name}: module ${path} returned a sink without ${method}()`, [`sinks.${context.name}.path: the sink must implement ${method}()`]);

@@ -47,6 +47,7 @@ export class Metrics {
   readonly batches = new Counter({ name: 'mls_sink_batches_total', help: 'Batches sent, per sink and outcome (ok, retry, reject).', labelNames: ['sink', 'outcome'], registers: [this.registry] });
   readonly sinkRetries = new Counter({ name: 'mls_sink_retries_total', help: 'Batch sends retried, per sink.', labelNames: ['sink'], registers: [this.registry] });
   readonly sinkFailures = new Counter({ name: 'mls_sink_failures_total', help: 'Failed batch sends (retryable or not), per sink.', labelNames: ['sink'], registers: [this.registry] });
+  readonly sinkErrors = new Counter({ name: 'mls_sink_errors_total', help: 'Faults of a sink or of its delivery loop: a send that threw, returned a malformed outcome or did not finish within its timeout, or a loop that failed and started again, per sink.', labelNames: ['sink'], registers: [this.registry] });
   readonly deadLetters = new Counter({ name: 'mls_sink_dead_letters_total', help: 'Entries moved to the dead-letter table, per sink.', labelNames: ['sink'], registers: [this.registry] });
   readonly dropped = new Counter({ name: 'mls_sink_dropped_total', help: 'Entries dropped before delivery because the journal was full (when_full: drop_oldest), per sink.', labelNames: ['sink'], registers: [this.registry] });
   readonly backlogEntries = new Gauge({ name: 'mls_sink_backlog_entries', help: 'Entries in the journal not yet acknowledged by the sink.', labelNames: ['sink'], registers: [this.registry] });
@@ -70,7 +71,7 @@ export class Metrics {
 
   /** Exports a sink's series at 0 from the start. */
   initSink(sink: string): void {
-    for (const c of [this.delivered, this.sinkRetries, this.sinkFailures, this.deadLetters, this.dropped]) c.inc({ sink }, 0);
+    for (const c of [this.delivered, this.sinkRetries, this.sinkFailures, this.sinkErrors, this.deadLetters, this.dropped]) c.inc({ sink }, 0);
     this.backlogEntries.set({ sink }, 0);
     this.backlogBytes.set({ sink }, 0);
   }

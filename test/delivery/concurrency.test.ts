@@ -67,7 +67,7 @@ describe('delivery with concurrency > 1', () => {
     await d1.stop();
     expect(journal.sink('hook').cursor).toBe(0);
     const ranges = journal.sink('hook').inflightRanges;
-    expect(ranges).toEqual(first.state.sent.map((b) => ({ firstSeq: b.firstSeq, lastSeq: b.lastSeq })));
+    expect(ranges).toEqual(first.state.sent.map((b) => ({ firstSeq: b.firstSeq, lastSeq: b.lastSeq, key: b.id })));
 
     journal.append('m', 5);
     const second = recordingSink(() => 5);

@@ -69,6 +69,7 @@ describe('mls run', () => {
 
   it('serves /metrics, /healthz, /readyz and /status, and mls status reads them', { timeout: 60_000 }, async () => {
     const file = write('admin', config('admin', { admin: true }));
+    let installationId = '';
     const p = startMls(['run', '--config', file], env);
     try {
       const address = await adminAddress(p);
@@ -79,15 +80,19 @@ describe('mls run', () => {
       }
       expect(metrics).not.toContain(TOKEN);
       expect((await fetch(`http://${address}/healthz`)).status).toBe(200);
-      const status = (await (await fetch(`http://${address}/status`)).json()) as { models: { id: string }[]; sinks: { name: string }[] };
+      const status = (await (await fetch(`http://${address}/status`)).json()) as { installationId: string; models: { id: string }[]; sinks: { name: string }[] };
       expect(status.models.map((m) => m.id).sort()).toEqual(['m1', 'm2']);
       expect(status.sinks.map((s) => s.name)).toEqual(['files']);
+      // The state file's installation id, which goes into every batch's Idempotency-Key.
+      expect(status.installationId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      installationId = status.installationId;
       // a config naming the daemon's actual admin address lets `mls status` ask it
       const cfg = config('admin', { admin: true });
       const asked = write('admin-status', { ...cfg, admin: { listen: address } });
       const st = await runMls(['status', '--config', asked], env);
       expect(st.code, st.stderr).toBe(0);
       expect(st.stdout).toContain(`source: daemon at ${address}`);
+      expect(st.stdout).toContain(`installation: ${installationId}`);
       expect(st.stdout).toMatch(/m1\s+\d{4}-/);
       expect(st.stdout + st.stderr).not.toContain(TOKEN);
     } finally {
@@ -98,7 +103,10 @@ describe('mls run', () => {
     const st = await runMls(['status', '--config', file], env);
     expect(st.code, st.stderr).toBe(0);
     expect(st.stdout).toContain('source: state file');
+    expect(st.stdout).toContain(`installation: ${installationId}`);
     expect(st.stdout).toMatch(/files\s+file\s+\d+/);
+    const json = await runMls(['status', '--config', file, '--json'], env);
+    expect((JSON.parse(json.stdout) as { installationId: string }).installationId).toBe(installationId);
   });
 
   it('reloads on SIGHUP: adds a model and a sink, and keeps the old config when the new one is invalid', { timeout: 60_000 }, async () => {
@@ -130,6 +138,37 @@ describe('mls run', () => {
       expect(end.code, p.stderr()).toBe(0);
     }
     expect(p.stderr()).not.toContain(TOKEN);
+  });
+
+  it('refuses a reload whose file sinks would write one file, naming both, and keeps the running config', { timeout: 60_000 }, async () => {
+    const base = join(dir, 'overlap');
+    const file = write('overlap', config('overlap', { models: ['m1'] }));
+    const p = startMls(['run', '--config', file], env);
+    try {
+      await waitFor(() => readNdjsonTree(join(base, 'out')).length > 0, 15_000, 'first entries');
+      const sinks = [
+        { name: 'files', type: 'file', path: join(base, 'out', '{model_id}.ndjson'), batch: { max_delay: '50ms' } },
+        // The same files, reached through another spelling of the folder.
+        { name: 'again', type: 'file', path: join(base, 'elsewhere', '..', 'out', 'm1.ndjson'), batch: { max_delay: '50ms' } },
+      ];
+      write('overlap', config('overlap', { models: ['m1'], sinks }));
+      p.child.kill('SIGHUP');
+      await waitFor(() => p.stderr().includes('reload rejected'), 10_000, 'the rejection');
+      const line = p.stderr().split('\n').find((l) => l.includes('reload rejected'))!;
+      expect(line).toContain('sinks[1].path');
+      expect(line).toContain('can name the same file as sinks[0].path');
+      expect(line).toContain(join(base, 'out', 'm1.ndjson'));
+      expect(p.stderr()).not.toContain('reload: sink started');
+      const before = readNdjsonTree(join(base, 'out')).length;
+      await waitFor(() => readNdjsonTree(join(base, 'out')).length > before, 15_000, 'the running sink to go on');
+    } finally {
+      p.child.kill('SIGTERM');
+      const end = await p.exited;
+      expect(end.code, p.stderr()).toBe(0);
+    }
+    // Nothing was written twice into the file the rejected sink would have shared.
+    const logs = readNdjsonTree(join(base, 'out')).map((e) => JSON.stringify([e.time, e.stream, e.log]));
+    expect(new Set(logs).size).toBe(logs.length);
   });
 
   it('exits 78 with every problem when the config is invalid', async () => {

@@ -27,15 +27,21 @@ export function rotationStamp(ms: number): string {
  * a `.N` counter is added while the name (or its `.gz`) is `taken`.
  */
 export function rotatedName(path: string, nowMs: number, taken: (candidate: string) => boolean): string {
-  const base = basename(path);
-  const dot = base.lastIndexOf('.');
-  const stem = dot > 0 ? base.slice(0, dot) : base;
-  const ext = dot > 0 ? base.slice(dot) : '';
+  const { stem, ext } = splitExtension(basename(path));
   const stamp = rotationStamp(nowMs);
   for (let n = 0; ; n++) {
     const candidate = join(dirname(path), `${stem}.${stamp}${n === 0 ? '' : '.' + n}${ext}`);
     if (!taken(candidate)) return candidate;
   }
+}
+
+/** What {@link rotationStamp} renders, `#` standing for each digit. */
+export const ROTATION_STAMP_SHAPE = '########T######Z';
+
+/** A base name split where {@link rotatedName} puts the stamp: before the last extension (a leading dot is no extension). */
+export function splitExtension(base: string): { stem: string; ext: string } {
+  const dot = base.lastIndexOf('.');
+  return dot > 0 ? { stem: base.slice(0, dot), ext: base.slice(dot) } : { stem: base, ext: '' };
 }
 
 /** The compressed name of a rotated file. */

@@ -8,10 +8,15 @@ export const TIME_CODES = ['Y', 'm', 'd', 'H', 'M', 'S', 'j', '%'] as const;
 /** The `{…}` placeholders a template may use. */
 export const PLACEHOLDERS = ['model_id'] as const;
 
-type Part =
+/** One piece of a parsed template: literal text, the model id, or a time code. */
+export type TemplatePart =
   | { kind: 'text'; text: string }
   | { kind: 'model' }
   | { kind: 'time'; code: 'Y' | 'm' | 'd' | 'H' | 'M' | 'S' | 'j' };
+type Part = TemplatePart;
+
+/** How many digits each time code renders (always that many: zero-padded). */
+export const TIME_CODE_WIDTH = { Y: 4, m: 2, d: 2, H: 2, M: 2, S: 2, j: 3 } as const;
 
 /** A compiled path template. */
 export interface CompiledTemplate {
@@ -75,6 +80,13 @@ export function validateTemplate(t: string): string | undefined {
   return 'error' in r ? r.error : undefined;
 }
 
+/** The pieces of a template (`%%` already literal text). Throws a {@link ConfigError} for an invalid one. */
+export function templateParts(t: string): readonly TemplatePart[] {
+  const r = parse(t);
+  if ('error' in r) throw new ConfigError(r.error, [r.error]);
+  return r.parts;
+}
+
 /**
  * Makes a model id safe as one path segment: every character outside
  * `[A-Za-z0-9._-]` becomes `_`, and an id that would read as `.`, `..` or nothing
@@ -99,9 +111,7 @@ function dayOfYear(d: Date): number {
  * minute, hour or day), so consecutive entries of one model cost a comparison.
  */
 export function compileTemplate(t: string): CompiledTemplate {
-  const r = parse(t);
-  if ('error' in r) throw new ConfigError(r.error, [r.error]);
-  const parts = r.parts;
+  const parts = templateParts(t);
   const placeholders: string[] = [];
   let staticPrefix = '';
   let seenDynamic = false;
@@ -128,13 +138,13 @@ export function compileTemplate(t: string): CompiledTemplate {
       else if (p.kind === 'model') out += sanitizeModelId(modelId);
       else {
         switch (p.code) {
-          case 'Y': out += pad(d.getUTCFullYear(), 4); break;
-          case 'm': out += pad(d.getUTCMonth() + 1, 2); break;
-          case 'd': out += pad(d.getUTCDate(), 2); break;
-          case 'H': out += pad(d.getUTCHours(), 2); break;
-          case 'M': out += pad(d.getUTCMinutes(), 2); break;
-          case 'S': out += pad(d.getUTCSeconds(), 2); break;
-          case 'j': out += pad(dayOfYear(d), 3); break;
+          case 'Y': out += pad(d.getUTCFullYear(), TIME_CODE_WIDTH.Y); break;
+          case 'm': out += pad(d.getUTCMonth() + 1, TIME_CODE_WIDTH.m); break;
+          case 'd': out += pad(d.getUTCDate(), TIME_CODE_WIDTH.d); break;
+          case 'H': out += pad(d.getUTCHours(), TIME_CODE_WIDTH.H); break;
+          case 'M': out += pad(d.getUTCMinutes(), TIME_CODE_WIDTH.M); break;
+          case 'S': out += pad(d.getUTCSeconds(), TIME_CODE_WIDTH.S); break;
+          case 'j': out += pad(dayOfYear(d), TIME_CODE_WIDTH.j); break;
         }
       }
     }
