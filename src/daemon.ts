@@ -14,7 +14,7 @@ import { TickTimer, pollGridMs } from './poller/tick-timer.js';
 import { ModelPoller } from './poller/model-poller.js';
 import { FairSchedule } from './poller/fair-schedule.js';
 import type { AbandonedWindow } from './poller/window-events.js';
-import { sleep } from './poller/sleep.js';
+import { sleep } from './time/backoff.js';
 import { lagSeconds, modelLags } from './poller/lag.js';
 import { changedStartAt, logStartAt } from './poller/start-at.js';
 import { SinkDelivery } from './delivery/sink-delivery.js';

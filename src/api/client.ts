@@ -19,7 +19,8 @@ import {
 } from './errors.js';
 import { BodyPool } from './body-pool.js';
 import { exchange, type Exchanged } from './exchange.js';
-import { parseRetryAfter, withRetry } from './retry.js';
+import { withRetry } from './retry.js';
+import { parseRetryAfter } from '../net/retry-after.js';
 import type { ApiClient, ApiObserver, LogEntry, LogsPage, LogsRequest, ModelSettings, SettingsResult } from './types.js';
 import { parseErrorDetails, parseLogsBody, parseSettingsBody } from './wire.js';
 import { scanLogsBody, scannedEntries, type ScannedLogs } from './logs-scan.js';

@@ -2,6 +2,7 @@
 //! can help, and maps to the exit code of `mls`. No message, excerpt or detail ever
 //! carries the API token: whatever came from the wire is scrubbed before it is stored.
 import { ExitCode, MlsError } from '../errors.js';
+import { clipExcerpt } from '../net/excerpt.js';
 
 /** Longest excerpt of a response body kept on an error. */
 export const EXCERPT_MAX_CHARS = 200;
@@ -113,6 +114,5 @@ export function makeExcerpt(body: string, scrub: (text: string) => string = (t) 
   // A secret cut in two by the window would escape the scrub; tokens are shorter than
   // the margin, so dropping the window's tail removes any such half.
   if (body.length > EXCERPT_WINDOW_CHARS) head = head.slice(0, -SECRET_MARGIN_CHARS);
-  const flat = head.replace(/\s+/g, ' ').trim();
-  return flat.length > EXCERPT_MAX_CHARS ? `${flat.slice(0, EXCERPT_MAX_CHARS - 1)}…` : flat;
+  return clipExcerpt(head, EXCERPT_MAX_CHARS);
 }

@@ -1,50 +1,8 @@
-//! Retry policy of the service client: exponential backoff with full jitter, `Retry-After`
-//! (delta-seconds or HTTP date), and an overall deadline per call that bounds the
-//! attempts and the waits between them.
+//! Retry policy of the service client: attempts with backoff and full jitter (time/backoff.ts),
+//! `Retry-After` honoured (net/retry-after.ts), and an overall deadline per call that bounds
+//! the attempts and the waits between them.
 import { systemClock, type Clock } from '../time/clock.js';
-
-/** Backoff parameters. */
-export interface BackoffPolicy {
-  /** Ceiling of the first delay; doubles on each retry. */
-  baseDelayMs: number;
-  /** Largest ceiling any delay may have. */
-  maxDelayMs: number;
-}
-
-/** The ceiling of the delay before retry number `attempt` (0 for the first retry): `min(max, base·2^attempt)`. */
-export function backoffCeiling(attempt: number, policy: BackoffPolicy): number {
-  // 2^attempt overflows to Infinity for large attempts, which min() handles.
-  return Math.max(0, Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt));
-}
-
-/**
- * Full jitter: a delay drawn uniformly from `[0, min(max, base·2^attempt))`, so that many
- * clients failing together do not retry together.
- */
-export function fullJitterDelay(attempt: number, policy: BackoffPolicy, random: () => number = Math.random): number {
-  return Math.floor(random() * backoffCeiling(attempt, policy));
-}
-
-/**
- * Parses a `Retry-After` header into a wait in milliseconds from `nowMs`: either
- * delta-seconds (`120`) or an HTTP date (`Wed, 21 Oct 2015 07:28:00 GMT`). A date in the
- * past gives 0. Returns `undefined` when the header is absent or unreadable.
- */
-export function parseRetryAfter(value: string | string[] | undefined, nowMs: number): number | undefined {
-  const raw = Array.isArray(value) ? value[0] : value;
-  if (raw === undefined) return undefined;
-  const text = raw.trim();
-  if (text === '') return undefined;
-  if (/^\d+$/.test(text)) {
-    const seconds = Number(text);
-    return Number.isSafeInteger(seconds) ? seconds * 1000 : undefined;
-  }
-  // HTTP dates always name a weekday and GMT; requiring a letter keeps odd numbers like "1.5" out.
-  if (!/^[A-Za-z]/.test(text)) return undefined;
-  const at = Date.parse(text);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - nowMs);
-}
+import { fullJitterDelay, sleepOrAbort, type BackoffPolicy } from '../time/backoff.js';
 
 /** What {@link withRetry} tells its callback about the current attempt. */
 export interface AttemptContext {
@@ -74,25 +32,6 @@ export interface RetryOptions extends BackoffPolicy {
   sleep?(ms: number, signal: AbortSignal): Promise<void>;
 }
 
-/** Waits `ms` milliseconds, or rejects with `signal.reason` as soon as it aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
 /**
  * Runs `fn` until it succeeds, a non-retryable error occurs, or the next wait would end
  * after the deadline; then the last error is thrown. A `Retry-After` longer than what
@@ -102,7 +41,7 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
  */
 export async function withRetry<T>(fn: (ctx: AttemptContext) => Promise<T>, options: RetryOptions): Promise<T> {
   const clock = options.clock ?? systemClock;
-  const wait = options.sleep ?? sleep;
+  const wait = options.sleep ?? sleepOrAbort;
   const deadlineAt = clock.now() + options.deadlineMs;
   const deadline = new AbortController();
   const deadlineTimer = setTimeout(() => deadline.abort(new Error('deadline passed')), Math.max(0, options.deadlineMs));

@@ -10,7 +10,7 @@ import { UsageError } from '../errors.js';
 import { systemClock, type Clock } from '../time/clock.js';
 import { formatDuration, parseDuration } from '../time/duration.js';
 import { msToNs, nsToMs, nsToMsCeil, parseEntryTime } from '../time/timestamp.js';
-import { sleep } from '../api/retry.js';
+import { sleepOrAbort as sleep } from '../time/backoff.js';
 import { addApiOptions, OutputClosedError, OutputWriter, processIo, refuseTokenFlag, resolveApiOptions, runCommand, type ApiCliOptions, type CommandIo } from './common.js';
 
 /** Options of `mls logs` as commander parses them. */

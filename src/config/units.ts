@@ -14,13 +14,8 @@ export interface RateLimit {
   perMs: number;
 }
 
-/** Where polling starts for a model that has no checkpoint yet. */
-export type StartAt =
-  | { kind: 'now' }
-  /** `ms` before the daemon's first poll of the model. */
-  | { kind: 'relative'; ms: number }
-  /** An absolute instant, epoch milliseconds. */
-  | { kind: 'absolute'; ms: number };
+import type { StartAt } from '../time/start-at.js';
+export type { StartAt };
 
 const DURATION_HINT = 'use e.g. 500ms, 10s, 5m, 1h, 1d';
 

@@ -11,7 +11,7 @@ import type { DeadLetter, StateStore } from '../journal/store.js';
 import { sliceBytes, sliceCount, type PageSlice } from '../journal/pages.js';
 import { journalBatch } from './batch.js';
 import type { Metrics } from '../telemetry/metrics.js';
-import { backoffDelay, sleep } from '../poller/sleep.js';
+import { backoffDelay, sleep } from '../time/backoff.js';
 import { batchId, legacyBatchId } from './batch-id.js';
 import { StateWriteRetry } from '../journal/state-errors.js';
 import { guardedSend, type SendGuard } from './guarded-send.js';

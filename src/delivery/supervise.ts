@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import type { Metrics } from '../telemetry/metrics.js';
 import { describeError } from '../errors.js';
 import { retryOnStateErrors } from '../journal/state-errors.js';
-import { backoffDelay, sleep } from '../poller/sleep.js';
+import { backoffDelay, sleep } from '../time/backoff.js';
 
 /** At most one error line per sink this often; the ones between go to debug. */
 const FAULT_LOG_INTERVAL_MS = 30_000;

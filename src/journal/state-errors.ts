@@ -3,7 +3,7 @@
 //! loop that hit the error pauses and starts again from them.
 import type { Logger } from 'pino';
 import { describeError } from '../errors.js';
-import { backoffDelay, sleep } from '../poller/sleep.js';
+import { backoffDelay, sleep } from '../time/backoff.js';
 
 /**
  * The longest pause between retries of a failed state write. Retrying a local write costs

@@ -12,26 +12,12 @@ import type { Checkpoint, PageCommit, PageToCommit, PreparedPage, StateStore, Wi
 import type { Metrics } from '../telemetry/metrics.js';
 import { describeError } from '../errors.js';
 import { planWindows, pruneHorizonMs, type PlannerSettings } from './planner.js';
-import { backoffDelay, jittered, sleep } from './sleep.js';
+import { backoffDelay, jittered, sleep } from '../time/backoff.js';
 import { abandonOnAbort } from './abandon.js';
 import { MIN_CAPPED_SPAN_MS, WindowGuard, shortenedWindow, type WindowLimits } from './window-guard.js';
 import { WindowEvents } from './window-events.js';
+import { resolveStart, type StartAt } from '../time/start-at.js';
 import { StateWriteRetry, retryOnStateErrors } from '../journal/state-errors.js';
-
-/** Where a model with no checkpoint starts. */
-export type StartAt = { kind: 'now' } | { kind: 'relative'; ms: number } | { kind: 'absolute'; ms: number };
-
-/** Resolves `start_at` against the current time (epoch ms). */
-export function resolveStart(startAt: StartAt, nowMs: number): number {
-  switch (startAt.kind) {
-    case 'now':
-      return nowMs;
-    case 'relative':
-      return nowMs - Math.abs(startAt.ms);
-    case 'absolute':
-      return startAt.ms;
-  }
-}
 
 /** Settings of one model's poller. */
 export interface ModelPollerSettings extends PlannerSettings {

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import type { Checkpoint } from '../journal/store.js';
 import { formatDuration } from '../time/duration.js';
-import { resolveStart, type StartAt } from './model-poller.js';
+import { resolveStart, type StartAt } from '../time/start-at.js';
 
 /** `start_at` as it is written in the config. */
 export function showStartAt(startAt: StartAt): string {

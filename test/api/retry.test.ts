@@ -1,35 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { backoffCeiling, fullJitterDelay, parseRetryAfter, withRetry, type RetryOptions } from '../../src/api/retry.js';
-
-const policy = { baseDelayMs: 100, maxDelayMs: 1000 };
-
-describe('backoff', () => {
-  it('doubles the ceiling each retry up to the maximum', () => {
-    expect([0, 1, 2, 3, 4, 5, 60, 2000].map((a) => backoffCeiling(a, policy))).toEqual([100, 200, 400, 800, 1000, 1000, 1000, 1000]);
-  });
-  it('draws the delay anywhere in [0, ceiling)', () => {
-    expect(fullJitterDelay(3, policy, () => 0)).toBe(0);
-    expect(fullJitterDelay(3, policy, () => 0.5)).toBe(400);
-    expect(fullJitterDelay(3, policy, () => 0.999999)).toBe(799);
-  });
-});
-
-describe('parseRetryAfter', () => {
-  const now = Date.UTC(2024, 4, 1, 12, 0, 0);
-  it.each([
-    ['0', 0],
-    ['5', 5000],
-    [' 120 ', 120_000],
-    [['7', '9'], 7000],
-    ['Wed, 01 May 2024 12:00:30 GMT', 30_000],
-    ['Wed, 01 May 2024 11:00:00 GMT', 0],
-  ] as const)('reads %j', (value, expected) => {
-    expect(parseRetryAfter(value as string | string[], now)).toBe(expected);
-  });
-  it.each([undefined, '', '-5', '1.5', 'soon', '5s', '99999999999999999999'])('ignores %j', (value) => {
-    expect(parseRetryAfter(value, now)).toBeUndefined();
-  });
-});
+import { withRetry, type RetryOptions } from '../../src/api/retry.js';
 
 class Fail extends Error {
   constructor(readonly retryable: boolean, readonly retryAfterMs?: number) {

@@ -8,12 +8,12 @@
 //! export `timeout`, so one `send` lasts about `timeout` at most (see `outcome.ts`). The
 //! exporters are never put behind a LoggerProvider or batch processor, which drop records
 //! when their queue is full.
-import { connect } from 'node:net';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import type { LogRecordExporter } from '@opentelemetry/sdk-logs';
 import type { OtlpSinkConfig } from '../../config/index.js';
 import { describeError } from '../../errors.js';
 import { registerSecret } from '../../telemetry/logger.js';
+import { probeTcp } from '../../net/probe.js';
 import type { SendOutcome, Sink, SinkBatch, SinkContext } from '../contract.js';
 import { createExporter, exportTarget, type ExporterConfig } from './exporter.js';
 import { grpcFailure, httpFailure } from './outcome.js';
@@ -65,19 +65,8 @@ class OtlpSink implements Sink {
   ) {}
 
   async healthcheck(): Promise<{ ok: boolean; detail?: string }> {
-    const url = new URL(this.target);
-    const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    return new Promise((resolve) => {
-      const socket = connect({ host, port });
-      const done = (result: { ok: boolean; detail?: string }) => {
-        socket.destroy();
-        resolve(result);
-      };
-      socket.setTimeout(HEALTHCHECK_TIMEOUT_MS, () => done({ ok: false, detail: `${this.protocol} receiver ${url.host}: no connection within ${HEALTHCHECK_TIMEOUT_MS} ms` }));
-      socket.once('connect', () => done({ ok: true, detail: `${this.protocol} receiver ${url.host} reachable` }));
-      socket.once('error', (err) => done({ ok: false, detail: `${this.protocol} receiver ${url.host}: ${describeError(err)}` }));
-    });
+    const { ok, detail } = await probeTcp(new URL(this.target), HEALTHCHECK_TIMEOUT_MS);
+    return { ok, detail: `${this.protocol} receiver ${detail}` };
   }
 
   send(batch: SinkBatch, signal: AbortSignal): Promise<SendOutcome> {

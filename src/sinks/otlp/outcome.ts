@@ -16,6 +16,7 @@
 //! status details gives the delay.
 import type { SendOutcome } from '../contract.js';
 import { describeError } from '../../errors.js';
+import { clipExcerpt } from '../../net/excerpt.js';
 import { scrubSecrets } from '../../telemetry/logger.js';
 
 /** gRPC status codes that mean the request can never succeed as sent. */
@@ -32,8 +33,7 @@ const GRPC_REJECT = new Map<number, string>([
 const MAX_DETAIL = 300;
 
 function clip(text: string): string {
-  const one = text.replace(/\s+/g, ' ').trim();
-  return one.length > MAX_DETAIL ? `${one.slice(0, MAX_DETAIL)}…` : one;
+  return clipExcerpt(text, MAX_DETAIL);
 }
 
 /** Whether an HTTP status is worth retrying. */

@@ -4,16 +4,18 @@
 //! 2xx acknowledges; 408, 429, 5xx, network errors and timeouts are retried (honouring
 //! `Retry-After`); any other status rejects the batch to the dead-letter table.
 import { readFileSync } from 'node:fs';
-import { connect as netConnect } from 'node:net';
 import { rootCertificates } from 'node:tls';
 import { Pool } from 'undici';
 import type { WebhookSinkConfig } from '../../config/index.js';
 import { ConfigError, describeError } from '../../errors.js';
 import { registerSecret, scrubWireText } from '../../telemetry/logger.js';
 import type { SendOutcome, Sink, SinkBatch, SinkContext } from '../contract.js';
-import { CONTENT_TYPES, SIGNATURE_HEADER, encodeBody, parseRetryAfter, renderBatchBody, signatureHeader } from './wire.js';
+import { CONTENT_TYPES, SIGNATURE_HEADER, encodeBody, renderBatchBody, signatureHeader } from './wire.js';
+import { parseRetryAfter } from '../../net/retry-after.js';
+import { probeTcp } from '../../net/probe.js';
+import { clipExcerpt } from '../../net/excerpt.js';
 
-export { CONTENT_TYPES, SIGNATURE_HEADER, parseRetryAfter, renderBody, signatureHeader } from './wire.js';
+export { CONTENT_TYPES, SIGNATURE_HEADER, renderBody, signatureHeader } from './wire.js';
 
 /** Longest excerpt of a response body quoted in an error. */
 const EXCERPT_CHARS = 300;
@@ -119,19 +121,7 @@ export function createWebhookSink(config: WebhookSinkConfig, ctx: SinkContext): 
 
   return {
     healthcheck() {
-      // A TCP connect to the origin: cheap, and it changes nothing at the receiver.
-      const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
-      const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-      return new Promise((resolve) => {
-        const socket = netConnect({ host, port });
-        const finish = (result: { ok: boolean; detail?: string }) => {
-          socket.destroy();
-          resolve(result);
-        };
-        socket.setTimeout(Math.min(timeoutMs, HEALTHCHECK_TIMEOUT_MS), () => finish({ ok: false, detail: `${url.origin}: connect timed out` }));
-        socket.once('connect', () => finish({ ok: true }));
-        socket.once('error', (err) => finish({ ok: false, detail: `${url.origin}: ${describeError(err)}` }));
-      });
+      return probeTcp(url, Math.min(timeoutMs, HEALTHCHECK_TIMEOUT_MS));
     },
     send,
     async flush() {
@@ -159,8 +149,7 @@ async function readExcerpt(body: AsyncIterable<Buffer> & { destroy(): unknown })
   } finally {
     body.destroy();
   }
-  const text = Buffer.concat(chunks).toString('utf8').replace(/\s+/g, ' ').trim();
-  return text.length > EXCERPT_CHARS ? text.slice(0, EXCERPT_CHARS - 1) + '…' : text;
+  return clipExcerpt(Buffer.concat(chunks).toString('utf8'), EXCERPT_CHARS);
 }
 
 function describeTransportError(err: unknown, timeoutMs: number): string {

@@ -64,16 +64,3 @@ export function signatureHeader(secret: string, body: Uint8Array, unixSeconds: n
   const mac = createHmac('sha256', secret).update(`${t}.`).update(body).digest('hex');
   return `t=${t},v1=${mac}`;
 }
-
-/**
- * Milliseconds to wait according to a `Retry-After` value (delay in seconds or an HTTP
- * date), or `undefined` when it is absent or unreadable.
- */
-export function parseRetryAfter(value: string | string[] | undefined, nowMs: number): number | undefined {
-  const v = (Array.isArray(value) ? value[0] : value)?.trim();
-  if (!v) return undefined;
-  if (/^\d+(\.\d+)?$/.test(v)) return Math.round(Number(v) * 1000);
-  const at = Date.parse(v);
-  if (Number.isNaN(at)) return undefined;
-  return Math.max(0, at - nowMs);
-}
