@@ -16,7 +16,7 @@ import { FairSchedule } from './poller/fair-schedule.js';
 import type { AbandonedWindow } from './poller/window-events.js';
 import { sleep } from './time/backoff.js';
 import { lagSeconds, modelLags } from './poller/lag.js';
-import { changedStartAt, logStartAt } from './poller/start-at.js';
+import { logStartAtChanges, startAtChanges } from './poller/start-at.js';
 import { SinkDelivery } from './delivery/sink-delivery.js';
 import { retireSink, sinkBoundMs } from './delivery/retire.js';
 import { buildSink } from './sinks/registry.js';
@@ -223,12 +223,14 @@ export class Daemon {
   }
 
   private startPollers(config: Config): void {
+    // A changed start_at is said once (it moves no stored start), then recorded.
+    const models = config.models.map((m) => ({ id: m.id, startAt: m.start_at ?? config.poll.start_at, checkpoint: this.store.getCheckpoint(m.id) }));
+    logStartAtChanges(this.logger.child({ component: 'poller' }), startAtChanges(models, (id, setting) => this.store.recordStartAt(id, setting)));
     for (const m of config.models) {
       if (this.pollers.has(m.id)) continue;
       this.metrics.initModel(m.id);
       const logger = this.logger.child({ component: 'poller', model: m.id });
       const startAt = m.start_at ?? config.poll.start_at;
-      logStartAt(logger, startAt, this.store.getCheckpoint(m.id), this.clock.now());
       const poller = new ModelPoller({
         modelId: m.id,
         settings: {
@@ -406,9 +408,6 @@ export class Daemon {
         this.fair.forget(id);
         this.logger.info({ model: id }, 'reload: model removed (its checkpoint is kept)');
       }
-    }
-    for (const { id, startAt } of changedStartAt(prev, next)) {
-      if (this.pollers.has(id)) logStartAt(this.logger.child({ component: 'poller', model: id }), startAt, this.store.getCheckpoint(id), this.clock.now());
     }
     const before = new Set(this.pollers.keys());
     this.startPollers(this.config);

@@ -129,6 +129,9 @@ export const MIGRATIONS: readonly Migration[] = [
       -- (or an upgrade) is sent again under the key it first had. NULL: a key derived as
       -- version 4 derived it (sink name and seq range only).
       ALTER TABLE inflight ADD COLUMN batch_key TEXT;
+      -- The start_at setting (as written in the config) that start_ms was resolved from, or
+      -- that was last reported as changed: a later change is said once, with both values.
+      ALTER TABLE checkpoints ADD COLUMN start_at TEXT;
     `,
   },
 ];

@@ -27,6 +27,8 @@ export interface Checkpoint {
   fetchId: number;
   planState: string | undefined;
   lastEntryNs: bigint | undefined;
+  /** The `start_at` setting (as written) the stored start answers to; undefined in files of earlier versions. */
+  startAt: string | undefined;
   updatedMs: number;
 }
 
@@ -258,7 +260,8 @@ export class StateStore {
     const db = this.db;
     return {
       getCheckpoint: db.prepare('SELECT * FROM checkpoints WHERE model_id = ?').safeIntegers(true),
-      insertCheckpoint: db.prepare('INSERT OR IGNORE INTO checkpoints (model_id, start_ms, updated_ms) VALUES (?, ?, ?)'),
+      insertCheckpoint: db.prepare('INSERT OR IGNORE INTO checkpoints (model_id, start_ms, start_at, updated_ms) VALUES (?, ?, ?, ?)'),
+      setStartAt: db.prepare('UPDATE checkpoints SET start_at = ? WHERE model_id = ?'),
       beginWindow: db.prepare(
         'UPDATE checkpoints SET win_from = ?, win_to = ?, plan_pending = ?, next_token = NULL, win_tokens = NULL, fetch_id = fetch_id + 1, updated_ms = ? WHERE model_id = ?',
       ),
@@ -340,10 +343,16 @@ export class StateStore {
   }
 
   /** Returns the model's checkpoint, creating it with `startMs` when the model is new. */
-  ensureCheckpoint(modelId: string, startMs: number): Checkpoint {
-    this.s.insertCheckpoint.run(modelId, Math.floor(startMs), this.now());
+  ensureCheckpoint(modelId: string, startMs: number, startAt?: string): Checkpoint {
+    this.s.insertCheckpoint.run(modelId, Math.floor(startMs), startAt ?? null, this.now());
     return this.getCheckpoint(modelId)!;
   }
+  /** Records the `start_at` setting (as written) that the model's stored start now answers to. */
+  recordStartAt(modelId: string, startAt: string): void {
+    this.uncache(modelId);
+    this.s.setStartAt.run(startAt, modelId);
+  }
+
 
   /**
    * Starts a new fetch of window [fromMs, toMs]: a fresh fetch id and no token.
@@ -1051,6 +1060,7 @@ function toCheckpoint(r: Record<string, bigint | string | null>): Checkpoint {
     fetchId: Number(r.fetch_id),
     planState: (r.plan_state as string | null) ?? undefined,
     lastEntryNs: r.last_entry_ns === null || r.last_entry_ns === undefined ? undefined : BigInt(r.last_entry_ns),
+    startAt: (r.start_at as string | null) ?? undefined,
     updatedMs: Number(r.updated_ms),
   };
 }

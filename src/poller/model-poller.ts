@@ -17,6 +17,7 @@ import { abandonOnAbort } from './abandon.js';
 import { MIN_CAPPED_SPAN_MS, WindowGuard, shortenedWindow, type WindowLimits } from './window-guard.js';
 import { WindowEvents } from './window-events.js';
 import { resolveStart, type StartAt } from '../time/start-at.js';
+import { showStartAt } from './start-at.js';
 import { StateWriteRetry, retryOnStateErrors } from '../journal/state-errors.js';
 
 /** Settings of one model's poller. */
@@ -125,7 +126,7 @@ export class ModelPoller {
 
   private async run(): Promise<void> {
     const { store, clock, settings, modelId, metrics, logger } = this.d;
-    store.ensureCheckpoint(modelId, resolveStart(settings.startAt, clock.now()));
+    store.ensureCheckpoint(modelId, resolveStart(settings.startAt, clock.now()), showStartAt(settings.startAt));
     metrics.modelUp.set({ model: modelId }, 1);
     while (!this.stopping) {
       let cp = store.getCheckpoint(modelId)!;
