@@ -1,6 +1,7 @@
 //! `mls logs`: prints the logs of one model for a time window, or follows them like
 //! `kubectl logs -f`. Follow mode re-reads a small overlap on every poll and prints each
 //! line once, counting occurrences so that two genuine identical lines both print.
+import { WindowGuard, type WindowLimits } from '../poller/window-guard.js';
 import { hash } from 'node:crypto';
 import type { Command } from 'commander';
 import { createApiClient, type ApiClientOptions } from '../api/client.js';
@@ -35,6 +36,9 @@ const DEFAULT_SINCE = '15m';
 const DEFAULT_INTERVAL = '2s';
 /** Each follow poll re-reads at least this much before the previous `to`, for late lines. */
 const MIN_FOLLOW_OVERLAP_MS = 10_000;
+/** Bounds of one window's paging: the daemon's defaults (`poll.window_limits`). */
+const LOGS_WINDOW_LIMITS: WindowLimits = { maxPages: 5_000, maxDurationMs: 10 * 60_000 };
+
 /** Times a window restarts after the service rejected its continuation token. */
 const MAX_TOKEN_RESTARTS = 3;
 /** Logs longer than this are keyed by a hash, to keep the follow memory small. */
@@ -198,6 +202,7 @@ async function fetchWindow(
   const fallbackNs = msToNs(toMs);
   for (let restarts = 0; ; restarts++) {
     filter.beginFetch();
+    const guard = new WindowGuard(undefined, LOGS_WINDOW_LIMITS);
     let token: string | undefined;
     try {
       for (;;) {
@@ -208,8 +213,17 @@ async function fetchWindow(
         let chunk = '';
         for (const e of page.entries) if (filter.admit(e, minNs, fallbackNs)) chunk += formatEntry(p.modelId, e, p.format);
         await out.write(chunk);
-        // A token that comes back unchanged with nothing in the page would loop forever.
-        if (page.nextToken === undefined || (page.nextToken === token && page.entries.length === 0)) return;
+        // A token followed before in this window (A → B → A …) would loop forever, printing the same pages again.
+        const verdict = guard.check(page.nextToken);
+        if (verdict.kind === 'end') return;
+        if (verdict.kind === 'cycle') {
+          io.stderr.write(`mls: the service's next_token came back to one already followed in this window (a cycle of ${verdict.length} page${verdict.length === 1 ? '' : 's'}); the window ends here\n`);
+          return;
+        }
+        if (verdict.kind === 'limit') {
+          io.stderr.write(`mls: the service was still paging after ${guard.pagesRead} pages (${verdict.reason === 'max_pages' ? `${LOGS_WINDOW_LIMITS.maxPages} pages` : 'ten minutes'}) for one window; the window ends here\n`);
+          return;
+        }
         token = page.nextToken;
       }
     } catch (err) {

@@ -94,6 +94,19 @@ describe('mls logs (one window)', () => {
     expect(s.requests).toHaveLength(2);
   });
 
+  it('ends a window whose next_token cycles (A → B → A) with a warning, printing each page once', async () => {
+    const pages: Record<string, { log: string; next: string }> = { '': { log: 'first', next: 'A' }, A: { log: 'second', next: 'B' }, B: { log: 'third', next: 'A' } };
+    const s = await serve((req, res) => {
+      const p = pages[tokenOf(req.body) ?? '']!;
+      sendJson(res, 200, logsPage([e(`2024-05-01T12:00:0${Object.keys(pages).indexOf(tokenOf(req.body) ?? '') + 1}Z`, p.log)], p.next));
+    });
+    const r = await runCli(register, ['logs', '--model', 'm', ...FROM, '--output', 'text'], env(s));
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout.split('\n').filter(Boolean).map((l) => l.split(' ')[2])).toEqual(['first', 'second', 'third']);
+    expect(s.requests).toHaveLength(3);
+    expect(r.stderr).toMatch(/came back to one already followed in this window \(a cycle of 2 pages\)/);
+  });
+
   it('waits for the output to drain instead of buffering', async () => {
     const entries = Array.from({ length: 200 }, (_, i) => e(`2024-05-01T12:00:${String(i % 60).padStart(2, '0')}.${i}Z`, `line ${i} ${'z'.repeat(50)}`));
     const s = await serve((req, res) => {
