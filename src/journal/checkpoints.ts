@@ -138,7 +138,11 @@ export class Checkpoints extends CheckpointReads {
     this.setStartAt.run(startAt, modelId);
   }
 
-  /** See {@link StateStore.beginWindow}. */
+  /**
+   * Starts a new fetch of window [fromMs, toMs]: a fresh fetch id and no token.
+   * `planStateAfter` is the planner state to adopt once the window has been fetched to
+   * the end; it is applied in the transaction of the last page.
+   */
   beginWindow(modelId: string, fromMs: number, toMs: number, planStateAfter: string | undefined): Checkpoint {
     this.state.assertWritable();
     this.uncache(modelId);
@@ -154,7 +158,11 @@ export class Checkpoints extends CheckpointReads {
     return this.get(modelId)!;
   }
 
-  /** See {@link StateStore.shortenWindow}. */
+  /**
+   * Cuts the window in progress short at `toMs` and starts fetching it again from its first
+   * page: a new fetch id, no token, no tokens followed. `planStateAfter` replaces the planner
+   * state to adopt when the window completes (it must cover only the shorter window).
+   */
   shortenWindow(modelId: string, toMs: number, planStateAfter: string | undefined): Checkpoint {
     this.state.assertWritable();
     this.uncache(modelId);

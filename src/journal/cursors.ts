@@ -141,7 +141,16 @@ export class Cursors extends SinkReads {
     this.addInflight.run(name, firstSeq, lastSeq, key);
   }
 
-  /** See {@link StateStore.ack}: one transaction, committed without fsync. */
+  /**
+   * Moves a sink's cursor after an acknowledged batch, with the sink's state, and forgets
+   * the in-flight ranges it covers, in one transaction.
+   *
+   * The transaction does not wait for the disk (a process crash cannot undo it; WAL): it
+   * becomes durable with the next synced commit, at the latest the next page of entries.
+   * Power lost before then undoes the acknowledgement, and the sink gets those batches
+   * again, which every sink already copes with: the file sink first cuts its files back
+   * to the committed offsets, and other sinks see the same batch ids.
+   */
   ack(name: string, lastSeq: number, delivered: number, state: string | undefined): void {
     this.state.unsynced(this.ackTx, name, lastSeq, delivered, state);
   }

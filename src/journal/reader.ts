@@ -1,30 +1,12 @@
 //! The state file read-only, for the commands that only look (`mls status`, `mls dlq list`,
 //! `mls state check`): opened as it is, never created, migrated or synced, and with no
 //! write statement prepared. A running daemon's file can be read meanwhile (WAL).
-import type { Checkpoint } from './checkpoints.js';
-import { CheckpointReads } from './checkpoints.js';
-import type { SinkCursor } from './cursors.js';
-import { SinkReads } from './cursors.js';
-import type { DeadLetter } from './dead-letters.js';
-import { DeadLetterReads } from './dead-letters.js';
+import { CheckpointReads, type Checkpoint } from './checkpoints.js';
+import { SinkReads, type SinkCursor } from './cursors.js';
+import { DeadLetterReads, type DeadLetter } from './dead-letters.js';
 import { integrityCheck, openReadOnly, readInstallationId, schemaVersion, type DB } from './db.js';
 import { JournalTotalsQuery } from './entries.js';
-
-/** What a status snapshot reads (daemon.ts `buildStatus`): the store and the reader both give it. */
-export interface StatusStore {
-  /** The state file's installation id; undefined in a file that no version with one has written yet. */
-  readonly installationId: string | undefined;
-  /** Entries and approximate bytes in the journal. */
-  journalSize(): { entries: number; bytes: number };
-  /** Highest seq ever given out (0 when none). */
-  lastSeq(): number;
-  /** Dead letters per sink. */
-  deadLetterCounts(): Map<string, { batches: number; entries: number }>;
-  /** All checkpoints, by model id. */
-  listCheckpoints(): Checkpoint[];
-  /** All sink rows, by name. */
-  listSinks(): SinkCursor[];
-}
+import type { StatusStore } from './status-store.js';
 
 /** A state file open read-only. Every read is of the file as it is now. */
 export class StateReader implements StatusStore {

@@ -18,7 +18,7 @@ import { JournalEntries } from './entries.js';
 import { PageCommitter, type PageCommit, type PageToCommit } from './page-commit.js';
 import type { PageSlice } from './pages.js';
 import type { PreparedEntry } from './prepared.js';
-import type { StatusStore } from './reader.js';
+import type { StatusStore } from './status-store.js';
 
 export type { Checkpoint, PageContinuation, WindowStart } from './checkpoints.js';
 export type { InflightBatch, SinkCursor } from './cursors.js';
@@ -26,7 +26,7 @@ export type { DeadLetter } from './dead-letters.js';
 export type { WalSync } from './db.js';
 export type { PageCommit, PageToCommit } from './page-commit.js';
 export type { PreparedEntry, PreparedPage } from './prepared.js';
-export type { StatusStore } from './reader.js';
+export type { StatusStore } from './status-store.js';
 
 /** Options of {@link StateStore.open}. */
 export interface StoreOptions {
@@ -39,11 +39,7 @@ export interface StoreOptions {
 
 /** The daemon's state file, open for writing. Synchronous (better-sqlite3); one instance per process. */
 export class StateStore implements StatusStore {
-  /**
-   * Random id of this state file, made when the file is created (or first opened by a
-   * version that has it): part of every batch id, so two installations, or a state file
-   * started afresh, never send different batches under one Idempotency-Key.
-   */
+  /** Random id of this state file, part of every batch id (see {@link ensureInstallationId}). */
   readonly installationId: string;
   private readonly checkpoints: Checkpoints;
   private readonly dedupe: DedupeCounts;
@@ -101,11 +97,7 @@ export class StateStore implements StatusStore {
     this.checkpoints.recordStartAt(modelId, startAt);
   }
 
-  /**
-   * Starts a new fetch of window [fromMs, toMs]: a fresh fetch id and no token.
-   * `planStateAfter` is the planner state to adopt once the window has been fetched to
-   * the end; it is applied in the transaction of the last page.
-   */
+  /** Starts a new fetch of window [fromMs, toMs] (see {@link Checkpoints.beginWindow}). */
   beginWindow(modelId: string, fromMs: number, toMs: number, planStateAfter?: string): Checkpoint {
     return this.checkpoints.beginWindow(modelId, fromMs, toMs, planStateAfter);
   }
@@ -115,11 +107,7 @@ export class StateStore implements StatusStore {
     return this.checkpoints.restartWindow(modelId);
   }
 
-  /**
-   * Cuts the window in progress short at `toMs` and starts fetching it again from its first
-   * page: a new fetch id, no token, no tokens followed. `planStateAfter` replaces the planner
-   * state to adopt when the window completes (it must cover only the shorter window).
-   */
+  /** Cuts the window in progress short at `toMs` and fetches it again from its first page (see {@link Checkpoints.shortenWindow}). */
   shortenWindow(modelId: string, toMs: number, planStateAfter?: string): Checkpoint {
     return this.checkpoints.shortenWindow(modelId, toMs, planStateAfter);
   }
@@ -127,22 +115,10 @@ export class StateStore implements StatusStore {
   /**
    * Commits one page of window fetch `fetchId`, in one transaction: the new entries
    * (by occurrence counts), the dedupe counts, and the token of the next page or the end
-   * of the window (moving the watermark to the window's end).
-   *
-   * A window that is one empty page (an idle model's usual poll) changes only the
-   * checkpoint. Such updates are kept in memory and written together, one transaction
-   * for all models, within `quietFlushMs`, or earlier with the model's next write. A crash
-   * in between makes the daemon read those windows again, which returns nothing new.
+   * of the window (moving the watermark to the window's end). A window that is one empty
+   * page is written later, with others (see {@link Checkpoints.deferQuiet}).
    */
-  commitPage(
-    modelId: string,
-    fetchId: number,
-    windowFromMs: number,
-    entries: readonly PreparedEntry[],
-    next: PageContinuation,
-    fetchedMs: number,
-    begin?: WindowStart,
-  ): PageCommit {
+  commitPage(modelId: string, fetchId: number, windowFromMs: number, entries: readonly PreparedEntry[], next: PageContinuation, fetchedMs: number, begin?: WindowStart): PageCommit {
     return this.commitPages([{ modelId, fetchId, windowFromMs, entries, next, fetchedMs, begin }])[0]!;
   }
 
@@ -156,19 +132,12 @@ export class StateStore implements StatusStore {
     return this.pages.commitPages(pages, options.sync !== false);
   }
 
-  /**
-   * Writes the checkpoint updates of windows that returned nothing, in one transaction
-   * (without fsync: losing them only makes the same empty windows be read again).
-   */
+  /** Writes the checkpoint updates of windows that returned nothing, in one unsynced transaction. */
   flushQuiet(): void {
     this.checkpoints.flushQuiet();
   }
 
-  /**
-   * Forgets dedupe keys that no future window can reach: buckets wholly older than the
-   * horizon, unless a window returned them lately (a bucket dated before the window that
-   * returned it counts as touched at that window's end). Returns the buckets removed.
-   */
+  /** Forgets dedupe keys no future window can reach (see {@link DedupeCounts.pruneKeys}); returns the buckets removed. */
   pruneKeys(modelId: string, horizonMs: number): number {
     return this.dedupe.pruneKeys(modelId, horizonMs);
   }
@@ -190,11 +159,7 @@ export class StateStore implements StatusStore {
     return this.state.durableSeq;
   }
 
-  /**
-   * Makes every commit so far durable: an `fdatasync` of the WAL on libuv's thread pool;
-   * sinks read only up to the seq this last made durable. The caller must not commit while
-   * the sync runs. A failed sync is final: every later write throws (see {@link StateDb.syncWal}).
-   */
+  /** Makes every commit so far durable, in the background; a failed sync is final (see {@link StateDb.syncWal}). */
   syncJournal(): Promise<void> {
     return this.state.syncWal();
   }
@@ -209,10 +174,7 @@ export class StateStore implements StatusStore {
     return this.entries.readRange(firstSeq, lastSeq);
   }
 
-  /**
-   * The journal after `afterSeq` as page slices: up to `limit` entries, stopping early once
-   * their NDJSON lines reach `maxBytes` bytes (at least one entry is always taken).
-   */
+  /** The durable journal after `afterSeq` as page slices, cut by count and bytes (see {@link JournalEntries.slicesAfter}). */
   slicesAfter(afterSeq: number, limit: number, maxBytes = Number.POSITIVE_INFINITY): PageSlice[] {
     return this.entries.slicesAfter(afterSeq, limit, maxBytes);
   }
@@ -267,23 +229,14 @@ export class StateStore implements StatusStore {
     return this.cursors.removeExcept(names);
   }
 
-  /**
-   * Records the seq range of a batch about to be sent and the key it is sent under, so a
-   * restart rebuilds the same batch and sends it under the same key.
-   */
+  /** Records the seq range of a batch about to be sent and its key: a restart rebuilds it and sends it under that key. */
   setInflight(name: string, firstSeq: number, lastSeq: number, key: string): void {
     this.cursors.setInflight(name, firstSeq, lastSeq, key);
   }
 
   /**
    * Moves a sink's cursor after an acknowledged batch, with the sink's state, and forgets
-   * the in-flight ranges it covers, in one transaction.
-   *
-   * The transaction does not wait for the disk (a process crash cannot undo it; WAL): it
-   * becomes durable with the next synced commit, at the latest the next page of entries.
-   * Power lost before then undoes the acknowledgement, and the sink gets those batches
-   * again, which every sink already copes with: the file sink first cuts its files back
-   * to the committed offsets, and other sinks see the same batch ids.
+   * the in-flight ranges it covers, in one transaction not waiting for the disk (see {@link Cursors.ack}).
    */
   ack(name: string, lastSeq: number, delivered: number, state?: string): void {
     this.cursors.ack(name, lastSeq, delivered, state);
