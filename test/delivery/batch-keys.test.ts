@@ -139,9 +139,9 @@ describe('Idempotency-Key', () => {
     const logs = old.append('m1', 8);
     old.store.setInflight('hook', 1, 8, 'ignored');
     old.close();
-    // Back to what schema 4 left on disk: no installation id, no batch keys, no window tokens.
+    // Back to what schema 4 left on disk: no installation id, no batch keys, no window tokens, no start_at.
     const db = new Database(path);
-    db.exec("DELETE FROM meta WHERE key = 'installation_id'; ALTER TABLE inflight DROP COLUMN batch_key; ALTER TABLE checkpoints DROP COLUMN win_tokens;");
+    db.exec("DELETE FROM meta WHERE key = 'installation_id'; ALTER TABLE inflight DROP COLUMN batch_key; ALTER TABLE checkpoints DROP COLUMN win_tokens; ALTER TABLE checkpoints DROP COLUMN start_at;");
     db.pragma('user_version = 4');
     db.close();
 

@@ -68,15 +68,16 @@ describe('state reader', () => {
     const s = writtenStore(path, 2);
     s.setInflight('a', 1, 2, 'key-of-schema-5');
     s.close();
-    // Back to what schema 4 left on disk: no installation id, no batch keys, no window tokens.
+    // Back to what schema 4 left on disk: no installation id, no batch keys, no window tokens, no start_at.
     const db = new Database(path);
-    db.exec("DELETE FROM meta WHERE key = 'installation_id'; ALTER TABLE inflight DROP COLUMN batch_key; ALTER TABLE checkpoints DROP COLUMN win_tokens;");
+    db.exec("DELETE FROM meta WHERE key = 'installation_id'; ALTER TABLE inflight DROP COLUMN batch_key; ALTER TABLE checkpoints DROP COLUMN win_tokens; ALTER TABLE checkpoints DROP COLUMN start_at;");
     db.pragma('user_version = 4');
     db.close();
     const before = sha(path);
 
     const reader = StateReader.open(path);
     expect(reader.installationId).toBeUndefined();
+    expect(reader.getCheckpoint('m')).toMatchObject({ watermarkMs: T + 10_000, startAt: undefined });
     expect(reader.listSinks()[0]!.inflightRanges).toEqual([{ firstSeq: 1, lastSeq: 2, key: undefined }]);
     expect(reader.lastSeq()).toBe(2);
     reader.close();
