@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { request } from 'undici';
-import { configSecrets, loadConfig } from '../config/index.js';
+import { configSecrets, loadConfig } from './config.js';
 import { StateStore } from '../journal/store.js';
 import type { DaemonStatus } from '../daemon.js';
 import { StateError } from '../errors.js';

@@ -1,7 +1,7 @@
 //! `mls validate`: loads the config file and reports every problem, or a one-line summary.
 import { Option, type Command } from 'commander';
 import { ConfigError, describeError, ExitCode } from '../errors.js';
-import { loadConfig } from '../config/index.js';
+import { loadConfig } from './config.js';
 
 /** Adds `mls validate --config <file>` to `program`. Sets `process.exitCode` (0, or 78 for an invalid config). */
 export function register(program: Command): void {

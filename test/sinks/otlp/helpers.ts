@@ -1,6 +1,7 @@
 //! Shared pieces of the OTLP sink tests: parsed configs, entries and a capturing logger.
 import { Writable } from 'node:stream';
-import { sinkSchema, type OtlpSinkConfig } from '../../../src/config/index.js';
+import { sinkSchema } from '../../../src/cli/config.js';
+import { type OtlpSinkConfig } from '../../../src/sinks/otlp/config.js';
 import type { SinkBatch, SinkContext, SinkEntry } from '../../../src/sinks/contract.js';
 import { createLogger, type Logger } from '../../../src/telemetry/logger.js';
 import { parseEntryTime } from '../../../src/time/timestamp.js';

@@ -1,5 +1,6 @@
 //! Shared pieces of the webhook sink tests: parsed configs, contexts and batches.
-import { sinkSchema, type WebhookSinkConfig } from '../../../src/config/index.js';
+import { sinkSchema } from '../../../src/cli/config.js';
+import { type WebhookSinkConfig } from '../../../src/sinks/webhook/config.js';
 import type { SinkBatch, SinkContext, SinkEntry } from '../../../src/sinks/contract.js';
 
 /** A webhook sink block as the config layer parses it (durations in ms). */
