@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sinkSchema } from '../../src/cli/config.js';
-import { type WebhookSinkConfig } from '../../src/sinks/webhook/config.js';
+import type { WebhookSinkConfig } from '../../src/sinks/webhook/config.js';
 import type { SinkDelivery } from '../../src/delivery/sink-delivery.js';
 import { StateStore } from '../../src/journal/store.js';
 import type { Sink, SinkBatch } from '../../src/sinks/contract.js';
