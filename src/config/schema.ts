@@ -172,7 +172,7 @@ export type SinkSchema = z.ZodObject<{ type: z.ZodLiteral<string> } & z.ZodRawSh
 /**
  * The schema of the whole configuration file, with `sinkSchemas` as the kinds of entry of
  * `sinks` (told apart by `type`) and `modelKeys` as the keys sink types add to each entry
- * of `models` (such as OTLP's `resource`).
+ * of `models`.
  */
 export function buildConfigSchema(sinkSchemas: readonly SinkSchema[], modelKeys: Readonly<Record<string, z.ZodType>> = {}) {
   if (sinkSchemas.length === 0) throw new Error('bug: a configuration needs at least one sink type');
@@ -201,8 +201,8 @@ export type ConfigSchema = ReturnType<typeof buildConfigSchema>;
 
 /**
  * The parsed config block of each sink type, by `type`. Empty here: each sink folder adds
- * its own by declaration merging (`declare module` … `interface SinkConfigs { file:
- * FileSinkConfig }`), so this module names no sink and {@link SinkConfig} still tells
+ * its own by declaration merging (`declare module` … `interface SinkConfigs { <type>:
+ * <Type>SinkConfig }`), so this module names no sink and {@link SinkConfig} still tells
  * the types apart.
  */
 export interface SinkConfigs {}

@@ -22,8 +22,8 @@ export interface BatchDefaults {
 
 /**
  * The fields every sink takes. A batch is what a network sink sends in one request, so
- * its default size suits receivers' limits; for the file and stdout sinks it is only the
- * unit of a write and an fsync, so their default is larger: a sink that has fallen behind
+ * its default size suits receivers' limits; for a sink that writes locally it is only the
+ * unit of a write and an fsync, so its default is larger: a sink that has fallen behind
  * catches up in a few large writes instead of many small ones, each waiting its turn.
  */
 export const sinkFields = (batch: BatchDefaults) => ({
@@ -50,9 +50,9 @@ export const sinkFields = (batch: BatchDefaults) => ({
     .describe('Only these models go to this sink (each must be a configured model id). All models when not set.'),
 });
 
-/** Batches of network and custom sinks: at most 1,000 entries or 1 MiB of text (a request). */
+/** Batches that are requests (network and module sinks): at most 1,000 entries or 1 MiB of text. */
 export const REQUEST_BATCHES: BatchDefaults = { maxEntries: 1000, maxBytes: '1MiB' };
-/** Batches of file and stdout sinks: at most 20,000 entries or 8 MiB of text (a write). */
+/** Batches that are only writes (sinks writing locally): at most 20,000 entries or 8 MiB of text. */
 export const WRITE_BATCHES: BatchDefaults = { maxEntries: 20_000, maxBytes: '8MiB' };
 
 /** What the config knows of any sink block once parsed. */
