@@ -2,8 +2,7 @@
 //! wrong and how to fix it (durations, sizes, URLs, secrets, paths, header maps), and the
 //! fields every sink block takes. Sections and sink types are made from these.
 import { z } from 'zod';
-import { Fail, show } from './units.js';
-import { parseDurationValue, parseSizeValue } from './units.js';
+import { Fail, parseDurationValue, parseSizeValue, show } from './units.js';
 import { mark } from './marks.js';
 import type { RawProblem } from './problems.js';
 
