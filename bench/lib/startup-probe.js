@@ -1,6 +1,6 @@
 // Times the pieces of a daemon start in a fresh process: `node startup-probe.js <what> [state]`.
 //   program: importing the CLI (every command module and its dependencies)
-//   daemon:  importing the daemon and the config modules only
+//   daemon:  importing the daemon and the config modules (with the sink types) only
 //   store:   opening a state file (counting the journal)
 const what = process.argv[2];
 const t0 = performance.now();
@@ -10,7 +10,7 @@ if (what === 'program') {
   out.import_ms = performance.now() - t0;
 } else if (what === 'daemon') {
   await import('../../dist/daemon.js');
-  await import('../../dist/config/index.js');
+  await import('../../dist/cli/config.js');
   out.import_ms = performance.now() - t0;
 } else if (what === 'store') {
   const { StateStore } = await import('../../dist/journal/store.js');

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { parseConfig } from '../config/index.js';
+import { parseConfig } from './config.js';
 import { createLogger } from '../telemetry/logger.js';
 import { parseDuration, formatDuration } from '../time/duration.js';
 import { UsageError } from '../errors.js';

@@ -1,7 +1,8 @@
 //! `mls dlq list|replay|purge [--sink NAME]`: inspect, re-send and delete dead letters
 //! (batches a sink rejected permanently).
 import type { Command } from 'commander';
-import { loadConfig, type Config } from '../config/index.js';
+import type { Config } from '../config/index.js';
+import { loadConfig } from './config.js';
 import { StateStore } from '../journal/store.js';
 import { StateReader } from '../journal/reader.js';
 import { acquireStateLock } from '../journal/lock.js';

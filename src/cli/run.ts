@@ -1,7 +1,7 @@
 //! `mls run --config F`: validates the config, then runs the daemon until SIGTERM/SIGINT.
 //! SIGHUP re-reads the config.
 import type { Command } from 'commander';
-import { loadConfig } from '../config/index.js';
+import { loadConfig } from './config.js';
 import { createLogger } from '../telemetry/logger.js';
 import { ExitCode, describeError } from '../errors.js';
 import type { AdminServer } from '../admin/server.js';

@@ -2,7 +2,7 @@
 //! says what to do when it is damaged.
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
-import { loadConfig } from '../config/index.js';
+import { loadConfig } from './config.js';
 import { StateReader } from '../journal/reader.js';
 import { StateError, describeError } from '../errors.js';
 

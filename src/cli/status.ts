@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { request } from 'undici';
-import { configSecrets, loadConfig } from '../config/index.js';
+import { configSecrets, loadConfig } from './config.js';
 import { StateReader } from '../journal/reader.js';
 import type { StateStore, StatusStore } from '../journal/store.js';
 import type { DaemonStatus } from '../daemon.js';

@@ -1,21 +1,23 @@
-//! The configuration: schema, loader and the parsed types, in one import.
+//! The configuration, knowing no sink: the sections' schema, the building blocks sink types
+//! make their schemas from, the loader, and the parsed types. The sink types a build has
+//! are joined to it by the command line (`cli/config.ts`).
 export {
-  configSchema,
-  modelSchema,
-  sinkSchema,
-  configJsonSchema,
+  buildConfigSchema,
+  type ConfigSchema,
+  type SinkSchema,
   type Config,
   type ApiConfig,
   type ModelConfig,
+  type ModelKeys,
   type SinkConfig,
+  type SinkConfigs,
   type SinkType,
-  type FileSinkConfig,
-  type StdoutSinkConfig,
-  type WebhookSinkConfig,
-  type OtlpSinkConfig,
-  type ModuleSinkConfig,
   type LogLevel,
-  type SeverityText,
 } from './schema.js';
-export { loadConfig, parseConfig, parseYaml, configSecrets, deepFreeze, TOKEN_ENV, TOKEN_CREDENTIAL, type ParseConfigOptions } from './load.js';
-export { parseListen, type ListenAddress, type RateLimit, type StartAt } from './units.js';
+export { ConfigLoader, parseYaml, deepFreeze, type ConfigParts, type ParseConfigOptions } from './load.js';
+export { TOKEN_ENV, TOKEN_CREDENTIAL } from './token.js';
+export { duration, filePath, httpUrl, leaf, scalar, secret, secretHeaders, size, stringMap, text, SINK_CREDENTIALS, type JsonMeta } from './fields.js';
+export { sinkFields, REQUEST_BATCHES, WRITE_BATCHES, type BatchDefaults, type SinkBlock } from './sink-block.js';
+export { mark, markedFields, type FieldMark, type MarkedField } from './marks.js';
+export { formatProblem, type RawProblem } from './problems.js';
+export { Fail, show, parseFileModeValue, parseListen, type ListenAddress, type RateLimit, type StartAt } from './units.js';

@@ -1,163 +1,12 @@
-//! The configuration schema (zod): every key, its default and its description. Parsing
-//! turns durations into milliseconds, sizes into bytes, rates, start points and file
-//! modes into values; keys stay snake_case as written. Unknown keys are rejected.
-//! The same schema yields the JSON Schema of the YAML file (`configJsonSchema`).
+//! The configuration schema (zod) of every section but the sinks' own fields: every key,
+//! its default and its description. Parsing turns durations into milliseconds, sizes into
+//! bytes, rates, start points and file modes into values; keys stay snake_case as written.
+//! Unknown keys are rejected. `buildConfigSchema` joins these sections with the schemas
+//! of the sink types a build has, and the keys they add to `models[]`.
 import { z } from 'zod';
-import {
-  Fail,
-  parseDurationValue,
-  parseFileModeValue,
-  parseListen,
-  parseRateLimitValue,
-  parseSizeValue,
-  parseStartAtValue,
-  show,
-  type RateLimit,
-  type StartAt,
-} from './units.js';
-import { validateTemplate } from '../sinks/file/template.js';
-import type { RawProblem } from './problems.js';
+import { Fail, parseListen, parseRateLimitValue, parseStartAtValue, show, type RateLimit, type StartAt } from './units.js';
+import { duration, filePath, httpUrl, leaf, scalar, secret, size, text } from './fields.js';
 
-/** JSON Schema keywords attached to a leaf (merged into the generated schema). */
-type JsonMeta = Record<string, unknown>;
-
-/**
- * A leaf value parsed by a function rather than by zod primitives, so every message can
- * say what is wrong and how to fix it. `parse` returns the value, a `Fail`, or pushes
- * problems located below the leaf (e.g. one bad header among many).
- */
-function leaf<T>(description: string, json: JsonMeta, parse: (value: unknown, nested: RawProblem[]) => T | Fail) {
-  return z
-    .unknown()
-    .transform((value, ctx): T => {
-      const nested: RawProblem[] = [];
-      const result = value === undefined ? new Fail('is required') : parse(value, nested);
-      for (const p of nested) ctx.addIssue({ code: 'custom', message: p.message, path: p.path, input: value });
-      if (result instanceof Fail) ctx.addIssue({ code: 'custom', message: result.message, input: value });
-      if (result instanceof Fail || nested.length > 0) return z.NEVER;
-      return result;
-    })
-    .meta({ ...json, description });
-}
-
-const DURATION_JSON = { type: 'string', pattern: '^(\\d+(\\.\\d+)?(ms|s|m|h|d))+$' };
-const SIZE_JSON = {
-  anyOf: [
-    { type: 'integer', minimum: 0 },
-    { type: 'string', pattern: '^\\d+(\\.\\d+)?\\s*([KMGT]i?B|B)?$' },
-  ],
-};
-
-/**
- * Lets a number or boolean field take a string, as `${VAR}` interpolation produces:
- * `"8"` → 8, `"true"` → true. Anything else goes to the inner schema unchanged.
- */
-function scalar<T extends z.ZodType>(schema: T) {
-  return z.preprocess((v) => {
-    if (typeof v !== 'string') return v;
-    const t = v.trim();
-    if (/^-?\d+(\.\d+)?$/.test(t)) return Number(t);
-    return t === 'true' ? true : t === 'false' ? false : v;
-  }, schema);
-}
-
-/** A duration (`500ms`, `10s`, `5m`, `1h`, `1d`, or compound `1h30m`), parsed to milliseconds. */
-function duration(description: string, options: { positive?: boolean } = {}) {
-  return leaf(description, DURATION_JSON, (v) => parseDurationValue(v, { min: options.positive ? 1 : 0 }));
-}
-
-/** A size (integer bytes or `64MiB`-style), parsed to bytes. */
-function size(description: string, options: { positive?: boolean } = {}) {
-  return leaf(description, SIZE_JSON, (v) => parseSizeValue(v, { min: options.positive ? 1 : 0 }));
-}
-
-/** A non-empty string (whitespace alone counts as empty). */
-function text(description: string, json: JsonMeta = {}) {
-  return leaf(description, { type: 'string', minLength: 1, ...json }, (v) => {
-    if (typeof v !== 'string') return new Fail(`expected a non-empty string, got ${show(v)}`);
-    if (v.trim() === '') return new Fail('expected a non-empty string');
-    return v;
-  });
-}
-
-/** A secret string: never echoed in problems. */
-function secret(description: string) {
-  return leaf(description, { type: 'string', minLength: 1 }, (v) => {
-    if (typeof v !== 'string') return new Fail(`expected a string (the value is not shown because it is secret)`);
-    if (v.trim() === '') return new Fail('is empty; set a value or remove the key');
-    if (/[\r\n]/.test(v)) return new Fail('contains a line break; remove it (the value is not shown because it is secret)');
-    return v;
-  });
-}
-
-/** Where a sink's credentials go instead of its URL (the problem's path names the sink). */
-const SINK_CREDENTIALS =
-  "must not carry credentials (user:password@); remove them and send them as a header of this sink instead, e.g. headers: { Authorization: 'Basic ${MLS_SINK_AUTH}' } with MLS_SINK_AUTH set to the base64 of user:password";
-
-/**
- * An http(s) URL. `stripSlash` drops trailing slashes so paths can be appended;
- * `credentials` says where credentials go instead of the URL (default: the API token).
- */
-function httpUrl(description: string, options: { stripSlash?: boolean; noQuery?: boolean; credentials?: string } = {}) {
-  return leaf(description, { type: 'string', format: 'uri', pattern: '^https?://' }, (v) => {
-    if (typeof v !== 'string' || v.trim() === '') return new Fail(`expected an http or https URL, got ${show(v)}`);
-    let url: URL;
-    try {
-      url = new URL(v.trim());
-    } catch {
-      return new Fail(`${show(v)} is not a URL; write e.g. https://api.example.com`);
-    }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      return new Fail(`${show(url.protocol)} is not supported; the URL must start with http:// or https://`);
-    }
-    if (options.noQuery && (url.search !== '' || url.hash !== '')) {
-      return new Fail('must not carry a query string or fragment; keep only scheme, host, port and path prefix');
-    }
-    if (url.username !== '' || url.password !== '') {
-      return new Fail(options.credentials ?? 'must not carry credentials; put the token in api.token or api.token_file');
-    }
-    const out = v.trim();
-    return options.stripSlash ? out.replace(/\/+$/, '') : out;
-  });
-}
-
-/** A file path; relative paths are resolved against the directory of the config file by the loader. */
-function filePath(description: string) {
-  return text(`${description} Relative paths are resolved against the directory of the config file.`);
-}
-
-/** A map of names to string values (numbers and booleans are turned into strings). */
-function stringMap(description: string, options: { headers?: boolean } = {}) {
-  const valueJson = { type: ['string', 'number', 'boolean'] };
-  return leaf(description, { type: 'object', additionalProperties: valueJson }, (v, nested) => {
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) return new Fail(`expected a mapping of names to values, got ${show(v)}`);
-    const out: Record<string, string> = {};
-    for (const [k, val] of Object.entries(v)) {
-      if (options.headers && !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(k)) {
-        nested.push({ path: [k], message: 'is not a valid HTTP header name; use letters, digits and - (e.g. X-Api-Key)' });
-        continue;
-      }
-      if (k === '') {
-        nested.push({ path: [k], message: 'names must not be empty' });
-        continue;
-      }
-      if (typeof val === 'string') {
-        if (options.headers && /[\r\n]/.test(val)) {
-          nested.push({ path: [k], message: 'contains a line break, which HTTP headers cannot carry; remove it' });
-          continue;
-        }
-        out[k] = val;
-      } else if ((typeof val === 'number' && Number.isFinite(val)) || typeof val === 'boolean') {
-        out[k] = String(val);
-      } else {
-        nested.push({ path: [k], message: `expected a string, got ${options.headers ? 'another kind of value' : show(val)}` });
-      }
-    }
-    return out;
-  });
-}
-
-const SEVERITIES = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'FATAL'] as const;
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
 
 // ---------------------------------------------------------------------------------------
@@ -268,169 +117,12 @@ const pollSchema = z
   })
   .describe('How often and how far back models are polled.');
 
-/** Schema of one entry of `models`. */
-export const modelSchema = z
-  .strictObject({
-    id: text('The model_id of the model on the service.'),
-    is_less_logs: scalar(z.boolean().optional()).describe('Sent as is_less_logs with every request for this model; left out when not set.'),
-    start_at: startAt('Overrides poll.start_at for this model.').optional(),
-    resource: stringMap('OTLP resource attributes for this model (e.g. service.name: billing-model), added to every OTLP sink.').prefault({}),
-  })
-  .describe('A model whose logs are shipped.');
-
-// ---------------------------------------------------------------------------------------
-// sinks
-
-const sinkName = leaf<string>(
-  'Unique name of the sink: letters, digits, _ and -. Used in metrics, logs and state.',
-  { type: 'string', pattern: '^[A-Za-z0-9_-]+$' },
-  (v) => {
-    if (typeof v !== 'string' || v === '') return new Fail(`expected a non-empty string, got ${show(v)}`);
-    if (!/^[A-Za-z0-9_-]+$/.test(v)) return new Fail(`${show(v)} is not a valid sink name; use only letters, digits, _ and -`);
-    return v;
-  },
-);
-
-/**
- * The fields every sink takes. A batch is what a network sink sends in one request, so
- * its default size suits receivers' limits; for the file and stdout sinks it is only the
- * unit of a write and an fsync, so their default is larger: a sink that has fallen behind
- * catches up in a few large writes instead of many small ones, each waiting its turn.
- */
-const sinkFields = (batch: { maxEntries: number; maxBytes: string }) => ({
-  name: sinkName,
-  batch: z
-    .strictObject({
-      max_entries: scalar(z.number().int().min(1).default(batch.maxEntries)).describe('Most entries in one batch.'),
-      max_bytes: size('Most bytes (of log text) in one batch.', { positive: true }).prefault(batch.maxBytes),
-      max_delay: duration('Longest time an entry waits for its batch to fill.', { positive: true }).prefault('1s'),
-    })
-    .prefault({})
-    .describe('How entries are grouped before they are sent.'),
-  retry: z
-    .strictObject({
-      base_delay: duration('First delay after a failed send; doubles on each attempt.', { positive: true }).prefault('500ms'),
-      max_delay: duration('Upper bound of the delay between attempts.', { positive: true }).prefault('60s'),
-    })
-    .prefault({})
-    .describe('Backoff between attempts to send a batch that failed.'),
-  models: z
-    .array(text('A configured model id.'))
-    .min(1)
-    .optional()
-    .describe('Only these models go to this sink (each must be a configured model id). All models when not set.'),
+/** An entry of `models` without the keys that sink types add. */
+const baseModelSchema = z.strictObject({
+  id: text('The model_id of the model on the service.'),
+  is_less_logs: scalar(z.boolean().optional()).describe('Sent as is_less_logs with every request for this model; left out when not set.'),
+  start_at: startAt('Overrides poll.start_at for this model.').optional(),
 });
-/** Network and custom sinks: batches of at most 1,000 entries or 1 MiB of text. */
-const sinkCommon = sinkFields({ maxEntries: 1000, maxBytes: '1MiB' });
-/** File and stdout sinks: batches of at most 20,000 entries or 8 MiB of text. */
-const textSinkCommon = sinkFields({ maxEntries: 20_000, maxBytes: '8MiB' });
-
-const fileSinkSchema = z
-  .strictObject({
-    type: z.literal('file').describe('Appends NDJSON to local files.'),
-    ...textSinkCommon,
-    path: leaf<string>(
-      'File path template: {model_id} and the UTC strftime parts %Y %m %d %H %M %S %j (%% = a literal %). E.g. ./out/{model_id}/%Y-%m-%d.ndjson. Relative paths are resolved against the directory of the config file.',
-      { type: 'string', minLength: 1 },
-      (v) => {
-        if (typeof v !== 'string' || v.trim() === '') return new Fail(`expected a non-empty string, got ${show(v)}`);
-        const problem = validateTemplate(v);
-        return problem ? new Fail(problem) : v;
-      },
-    ),
-    fsync: z
-      .enum(['always', 'batch', 'never'])
-      .default('batch')
-      .describe('When to fsync: after every write (`always`), before a batch is acknowledged (`batch`), or never (the OS decides).'),
-    rotate: z
-      .strictObject({
-        max_bytes: size('Start a new file when the current one reaches this size.', { positive: true }).optional(),
-        max_age: duration('Start a new file when the current one is this old.', { positive: true }).optional(),
-      })
-      .optional()
-      .describe('Rotation within one rendered path; rotated files get a numbered suffix.'),
-    compress: z.enum(['none', 'gzip']).default('none').describe('Compression of rotated files.'),
-    file_mode: leaf<number>('Permissions of created files, as a quoted octal string.', { type: 'string', pattern: '^(0o|0)?[0-7]{3,4}$' }, parseFileModeValue).prefault(
-      '0600',
-    ),
-    dir_mode: leaf<number>(
-      'Permissions of created directories, as a quoted octal string.',
-      { type: 'string', pattern: '^(0o|0)?[0-7]{3,4}$' },
-      parseFileModeValue,
-    ).prefault('0700'),
-  })
-  .describe('File sink.');
-
-const stdoutSinkSchema = z
-  .strictObject({
-    type: z.literal('stdout').describe('Writes NDJSON to standard output.'),
-    ...textSinkCommon,
-  })
-  .describe('Stdout sink.');
-
-const webhookSinkSchema = z
-  .strictObject({
-    type: z.literal('webhook').describe('POSTs batches to an HTTP endpoint.'),
-    ...sinkCommon,
-    url: httpUrl('URL the batches are POSTed to.', { credentials: SINK_CREDENTIALS }),
-    format: z.enum(['ndjson', 'json']).default('ndjson').describe('Body format: one JSON object per line (`ndjson`) or one JSON array (`json`).'),
-    compression: z.enum(['none', 'gzip']).default('none').describe('Compression of the request body.'),
-    headers: stringMap('Extra request headers (values are treated as secrets).', { headers: true }).prefault({}),
-    timeout: duration('Time allowed for one request.', { positive: true }).prefault('30s'),
-    concurrency: scalar(z.number().int().min(1).default(1)).describe('Requests in flight at once for this sink. Above 1, batches may arrive out of order.'),
-    signing_secret: secret('When set, each request carries an HMAC-SHA256 signature of its body made with this secret.').optional(),
-    ca_file: filePath('PEM file of extra certificate authorities to trust for this endpoint.').optional(),
-  })
-  .describe('Webhook sink.');
-
-const otlpSinkSchema = z
-  .strictObject({
-    type: z.literal('otlp').describe('Exports OpenTelemetry log records.'),
-    ...sinkCommon,
-    endpoint: httpUrl(
-      'Base URL of the OTLP receiver; default http://localhost:4318 for HTTP and http://localhost:4317 for gRPC. /v1/logs is appended for HTTP unless already there.',
-      { stripSlash: true, credentials: SINK_CREDENTIALS },
-    ).optional(),
-    protocol: z.enum(['http/protobuf', 'http/json', 'grpc']).default('http/protobuf').describe('OTLP transport.'),
-    headers: stringMap('Extra request headers or gRPC metadata (values are treated as secrets).', { headers: true }).prefault({}),
-    compression: z.enum(['gzip', 'none']).default('gzip').describe('Compression of the export requests.'),
-    timeout: duration('Time allowed for one export.', { positive: true }).prefault('10s'),
-    resource: stringMap('Resource attributes added to every record (per-model attributes take precedence).').prefault({}),
-    severity: z
-      .record(z.string().min(1), z.enum(SEVERITIES))
-      .optional()
-      .describe('Severity text per stream, e.g. {stderr: ERROR}; streams not listed carry no severity.'),
-    tls: z
-      .strictObject({
-        ca_file: filePath('PEM file of extra certificate authorities to trust.').optional(),
-        cert_file: filePath('Client certificate (PEM) for mutual TLS; needs key_file.').optional(),
-        key_file: filePath('Client private key (PEM) for mutual TLS; needs cert_file.').optional(),
-        insecure: scalar(z.boolean().default(false)).describe('Do not verify the receiver certificate. Only for testing.'),
-      })
-      .optional()
-      .describe('TLS settings of the connection to the receiver.'),
-  })
-  .describe('OTLP sink.');
-
-const moduleSinkSchema = z
-  .strictObject({
-    type: z.literal('module').describe('Loads a sink from a JavaScript module.'),
-    ...sinkCommon,
-    path: text(
-      'ES module whose default export (or `createSink` export) builds the sink. A path starting with . or / is a file, resolved against the directory of the config file; anything else is a package name.',
-    ),
-    options: z.record(z.string(), z.unknown()).default({}).describe('Free-form options passed to the module.'),
-    timeout: duration(
-      'Longest one call of the module may take. A send still running after it counts as a retry (the AbortSignal passed to send fires, whether or not the module heeds it); a flush or close (at reload or shutdown) is waited for no longer.',
-      { positive: true },
-    ).prefault('30s'),
-  })
-  .describe('Custom module sink.');
-
-/** Schema of one entry of `sinks`. */
-export const sinkSchema = z
-  .discriminatedUnion('type', [fileSinkSchema, stdoutSinkSchema, webhookSinkSchema, otlpSinkSchema, moduleSinkSchema])
-  .describe('A destination of log entries. `type` selects the kind; the other keys depend on it.');
 
 // ---------------------------------------------------------------------------------------
 // the rest
@@ -474,23 +166,56 @@ const logSchema = z
   })
   .describe('The daemon’s own logs.');
 
-/** The whole configuration file. */
-export const configSchema = z
-  .strictObject({
-    api: apiSchema,
-    state: stateSchema.prefault({}),
-    poll: pollSchema.prefault({}),
-    models: z.array(modelSchema).min(1).describe('The models to poll; at least one, ids unique.'),
-    sinks: z.array(sinkSchema).min(1).describe('Where entries go; at least one, names unique.'),
-    buffer: bufferSchema.prefault({}),
-    admin: adminSchema.optional(),
-    health: healthSchema.prefault({}),
-    shutdown_timeout: duration('Longest a graceful shutdown may take before the daemon exits anyway.', { positive: true }).prefault('30s'),
-    log: logSchema.prefault({}),
-  })
-  .meta({ title: 'model-log-shipper (mls) configuration', description: 'Configuration file of mls, the model log shipper (YAML).' });
+/** A sink type's schema: a strict object whose `type` is a literal. */
+export type SinkSchema = z.ZodObject<{ type: z.ZodLiteral<string> } & z.ZodRawShape>;
 
-type ParsedConfig = z.output<typeof configSchema>;
+/**
+ * The schema of the whole configuration file, with `sinkSchemas` as the kinds of entry of
+ * `sinks` (told apart by `type`) and `modelKeys` as the keys sink types add to each entry
+ * of `models`.
+ */
+export function buildConfigSchema(sinkSchemas: readonly SinkSchema[], modelKeys: Readonly<Record<string, z.ZodType>> = {}) {
+  if (sinkSchemas.length === 0) throw new Error('bug: a configuration needs at least one sink type');
+  const modelSchema = baseModelSchema.extend(modelKeys).describe('A model whose logs are shipped.');
+  const sinkSchema = z
+    .discriminatedUnion('type', sinkSchemas as unknown as [SinkSchema, ...SinkSchema[]])
+    .describe('A destination of log entries. `type` selects the kind; the other keys depend on it.');
+  return z
+    .strictObject({
+      api: apiSchema,
+      state: stateSchema.prefault({}),
+      poll: pollSchema.prefault({}),
+      models: z.array(modelSchema).min(1).describe('The models to poll; at least one, ids unique.'),
+      sinks: z.array(sinkSchema).min(1).describe('Where entries go; at least one, names unique.'),
+      buffer: bufferSchema.prefault({}),
+      admin: adminSchema.optional(),
+      health: healthSchema.prefault({}),
+      shutdown_timeout: duration('Longest a graceful shutdown may take before the daemon exits anyway.', { positive: true }).prefault('30s'),
+      log: logSchema.prefault({}),
+    })
+    .meta({ title: 'model-log-shipper (mls) configuration', description: 'Configuration file of mls, the model log shipper (YAML).' });
+}
+
+/** A schema made by {@link buildConfigSchema}. */
+export type ConfigSchema = ReturnType<typeof buildConfigSchema>;
+
+/**
+ * The parsed config block of each sink type, by `type`. Empty here: each sink folder adds
+ * its own by declaration merging (`declare module` … `interface SinkConfigs { <type>:
+ * <Type>SinkConfig }`), so this module names no sink and {@link SinkConfig} still tells
+ * the types apart.
+ */
+export interface SinkConfigs {}
+
+/** Keys that sink types add to every entry of `models`, filled in the same way. */
+export interface ModelKeys {}
+
+/** One configured sink, any type. */
+export type SinkConfig = SinkConfigs[keyof SinkConfigs];
+/** The sink types. */
+export type SinkType = SinkConfig['type'];
+
+type ParsedConfig = z.output<ConfigSchema>;
 
 /** The `api` section after loading: the token is resolved (from `token`, `token_file`, the environment or a credential). */
 export type ApiConfig = Omit<ParsedConfig['api'], 'token'> & {
@@ -498,31 +223,11 @@ export type ApiConfig = Omit<ParsedConfig['api'], 'token'> & {
   token: string;
 };
 
-/** A loaded, validated configuration (deeply frozen). Durations are ms, sizes bytes, paths absolute. */
-export type Config = Omit<ParsedConfig, 'api'> & { api: ApiConfig };
-
 /** One configured model. */
-export type ModelConfig = z.output<typeof modelSchema>;
-/** One configured sink, any type. */
-export type SinkConfig = z.output<typeof sinkSchema>;
-/** A `type: file` sink. */
-export type FileSinkConfig = Extract<SinkConfig, { type: 'file' }>;
-/** A `type: stdout` sink. */
-export type StdoutSinkConfig = Extract<SinkConfig, { type: 'stdout' }>;
-/** A `type: webhook` sink. */
-export type WebhookSinkConfig = Extract<SinkConfig, { type: 'webhook' }>;
-/** A `type: otlp` sink. */
-export type OtlpSinkConfig = Extract<SinkConfig, { type: 'otlp' }>;
-/** A `type: module` sink. */
-export type ModuleSinkConfig = Extract<SinkConfig, { type: 'module' }>;
-/** The sink types. */
-export type SinkType = SinkConfig['type'];
+export type ModelConfig = z.output<typeof baseModelSchema> & ModelKeys;
+
+/** A loaded, validated configuration (deeply frozen). Durations are ms, sizes bytes, paths absolute. */
+export type Config = Omit<ParsedConfig, 'api' | 'models' | 'sinks'> & { api: ApiConfig; models: ModelConfig[]; sinks: SinkConfig[] };
+
 /** Levels of the daemon's own log. */
 export type LogLevel = (typeof LOG_LEVELS)[number];
-/** OTLP severity texts. */
-export type SeverityText = (typeof SEVERITIES)[number];
-
-/** The JSON Schema (draft 2020-12) of the YAML file, with the descriptions above; written to config/mls.schema.json. */
-export function configJsonSchema(): Record<string, unknown> {
-  return z.toJSONSchema(configSchema, { io: 'input', target: 'draft-2020-12' }) as Record<string, unknown>;
-}

@@ -109,6 +109,12 @@ export interface SinkContext {
    * rotation. Throws when the state could not be stored.
    */
   commitState?(state: string): void;
+  /**
+   * True when the sink is built only to be asked for its `healthcheck()` and then closed
+   * (`mls validate --check-sinks`): it must create, truncate, write and send nothing.
+   * `state` is then undefined and `commitState` absent.
+   */
+  checkOnly?: boolean;
 }
 
 /**

@@ -1,69 +1,101 @@
-//! Builds a running sink from its config block: the built-in types and custom modules.
-import { pathToFileURL } from 'node:url';
-import type { SinkConfig } from '../config/index.js';
-import { ConfigError, describeError } from '../errors.js';
-import type { Sink, SinkContext, SinkFactory } from './contract.js';
-import { TIMED_OUT, within } from '../delivery/bounded.js';
-import { formatDuration } from '../time/duration.js';
+//! The sink types of this build, and what the rest of the program asks of them: their
+//! schemas and model keys for the config, the checks they add to it, the concurrency of
+//! their delivery, and building a running sink from a block. A sink type is a folder of
+//! its own; adding one is one more entry in `BUILTIN_SINKS`.
+import type { z } from 'zod';
+import type { ModelConfig, RawProblem, SinkBlock, SinkConfig, SinkSchema } from '../config/index.js';
+import type { Sink, SinkContext } from './contract.js';
+import type { PlacedBlock, SinkDefinition, SinkEnvironment } from './definition.js';
+import { fileSink } from './file/definition.js';
+import { moduleSink } from './module/definition.js';
+import { otlpSink } from './otlp/definition.js';
+import { stdoutSink } from './stdout/definition.js';
+import { webhookSink } from './webhook/definition.js';
 
-/** What sinks may need from the rest of the config. */
-export interface SinkEnvironment {
-  /** Per-model OTLP resource attributes (`models[].resource`). */
-  modelResources?: ReadonlyMap<string, Readonly<Record<string, string>>>;
+export type { SinkEnvironment } from './definition.js';
+
+/** The built-in sink types, in the order the config schema lists them. */
+export const BUILTIN_SINKS: readonly SinkDefinition[] = [fileSink, stdoutSink, webhookSink, otlpSink, moduleSink];
+
+/** A set of sink types, told apart by `type`. */
+export class SinkRegistry {
+  readonly #types = new Map<string, SinkDefinition>();
+
+  /** Throws when two definitions share a `type` or add the same model key. */
+  constructor(definitions: readonly SinkDefinition[]) {
+    const modelKeys = new Map<string, string>();
+    for (const d of definitions) {
+      if (this.#types.has(d.type)) throw new Error(`bug: two sink types are named ${d.type}`);
+      this.#types.set(d.type, d);
+      for (const key of Object.keys(d.modelKeys ?? {})) {
+        const other = modelKeys.get(key);
+        if (other !== undefined) throw new Error(`bug: sink types ${other} and ${d.type} both add models[].${key}`);
+        modelKeys.set(key, d.type);
+      }
+    }
+  }
+
+  /** This registry's types followed by `more`. */
+  with(...more: SinkDefinition[]): SinkRegistry {
+    return new SinkRegistry([...this.#types.values(), ...more]);
+  }
+
+  /** The schema of each type's blocks, in order. */
+  schemas(): SinkSchema[] {
+    return [...this.#types.values()].map((d) => d.schema);
+  }
+
+  /** The keys the types add to every entry of `models`. */
+  modelKeys(): Record<string, z.ZodType> {
+    return Object.assign({}, ...[...this.#types.values()].map((d) => d.modelKeys ?? {})) as Record<string, z.ZodType>;
+  }
+
+  /** The checks its type makes of one block as written (none for an unknown type, which the schema reports). */
+  checkBlock(block: Record<string, unknown>): RawProblem[] {
+    const d = typeof block.type === 'string' ? this.#types.get(block.type) : undefined;
+    return d?.check?.(block) ?? [];
+  }
+
+  /** The checks each type makes of its parsed blocks taken together. */
+  validate(config: { sinks: readonly SinkBlock[]; models: readonly ModelConfig[] }): RawProblem[] {
+    const problems: RawProblem[] = [];
+    for (const d of this.#types.values()) {
+      if (d.validate === undefined) continue;
+      const blocks: PlacedBlock<SinkBlock>[] = [];
+      config.sinks.forEach((sc, index) => {
+        if (sc.type === d.type) blocks.push({ index, config: sc });
+      });
+      if (blocks.length > 0) problems.push(...d.validate(blocks, config.models));
+    }
+    return problems;
+  }
+
+  /** How many batches the delivery loop of `sc` may have in flight at once. */
+  deliveryConcurrency(sc: SinkBlock): number {
+    return Math.max(1, this.#definition(sc).concurrency?.(sc) ?? 1);
+  }
+
+  /** Builds the sink that `config` describes. */
+  async build(config: SinkBlock, context: SinkContext, env: SinkEnvironment = {}): Promise<Sink> {
+    return this.#definition(config).create(config, context, env);
+  }
+
+  #definition(sc: SinkBlock): SinkDefinition {
+    const d = this.#types.get(sc.type);
+    if (d === undefined) throw new Error(`bug: sink ${sc.name} has the unknown type ${sc.type}`);
+    return d;
+  }
 }
 
-/** Builds one sink. Custom modules are imported from their (resolved) path. */
-export async function buildSink(config: SinkConfig, context: SinkContext, env: SinkEnvironment = {}): Promise<Sink> {
-  switch (config.type) {
-    case 'file': {
-      const { createFileSink } = await import('./file/index.js');
-      return createFileSink(config, context);
-    }
-    case 'stdout': {
-      const { createStdoutSink } = await import('./stdout/index.js');
-      return createStdoutSink(config, context);
-    }
-    case 'webhook': {
-      const { createWebhookSink } = await import('./webhook/index.js');
-      return createWebhookSink(config, context);
-    }
-    case 'otlp': {
-      const { createOtlpSink } = await import('./otlp/index.js');
-      return createOtlpSink(config, context, { modelResources: env.modelResources });
-    }
-    case 'module':
-      return buildModuleSink(config.path, config.options ?? {}, context, config.timeout);
-  }
+/** The sink types of this build. */
+export const sinkRegistry = new SinkRegistry(BUILTIN_SINKS);
+
+/** Builds one sink of a built-in type. Custom modules are imported from their (resolved) path. */
+export function buildSink(config: SinkConfig, context: SinkContext, env: SinkEnvironment = {}): Promise<Sink> {
+  return sinkRegistry.build(config, context, env);
 }
 
-async function buildModuleSink(path: string, options: Record<string, unknown>, context: SinkContext, timeoutMs: number): Promise<Sink> {
-  let mod: { default?: unknown; createSink?: unknown };
-  try {
-    mod = (await import(pathToFileURL(path).href)) as typeof mod;
-  } catch (err) {
-    throw new ConfigError(`sink ${context.name}: cannot load module ${path}: ${describeError(err)}`, [`sinks.${context.name}.path: cannot load ${path}`], { cause: err });
-  }
-  const factory = (typeof mod.default === 'function' ? mod.default : mod.createSink) as SinkFactory | undefined;
-  if (typeof factory !== 'function') {
-    throw new ConfigError(`sink ${context.name}: module ${path} exports no sink factory`, [
-      `sinks.${context.name}.path: ${path} must export a default function (or createSink) returning { healthcheck, send, flush, close }`,
-    ]);
-  }
-  // Bounded like the sink's calls: a factory that never returns would hold a reload forever.
-  const built = await within(() => factory(options, context), timeoutMs);
-  if (built === TIMED_OUT) {
-    throw new ConfigError(`sink ${context.name}: module ${path} did not return a sink within ${formatDuration(timeoutMs)}`, [
-      `sinks.${context.name}.path: the factory of ${path} did not return a sink within ${formatDuration(timeoutMs)} (sinks[].timeout); make it return, or raise the timeout`,
-    ]);
-  }
-  const sink = built;
-  if (sink === null || typeof sink !== 'object') {
-    throw new ConfigError(`sink ${context.name}: module ${path} returned no sink object`, [`sinks.${context.name}.path: the factory of ${path} must return { healthcheck, send, flush, close }`]);
-  }
-  for (const method of ['healthcheck', 'send', 'flush', 'close'] as const) {
-    if (typeof (sink as unknown as Record<string, unknown>)[method] !== 'function') {
-      throw new ConfigError(`sink ${context.name}: module ${path} returned a sink without ${method}()`, [`sinks.${context.name}.path: the sink must implement ${method}()`]);
-    }
-  }
-  return sink;
+/** How many batches the delivery loop of `sc` may have in flight at once (the webhook's `concurrency`, else 1). */
+export function deliveryConcurrency(sc: SinkConfig): number {
+  return sinkRegistry.deliveryConcurrency(sc);
 }

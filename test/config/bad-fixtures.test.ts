@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
-import { loadConfig } from '../../src/config/index.js';
+import { loadConfig } from '../../src/cli/config.js';
 import { ConfigError, ExitCode } from '../../src/errors.js';
 
 const dir = fileURLToPath(new URL('../fixtures/config/bad/', import.meta.url));

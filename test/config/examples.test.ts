@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, onTestFinished, test } from 'vitest';
-import { loadConfig } from '../../src/config/index.js';
+import { loadConfig } from '../../src/cli/config.js';
 import type { Sink, SinkContext, SinkFactory } from '../../src/sinks/contract.js';
 
 const examplesDir = fileURLToPath(new URL('../../config/examples/', import.meta.url));

@@ -2,7 +2,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect, test } from 'vitest';
-import { configJsonSchema } from '../../src/config/index.js';
+import { configJsonSchema } from '../../src/cli/config.js';
 
 const schemaFile = fileURLToPath(new URL('../../config/mls.schema.json', import.meta.url));
 const REGENERATE = 'UPDATE_SCHEMA=1 npx vitest run test/config/json-schema.test.ts';

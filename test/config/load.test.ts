@@ -3,7 +3,8 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { configSecrets, loadConfig, parseConfig, type Config } from '../../src/config/index.js';
+import type { Config } from '../../src/config/index.js';
+import { configSecrets, loadConfig, parseConfig } from '../../src/cli/config.js';
 import { ConfigError } from '../../src/errors.js';
 
 const minimal = () => ({

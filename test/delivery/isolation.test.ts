@@ -3,7 +3,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { sinkSchema, type FileSinkConfig, type OtlpSinkConfig, type WebhookSinkConfig } from '../../src/config/index.js';
+import { sinkSchema } from '../../src/cli/config.js';
+import type { FileSinkConfig } from '../../src/sinks/file/config.js';
+import type { OtlpSinkConfig } from '../../src/sinks/otlp/config.js';
+import type { WebhookSinkConfig } from '../../src/sinks/webhook/config.js';
 import type { SinkDelivery } from '../../src/delivery/sink-delivery.js';
 import type { Sink } from '../../src/sinks/contract.js';
 import { createFileSink } from '../../src/sinks/file/index.js';

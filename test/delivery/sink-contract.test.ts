@@ -5,7 +5,8 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { sinkSchema, type ModuleSinkConfig } from '../../src/config/index.js';
+import { sinkSchema } from '../../src/cli/config.js';
+import type { ModuleSinkConfig } from '../../src/sinks/module/config.js';
 import { SinkDelivery } from '../../src/delivery/sink-delivery.js';
 import { buildSink } from '../../src/sinks/registry.js';
 import type { Sink } from '../../src/sinks/contract.js';

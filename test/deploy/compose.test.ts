@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/index.js';
+import { loadConfig } from '../../src/cli/config.js';
 import { buildProgram } from '../../src/cli/program.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));

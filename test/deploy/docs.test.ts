@@ -6,7 +6,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseConfig, parseYaml } from '../../src/config/index.js';
+import { parseYaml } from '../../src/config/index.js';
+import { parseConfig } from '../../src/cli/config.js';
 import { Metrics } from '../../src/telemetry/metrics.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));

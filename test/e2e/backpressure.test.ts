@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
-import { parseConfig } from '../../src/config/index.js';
+import { parseConfig } from '../../src/cli/config.js';
 import { Daemon } from '../../src/daemon.js';
 import { StateReader } from '../../src/journal/reader.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/receivers.js';

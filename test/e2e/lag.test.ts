@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { parseConfig } from '../../src/config/index.js';
+import { parseConfig } from '../../src/cli/config.js';
 import { Daemon } from '../../src/daemon.js';
 import { page, startHostileService, type HostileService, type WireEntry } from '../helpers/hostile-service.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/receivers.js';

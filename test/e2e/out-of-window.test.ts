@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import Database from 'better-sqlite3';
-import { parseConfig } from '../../src/config/index.js';
+import { parseConfig } from '../../src/cli/config.js';
 import { Daemon } from '../../src/daemon.js';
 import { page, startHostileService, type HostileService, type WireEntry } from '../helpers/hostile-service.js';
 import { readNdjsonTree, readState, sleep, waitFor } from './harness.js';

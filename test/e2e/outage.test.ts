@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
-import { parseConfig } from '../../src/config/index.js';
+import { parseConfig } from '../../src/cli/config.js';
 import { Daemon } from '../../src/daemon.js';
 import { compareMultisets, entryKey, readNdjsonTree, readState, sleep, truthSince, waitFor } from './harness.js';
 

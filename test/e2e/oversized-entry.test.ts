@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { parseConfig } from '../../src/config/index.js';
+import { parseConfig } from '../../src/cli/config.js';
 import { Daemon } from '../../src/daemon.js';
 import { entriesIn, entryAt, page, startHostileService, type HostileService, type WireEntry } from '../helpers/hostile-service.js';
 import { entryKey, readNdjsonTree, readState, sleep, waitFor } from './harness.js';

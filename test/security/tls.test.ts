@@ -13,7 +13,7 @@ import { pino } from 'pino';
 import { createApiClient, type ApiClientOptions } from '../../src/api/client.js';
 import { failure } from '../api/helpers.js';
 import type { ApiClient } from '../../src/api/types.js';
-import { parseConfig } from '../../src/config/index.js';
+import { parseConfig } from '../../src/cli/config.js';
 import { Daemon } from '../../src/daemon.js';
 import { readNdjsonTree, waitFor } from '../e2e/harness.js';
 

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
-import { parseConfig } from '../../src/config/index.js';
+import { parseConfig } from '../../src/cli/config.js';
 import { readNdjsonTree, readState, runMls, startMls, waitFor, writeConfig, type MlsProcess } from '../e2e/harness.js';
 
 const TOKEN = `tok-LEAKCHECK-8d1f${randomBytes(8).toString('hex')}`;

@@ -9,8 +9,9 @@
 //! digits). Two sinks share a file iff the product of their automata reaches an end of
 //! both: a walk over pairs of positions, no sampling. Each sink's shapes are merged into a
 //! trie first, so that many models cost about as much as their names are long.
-import path from 'node:path';
-import type { RawProblem } from '../../config/problems.js';
+import type { RawProblem } from '../../config/index.js';
+import type { PlacedBlock } from '../definition.js';
+import type { FileSinkConfig } from './config.js';
 import { ROTATION_STAMP_SHAPE, gzName, gzTempName, splitExtension } from './rotation.js';
 import { TIME_CODE_WIDTH, sanitizeModelId, templateParts } from './template.js';
 
@@ -66,25 +67,17 @@ export function findFileOverlaps(sinks: readonly FileSinkPaths[]): FileOverlap[]
 
 /**
  * The overlaps among the file sinks of a parsed config, as problems on the later sink's
- * `path`. Templates are resolved against `baseDir` as the loader resolves them.
+ * `path`. The templates are already resolved against the config's folder.
  */
-export function fileOverlapProblems(
-  sinks: ReadonlyArray<{ type: string; name: string; path?: string; models?: readonly string[] | undefined; rotate?: object | undefined; compress?: string }>,
-  modelIds: readonly string[],
-  baseDir: string,
-): RawProblem[] {
-  const files: FileSinkPaths[] = [];
-  sinks.forEach((s, index) => {
-    if (s.type !== 'file' || s.path === undefined) return;
-    files.push({
-      index,
-      name: s.name,
-      template: path.resolve(baseDir, s.path),
-      models: s.models ?? modelIds,
-      rotates: s.rotate !== undefined && Object.keys(s.rotate).length > 0,
-      gzip: s.compress === 'gzip',
-    });
-  });
+export function fileOverlapProblems(blocks: ReadonlyArray<PlacedBlock<FileSinkConfig>>, modelIds: readonly string[]): RawProblem[] {
+  const files: FileSinkPaths[] = blocks.map(({ index, config: s }) => ({
+    index,
+    name: s.name,
+    template: s.path,
+    models: s.models ?? modelIds,
+    rotates: s.rotate !== undefined && Object.keys(s.rotate).length > 0,
+    gzip: s.compress === 'gzip',
+  }));
   return findFileOverlaps(files).map((o) => {
     const whose = (shape: Shape, sink: FileSinkPaths) => `${shape.kind === 'file' ? 'a file' : `a ${shape.kind}`} of sink ${sink.name} for model ${shape.modelId}`;
     return {

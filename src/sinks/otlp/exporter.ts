@@ -7,7 +7,7 @@ import { OTLPLogExporter as JsonLogExporter } from '@opentelemetry/exporter-logs
 import { OTLPLogExporter as ProtoLogExporter } from '@opentelemetry/exporter-logs-otlp-proto';
 import { CompressionAlgorithm } from '@opentelemetry/otlp-exporter-base';
 import type { LogRecordExporter } from '@opentelemetry/sdk-logs';
-import type { OtlpSinkConfig } from '../../config/index.js';
+import type { OtlpSinkConfig } from './config.js';
 import { ConfigError, describeError } from '../../errors.js';
 
 /** Default endpoint of OTLP over HTTP. */

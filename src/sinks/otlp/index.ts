@@ -10,7 +10,7 @@
 //! when their queue is full.
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import type { LogRecordExporter } from '@opentelemetry/sdk-logs';
-import type { OtlpSinkConfig } from '../../config/index.js';
+import type { OtlpSinkConfig } from './config.js';
 import { describeError } from '../../errors.js';
 import { registerSecret } from '../../telemetry/logger.js';
 import { probeTcp } from '../../net/probe.js';

@@ -4,7 +4,7 @@
 import { SeverityNumber, type HrTime } from '@opentelemetry/api';
 import { resourceFromAttributes, type Resource } from '@opentelemetry/resources';
 import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
-import type { SeverityText } from '../../config/index.js';
+import type { SeverityText } from './config.js';
 import type { SinkEntry } from '../contract.js';
 
 /** Attribute carrying the stream (`stdout`, `stderr`, …), from the semantic conventions. */

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import { Pool } from 'undici';
-import type { WebhookSinkConfig } from '../../config/index.js';
+import type { WebhookSinkConfig } from './config.js';
 import { ConfigError, describeError } from '../../errors.js';
 import { registerSecret, scrubWireText } from '../../telemetry/logger.js';
 import type { SendOutcome, Sink, SinkBatch, SinkContext } from '../contract.js';

@@ -4,7 +4,7 @@
 //! never refuses sinks whose files cannot meet.
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../../src/config/index.js';
+import { parseConfig } from '../../../src/cli/config.js';
 import { ConfigError } from '../../../src/errors.js';
 import { DIGIT, DIGITS, commonName, findFileOverlaps, type FileSinkPaths, type Item } from '../../../src/sinks/file/overlap.js';
 

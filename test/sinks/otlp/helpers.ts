@@ -1,15 +1,13 @@
 //! Shared pieces of the OTLP sink tests: parsed configs, entries and a capturing logger.
 import { Writable } from 'node:stream';
-import { sinkSchema, type OtlpSinkConfig } from '../../../src/config/index.js';
+import { otlpSinkSchema, type OtlpSinkConfig } from '../../../src/sinks/otlp/config.js';
 import type { SinkBatch, SinkContext, SinkEntry } from '../../../src/sinks/contract.js';
 import { createLogger, type Logger } from '../../../src/telemetry/logger.js';
 import { parseEntryTime } from '../../../src/time/timestamp.js';
 
 /** An OTLP sink block parsed by the real schema (durations in ms, defaults applied). */
 export function otlpConfig(block: Record<string, unknown>): OtlpSinkConfig {
-  const parsed = sinkSchema.parse({ type: 'otlp', name: 'otel', ...block });
-  if (parsed.type !== 'otlp') throw new Error('not an otlp sink');
-  return parsed;
+  return otlpSinkSchema.parse({ type: 'otlp', name: 'otel', ...block });
 }
 
 /** A journal entry; `timeNs` comes from the real timestamp parser. */

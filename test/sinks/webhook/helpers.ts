@@ -1,10 +1,11 @@
 //! Shared pieces of the webhook sink tests: parsed configs, contexts and batches.
-import { sinkSchema, type WebhookSinkConfig } from '../../../src/config/index.js';
+import { webhookSinkSchema, type WebhookSinkConfig } from '../../../src/sinks/webhook/config.js';
 import type { SinkBatch, SinkContext, SinkEntry } from '../../../src/sinks/contract.js';
+import { parseEntryTime } from '../../../src/time/timestamp.js';
 
 /** A webhook sink block as the config layer parses it (durations in ms). */
 export function webhookConfig(url: string, over: Record<string, unknown> = {}): WebhookSinkConfig {
-  return sinkSchema.parse({ name: 'hook', type: 'webhook', url, ...over }) as WebhookSinkConfig;
+  return webhookSinkSchema.parse({ name: 'hook', type: 'webhook', url, ...over });
 }
 
 /** A log record captured by {@link captureContext}. */
@@ -21,13 +22,16 @@ export function captureContext(name = 'hook', now: () => number = Date.now): { c
   return { ctx: { name, state: undefined, now, logger: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') } }, logs };
 }
 
-/** Entry `seq` of `model`, with a log line that names it. */
+/** Entry `seq` of `model`, with a log line that names it; `timeNs` is its `time`, read by the real parser. */
 export function entry(seq: number, over: Partial<SinkEntry> = {}): SinkEntry {
+  const time = over.time ?? `2026-11-22T10:00:00.${String(seq).padStart(9, '0')}Z`;
+  const parsed = parseEntryTime(time);
+  if (!parsed.ok) throw new Error(`bad time ${time}`);
   return {
     seq,
     modelId: 'llama-3',
-    time: `2026-11-22T10:00:00.${String(seq).padStart(9, '0')}Z`,
-    timeNs: 1_795_255_200_000_000_000n + BigInt(seq),
+    time,
+    timeNs: parsed.ns,
     stream: seq % 2 === 0 ? 'stdout' : 'stderr',
     log: `line ${seq}`,
     fetchedAtMs: 0,

@@ -1,0 +1,153 @@
+//! The building blocks of the config schema: leaves parsed by functions that say what is
+//! wrong and how to fix it (durations, sizes, URLs, secrets, paths, header maps), and the
+//! fields every sink block takes. Sections and sink types are made from these.
+import { z } from 'zod';
+import { Fail, parseDurationValue, parseSizeValue, show } from './units.js';
+import { mark } from './marks.js';
+import type { RawProblem } from './problems.js';
+
+/** JSON Schema keywords attached to a leaf (merged into the generated schema). */
+export type JsonMeta = Record<string, unknown>;
+
+/**
+ * A leaf value parsed by a function rather than by zod primitives, so every message can
+ * say what is wrong and how to fix it. `parse` returns the value, a `Fail`, or pushes
+ * problems located below the leaf (e.g. one bad header among many).
+ */
+export function leaf<T>(description: string, json: JsonMeta, parse: (value: unknown, nested: RawProblem[]) => T | Fail) {
+  return z
+    .unknown()
+    .transform((value, ctx): T => {
+      const nested: RawProblem[] = [];
+      const result = value === undefined ? new Fail('is required') : parse(value, nested);
+      for (const p of nested) ctx.addIssue({ code: 'custom', message: p.message, path: p.path, input: value });
+      if (result instanceof Fail) ctx.addIssue({ code: 'custom', message: result.message, input: value });
+      if (result instanceof Fail || nested.length > 0) return z.NEVER;
+      return result;
+    })
+    .meta({ ...json, description });
+}
+
+const DURATION_JSON = { type: 'string', pattern: '^(\\d+(\\.\\d+)?(ms|s|m|h|d))+$' };
+const SIZE_JSON = {
+  anyOf: [
+    { type: 'integer', minimum: 0 },
+    { type: 'string', pattern: '^\\d+(\\.\\d+)?\\s*([KMGT]i?B|B)?$' },
+  ],
+};
+
+/**
+ * Lets a number or boolean field take a string, as `${VAR}` interpolation produces:
+ * `"8"` → 8, `"true"` → true. Anything else goes to the inner schema unchanged.
+ */
+export function scalar<T extends z.ZodType>(schema: T) {
+  return z.preprocess((v) => {
+    if (typeof v !== 'string') return v;
+    const t = v.trim();
+    if (/^-?\d+(\.\d+)?$/.test(t)) return Number(t);
+    return t === 'true' ? true : t === 'false' ? false : v;
+  }, schema);
+}
+
+/** A duration (`500ms`, `10s`, `5m`, `1h`, `1d`, or compound `1h30m`), parsed to milliseconds. */
+export function duration(description: string, options: { positive?: boolean } = {}) {
+  return leaf(description, DURATION_JSON, (v) => parseDurationValue(v, { min: options.positive ? 1 : 0 }));
+}
+
+/** A size (integer bytes or `64MiB`-style), parsed to bytes. */
+export function size(description: string, options: { positive?: boolean } = {}) {
+  return leaf(description, SIZE_JSON, (v) => parseSizeValue(v, { min: options.positive ? 1 : 0 }));
+}
+
+/** A non-empty string (whitespace alone counts as empty). */
+export function text(description: string, json: JsonMeta = {}) {
+  return leaf(description, { type: 'string', minLength: 1, ...json }, (v) => {
+    if (typeof v !== 'string') return new Fail(`expected a non-empty string, got ${show(v)}`);
+    if (v.trim() === '') return new Fail('expected a non-empty string');
+    return v;
+  });
+}
+
+/** A secret string: never echoed in problems, and scrubbed from logs. */
+export function secret(description: string) {
+  const field = leaf(description, { type: 'string', minLength: 1 }, (v) => {
+    if (typeof v !== 'string') return new Fail(`expected a string (the value is not shown because it is secret)`);
+    if (v.trim() === '') return new Fail('is empty; set a value or remove the key');
+    if (/[\r\n]/.test(v)) return new Fail('contains a line break; remove it (the value is not shown because it is secret)');
+    return v;
+  });
+  return mark(field, { secret: true });
+}
+
+/** Where a sink's credentials go instead of its URL (the problem's path names the sink). */
+export const SINK_CREDENTIALS =
+  "must not carry credentials (user:password@); remove them and send them as a header of this sink instead, e.g. headers: { Authorization: 'Basic ${MLS_SINK_AUTH}' } with MLS_SINK_AUTH set to the base64 of user:password";
+
+/**
+ * An http(s) URL. `stripSlash` drops trailing slashes so paths can be appended;
+ * `credentials` says where credentials go instead of the URL (default: the API token).
+ */
+export function httpUrl(description: string, options: { stripSlash?: boolean; noQuery?: boolean; credentials?: string } = {}) {
+  return leaf(description, { type: 'string', format: 'uri', pattern: '^https?://' }, (v) => {
+    if (typeof v !== 'string' || v.trim() === '') return new Fail(`expected an http or https URL, got ${show(v)}`);
+    let url: URL;
+    try {
+      url = new URL(v.trim());
+    } catch {
+      return new Fail(`${show(v)} is not a URL; write e.g. https://api.example.com`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      return new Fail(`${show(url.protocol)} is not supported; the URL must start with http:// or https://`);
+    }
+    if (options.noQuery && (url.search !== '' || url.hash !== '')) {
+      return new Fail('must not carry a query string or fragment; keep only scheme, host, port and path prefix');
+    }
+    if (url.username !== '' || url.password !== '') {
+      return new Fail(options.credentials ?? 'must not carry credentials; put the token in api.token or api.token_file');
+    }
+    const out = v.trim();
+    return options.stripSlash ? out.replace(/\/+$/, '') : out;
+  });
+}
+
+/** A file path, resolved by the loader against the directory of the config file. */
+export function filePath(description: string) {
+  return mark(text(`${description} Relative paths are resolved against the directory of the config file.`), { path: 'file' });
+}
+
+/** A map of names to string values (numbers and booleans are turned into strings); `secret` marks every value secret. */
+export function stringMap(description: string, options: { headers?: boolean; secret?: boolean } = {}) {
+  const valueJson = { type: ['string', 'number', 'boolean'] };
+  const field = leaf(description, { type: 'object', additionalProperties: valueJson }, (v, nested) => {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return new Fail(`expected a mapping of names to values, got ${show(v)}`);
+    const out: Record<string, string> = {};
+    for (const [k, val] of Object.entries(v)) {
+      if (options.headers && !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(k)) {
+        nested.push({ path: [k], message: 'is not a valid HTTP header name; use letters, digits and - (e.g. X-Api-Key)' });
+        continue;
+      }
+      if (k === '') {
+        nested.push({ path: [k], message: 'names must not be empty' });
+        continue;
+      }
+      if (typeof val === 'string') {
+        if (options.headers && /[\r\n]/.test(val)) {
+          nested.push({ path: [k], message: 'contains a line break, which HTTP headers cannot carry; remove it' });
+          continue;
+        }
+        out[k] = val;
+      } else if ((typeof val === 'number' && Number.isFinite(val)) || typeof val === 'boolean') {
+        out[k] = String(val);
+      } else {
+        nested.push({ path: [k], message: `expected a string, got ${options.headers ? 'another kind of value' : show(val)}` });
+      }
+    }
+    return out;
+  });
+  return options.secret ? mark(field, { secret: true }) : field;
+}
+
+/** Request headers (or gRPC metadata) whose values are secrets. */
+export function secretHeaders(description: string) {
+  return stringMap(description, { headers: true, secret: true });
+}

@@ -1,0 +1,127 @@
+//! Marks on schema fields that the loader acts on without knowing where they are: secret
+//! values (scrubbed from problems and logs) and paths (resolved against the config's
+//! folder). A field is marked where it is declared, by the building block that makes it,
+//! so a section or sink added later needs no list kept anywhere else.
+import { z } from 'zod';
+
+/** What the loader does with a marked field. */
+export type FieldMark =
+  /** A secret string, or a mapping whose values are all secrets (e.g. HTTP headers). */
+  | { secret: true }
+  /** A file path, resolved against the config's folder. */
+  | { path: 'file' }
+  /** A module specifier: resolved like a file when it starts with `.` or `/`, else a package name. */
+  | { path: 'module' };
+
+const marks = z.registry<FieldMark>();
+
+/** Marks `schema` (returned as it is). Copies made later (`.describe()`) keep the mark. */
+export function mark<T extends z.ZodType>(schema: T, how: FieldMark): T {
+  marks.add(schema, how);
+  return schema;
+}
+
+/** A marked field met in a value: where it is, its mark, and its value. */
+export interface MarkedField {
+  /** Keys and indexes from the value passed to {@link markedFields} to the field. */
+  path: (string | number)[];
+  mark: FieldMark;
+  value: unknown;
+  /** Replaces the field's value in the (not yet frozen) value it was found in. */
+  set(value: unknown): void;
+}
+
+type Def = {
+  type: string;
+  innerType?: z.ZodType;
+  in?: z.ZodType;
+  out?: z.ZodType;
+  shape?: Record<string, z.ZodType>;
+  element?: z.ZodType;
+  valueType?: z.ZodType;
+  options?: z.ZodType[];
+  discriminator?: string;
+};
+
+const defOf = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def;
+const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** Whether an option of a discriminated union accepts `tag` as its discriminator. */
+function optionAccepts(option: z.ZodType, discriminator: string, tag: unknown): boolean {
+  const field = defOf(option).shape?.[discriminator];
+  const values = field ? (defOf(field) as { values?: unknown[] }).values : undefined;
+  return values?.includes(tag) === true;
+}
+
+/**
+ * Every marked field of `value` read along `schema`, in the schema's key order. Works on
+ * input as written (before parsing: fields may have any shape, and are skipped when not
+ * where the schema expects them) as well as on parsed output, whose keys are the same.
+ * A sink block whose `type` is unknown is read with the fields of every type, so that a
+ * secret in a mistyped block is still known as one.
+ */
+export function markedFields(schema: z.ZodType, value: unknown): MarkedField[] {
+  const out: MarkedField[] = [];
+  const walk = (s: z.ZodType, v: unknown, path: (string | number)[], set: (x: unknown) => void): void => {
+    if (v === undefined) return;
+    const m = marks.get(s);
+    if (m !== undefined) {
+      out.push({ path, mark: m, value: v, set });
+      return;
+    }
+    const def = defOf(s);
+    switch (def.type) {
+      case 'optional':
+      case 'nullable':
+      case 'default':
+      case 'prefault':
+      case 'readonly':
+        walk(def.innerType!, v, path, set);
+        return;
+      case 'pipe':
+        walk(def.in!, v, path, set);
+        walk(def.out!, v, path, set);
+        return;
+      case 'object':
+        if (!isObj(v)) return;
+        for (const [key, field] of Object.entries(def.shape!)) {
+          walk(field, v[key], [...path, key], (x) => (v[key] = x));
+        }
+        return;
+      case 'array':
+        if (!Array.isArray(v)) return;
+        v.forEach((item, i) => walk(def.element!, item, [...path, i], (x) => (v[i] = x)));
+        return;
+      case 'record':
+        if (!isObj(v)) return;
+        for (const key of Object.keys(v)) walk(def.valueType!, v[key], [...path, key], (x) => (v[key] = x));
+        return;
+      case 'union': {
+        const options = def.options!;
+        const disc = def.discriminator;
+        const chosen = disc !== undefined && isObj(v) ? options.filter((o) => optionAccepts(o, disc, v[disc])) : [];
+        for (const o of chosen.length > 0 ? chosen : options) walk(o, v, path, set);
+        return;
+      }
+      default:
+        return;
+    }
+  };
+  walk(schema, value, [], () => {
+    throw new Error('bug: the top of a config has no field to set');
+  });
+  return out;
+}
+
+/** The secret strings of `value`: marked values, and the string values of marked mappings. */
+export function secretStrings(fields: readonly MarkedField[]): string[] {
+  const single: string[] = [];
+  const inMaps: string[] = [];
+  for (const f of fields) {
+    if (!('secret' in f.mark)) continue;
+    if (typeof f.value === 'string') single.push(f.value);
+    else if (isObj(f.value)) for (const v of Object.values(f.value)) if (typeof v === 'string') inMaps.push(v);
+  }
+  // Single secrets (tokens, signing secrets) first, then the values of secret mappings.
+  return [...single, ...inMaps];
+}

@@ -1,0 +1,58 @@
+//! Which file each line of a batch goes to: the batch's lines grouped by rendered path,
+//! as pieces of whole lines in first-seen order.
+import type { SinkBatch } from '../contract.js';
+import { entryToNdjson } from '../format.js';
+import type { CompiledTemplate } from './template.js';
+
+const NEWLINE = 0x0a;
+
+/**
+ * Bytes per rendered path, in first-seen order, as pieces of whole lines; entries at or
+ * below `doneSeq` are already in the files. Batches read from the journal bring their
+ * lines ready-made: only the path is worked out, once per run of lines sharing it.
+ */
+export function groupByPath(batch: SinkBatch, doneSeq: number, template: CompiledTemplate): Map<string, Buffer[]> {
+  const groups = new Map<string, Buffer[]>();
+  const add = (path: string, bytes: Buffer): void => {
+    const pieces = groups.get(path);
+    if (pieces === undefined) groups.set(path, [bytes]);
+    else pieces.push(bytes);
+  };
+  const chunks = batch.ndjson;
+  if (chunks === undefined) {
+    const lines = new Map<string, string[]>();
+    for (const e of batch.entries) {
+      if (e.seq <= doneSeq) continue;
+      const path = template.render(e.modelId, Number(e.timeNs / 1_000_000n));
+      const list = lines.get(path);
+      if (list === undefined) lines.set(path, [entryToNdjson(e)]);
+      else list.push(entryToNdjson(e));
+    }
+    for (const [path, list] of lines) add(path, Buffer.from(list.join('')));
+    return groups;
+  }
+  for (const c of chunks) {
+    const n = c.timesNs.length;
+    const from = Math.max(0, doneSeq - c.firstSeq + 1);
+    if (from >= n) continue;
+    let at = 0;
+    for (let i = 0; i < from; i++) at = c.bytes.indexOf(NEWLINE, at) + 1;
+    if (!template.usesTime) {
+      add(template.render(c.modelId, 0), at === 0 ? c.bytes : c.bytes.subarray(at));
+      continue;
+    }
+    let runStart = at;
+    let runPath = template.render(c.modelId, Number(c.timesNs[from]! / 1_000_000n));
+    for (let i = from; i < n; i++) {
+      const path = template.render(c.modelId, Number(c.timesNs[i]! / 1_000_000n));
+      if (path !== runPath) {
+        add(runPath, c.bytes.subarray(runStart, at));
+        runStart = at;
+        runPath = path;
+      }
+      at = c.bytes.indexOf(NEWLINE, at) + 1;
+    }
+    add(runPath, c.bytes.subarray(runStart, at));
+  }
+  return groups;
+}

@@ -1,0 +1,91 @@
+//! Makes the files on disk match the committed state: completes renames that a crash
+//! interrupted, removes what compression left half done, and cuts every file back to its
+//! committed offset, so a replayed batch lands exactly once.
+import { existsSync } from 'node:fs';
+import { open, rename, unlink } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { SinkLogger } from '../contract.js';
+import { fsyncDir } from './handles.js';
+import { sizeOf } from './io-errors.js';
+import { gzName, gzTempName } from './rotation.js';
+import type { FileSinkState } from './state.js';
+
+/** Who reconciles, and whether its writes are made durable. */
+export interface ReconcileOptions {
+  sink: string;
+  logger: SinkLogger;
+  sync: boolean;
+}
+
+/**
+ * Brings the disk in line with `state`, and `state` in line with what cannot be matched
+ * (a file shorter than committed, or gone), which is adopted as found. Mutates `state`.
+ */
+export async function matchDisk(state: FileSinkState, o: ReconcileOptions): Promise<void> {
+  const { logger: log, sink } = o;
+  const kept: typeof state.rotated = [];
+  for (const rot of state.rotated) {
+    const gz = gzName(rot.path);
+    let size = await sizeOf(rot.path);
+    if (size === undefined && existsSync(gz)) {
+      await unlink(gzTempName(rot.path)).catch(() => undefined);
+      continue;
+    }
+    if (size !== undefined && existsSync(gz)) {
+      // Compressed completely; the crash came before the original was removed.
+      await unlink(rot.path);
+      continue;
+    }
+    if (size === undefined && !rot.renamed) {
+      size = await sizeOf(rot.from);
+      if (size !== undefined) {
+        await rename(rot.from, rot.path);
+        if (o.sync) await fsyncDir(dirname(rot.path));
+        log.info({ sink, from: rot.from, to: rot.path }, 'Completed a rotation interrupted by a crash.');
+      }
+    }
+    if (size === undefined) {
+      if (rot.off > 0) log.error({ sink, path: rot.path, bytes: rot.off }, 'A rotated output file is missing; its lines are lost.');
+      continue;
+    }
+    rot.renamed = true;
+    await unlink(gzTempName(rot.path)).catch(() => undefined);
+    rot.off = await cutBack(rot.path, size, rot.off, o);
+    if (rot.off === 0) {
+      await unlink(rot.path);
+      continue;
+    }
+    kept.push(rot);
+  }
+  state.rotated = kept;
+  for (const [path, file] of Object.entries(state.files)) {
+    const size = await sizeOf(path);
+    if (size === undefined) {
+      if (file.off > 0) log.error({ sink, path, bytes: file.off }, 'An output file is missing; it will be started again.');
+      file.off = 0;
+      continue;
+    }
+    file.off = await cutBack(path, size, file.off, o);
+  }
+}
+
+/** Truncates `path` (of `size` bytes) to `committed`; returns the offset to adopt. */
+async function cutBack(path: string, size: number, committed: number, o: ReconcileOptions): Promise<number> {
+  if (size === committed) return committed;
+  if (size < committed) {
+    o.logger.error(
+      { sink: o.sink, path, committed, size },
+      'An output file is shorter than committed (truncated by someone else, or lost on power failure with fsync "never"); continuing from its end.',
+    );
+    return size;
+  }
+  const fh = await open(path, 'r+');
+  try {
+    await fh.truncate(committed);
+    if (o.sync) await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  o.logger.info({ sink: o.sink, path, bytes: size - committed }, 'Removed uncommitted bytes from an output file.');
+  return committed;
+}
