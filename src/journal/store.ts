@@ -9,7 +9,7 @@ import { closeSync, existsSync, fdatasync, fdatasyncSync, mkdirSync, openSync } 
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { StateError, describeError, describeFileError } from '../errors.js';
-import type { SinkEntry } from '../sinks/contract.js';
+import type { SinkEntry } from '../records/entry.js';
 import { EntryObjectsPage, type PreparedEntry, type PreparedPage } from './prepared.js';
 import { JournalPage, packTimes, sliceEntries, unpackTimes, type PageSlice } from './pages.js';
 import { BUCKET_MS, PackedBucket, bucketOfHalves, hashWords } from '../dedupe/buckets.js';

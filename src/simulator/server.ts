@@ -4,7 +4,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomInt } from 'node:crypto';
-import type { LogEntry } from '../api/types.js';
+import type { LogEntry } from '../records/entry.js';
 import { FAULT_KINDS, NO_FAULTS, pickFault, retryAfterValue, type FaultKind, type FaultRates } from './faults.js';
 import { hashString, mixSeed, mulberry32 } from './prng.js';
 import { ModelLog, type GenerationParams, type Snapshot } from './store.js';

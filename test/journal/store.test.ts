@@ -8,13 +8,12 @@ import { StateStore, type PreparedEntry } from '../../src/journal/store.js';
 import { acquireStateLock } from '../../src/journal/lock.js';
 import { contentHash, legacyContentHash } from '../../src/dedupe/key.js';
 import { KEYS_TRAILER, PackedBucket, bucketOf, hashWords } from '../../src/dedupe/buckets.js';
-import { scanLogsBody } from '../../src/api/logs-scan.js';
-import { parseLogsBody } from '../../src/api/wire.js';
-import { prepareEntries, prepareScanned } from '../../src/poller/prepare.js';
+import { createPageParser } from '../../src/api/page/index.js';
+import { preparePage } from '../../src/poller/prepare.js';
 import { parseEntryTime } from '../../src/time/timestamp.js';
 import { StateError } from '../../src/errors.js';
 import { MIGRATIONS } from '../../src/journal/migrations.js';
-import { entryToNdjson } from '../../src/sinks/format.js';
+import { entryToNdjson } from '../../src/records/ndjson.js';
 import Database from 'better-sqlite3';
 
 let dir: string;
@@ -457,7 +456,7 @@ describe('state store', () => {
     const fetch = (details: object[], scanned: boolean) => {
       const cp = s.beginWindow('m', T, T + 10_000);
       const bytes = body(details);
-      const { page } = scanned ? prepareScanned(scanLogsBody(bytes)!, T) : prepareEntries(parseLogsBody(bytes.toString(), 200).entries, T);
+      const { page } = preparePage(createPageParser({ first: scanned ? 'kernel' : 'json' })(bytes, 200), T);
       return s.commitPages([{ modelId: 'm', fetchId: cp.fetchId, windowFromMs: T, entries: page, next: { end: true }, fetchedMs: T }])[0]!;
     };
     expect(s.readAfter(0, 100).map((e) => e.log)).toEqual(FIXTURE_PAGE.map((e) => e.log));

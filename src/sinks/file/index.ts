@@ -8,7 +8,7 @@ import { access, open, rename, stat, unlink } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { Sink, SinkBatch, SinkContext, SendOutcome } from '../contract.js';
 import { describeError, fileErrorFix } from '../../errors.js';
-import { entryToNdjson } from '../format.js';
+import { entryToNdjson } from '../../records/ndjson.js';
 import { FileHandles, fsyncDir } from './handles.js';
 import { writeAll } from './gather.js';
 import { compressFile, gzName, gzTempName, rotatedName } from './rotation.js';
