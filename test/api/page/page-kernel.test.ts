@@ -224,7 +224,7 @@ describe('the page kernel', () => {
     const { args, out } = kernelBuild();
     const committed = readFileSync(new URL(args[out + 1]!, ROOT));
     const compiled = await compileKernel(args);
-    expect(compiled.equals(committed), 'src/api/kernel/page.wasm is stale: run npm run build:kernel').toBe(true);
+    expect(compiled.equals(committed), 'src/api/page/kernel/page.wasm is stale: run npm run build:kernel').toBe(true);
   });
 
   it('hands the page to the JavaScript path when its memory cannot grow or it traps', { timeout: 60_000 }, async () => {
