@@ -2,6 +2,7 @@
 // appends one line of the summary figures to bench/results/history.jsonl.
 //   --quick (or MLS_BENCH_QUICK=1)   a ~2-minute version with smaller sizes and shorter spans
 //   --only a,b                       only these benchmarks (throughput, amplification, idle, backlog, restart, lag)
+//   MLS_PAGE_PARSER=javascript|json  the daemon's pages start at that reader instead of the kernel (recorded)
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -80,6 +81,8 @@ const out = {
   code: codeVersion(),
   machine: machine(),
   daemon_node_args: process.env.MLS_BENCH_DAEMON_NODE_ARGS ?? '',
+  // The first reader of pages in the daemon and the throughput floor (MLS_PAGE_PARSER passes to them).
+  page_parser: process.env.MLS_PAGE_PARSER || 'kernel',
   results,
   errors,
 };
@@ -95,6 +98,7 @@ const historyLine = {
   quick: out.quick,
   only: out.only,
   daemon_node_args: out.daemon_node_args,
+  page_parser: out.page_parser,
   wall_seconds: out.wall_seconds,
   ...summary,
   failed: Object.keys(errors),

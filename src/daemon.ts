@@ -167,6 +167,7 @@ export class Daemon {
             metrics.apiLatency.observe({ operation: a.operation }, a.latencyMs / 1000);
           },
           onRetry: (r) => metrics.apiRetries.inc({ model: r.modelId }),
+          onPage: (p) => metrics.pagesParsed.inc({ path: p.path }),
         },
       });
       const daemon = new Daemon(config, logger, clock, store, lock, client, metrics, options.onFatal, options.pruneEveryMs);

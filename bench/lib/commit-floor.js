@@ -3,7 +3,7 @@
 // HTTP, delivery or anything else in the way. Each is timed in this process over every page,
 // two pages per commit (the daemon groups 2–3 pages per commit in the throughput run),
 // median of three passes after one warm-up pass:
-//   prepare      scan of the body, each entry's time and content hash (no SQLite)
+//   prepare      reading of the body, each entry's time and content hash (no SQLite)
 //   commit_path  StateStore.commitPages as the daemon runs it (dedupe counts, the rendered
 //                journal lines, the row, the checkpoint; synchronous = FULL), then the
 //                sink's acknowledgement and the trim, as the file sink causes them
@@ -31,11 +31,13 @@ function* commits(items) {
 
 /** `bodies`: the raw response bodies of one fetch of the window, in order, per model. */
 export async function measureCommitFloor(bodies, workDir) {
-  const { scanLogsBody } = await import('../../dist/api/logs-scan.js');
-  const { prepareScanned } = await import('../../dist/poller/prepare.js');
+  const { createPageParser, pagePathFromEnv } = await import('../../dist/api/page/index.js');
+  const { preparePage } = await import('../../dist/poller/prepare.js');
   const { StateStore } = await import('../../dist/journal/store.js');
   const windowFromMs = 0;
-  const prepare = () => bodies.map(({ modelId, body }) => ({ modelId, page: prepareScanned(scanLogsBody(body), windowFromMs).page }));
+  // The reader the daemon of the same run uses (MLS_PAGE_PARSER).
+  const readPage = createPageParser({ first: pagePathFromEnv() });
+  const prepare = () => bodies.map(({ modelId, body }) => ({ modelId, page: preparePage(readPage(body, 200), windowFromMs).page }));
   const pages = prepare();
   const entries = pages.reduce((n, p) => n + p.page.length, 0);
   // The journal lines each page becomes (every entry new), for the bare SQLite and file runs.

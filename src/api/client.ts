@@ -21,9 +21,9 @@ import { BodyPool } from './body-pool.js';
 import { exchange, type Exchanged } from './exchange.js';
 import { withRetry } from './retry.js';
 import { parseRetryAfter } from '../net/retry-after.js';
-import type { ApiClient, ApiObserver, LogEntry, LogsPage, LogsRequest, ModelSettings, SettingsResult } from './types.js';
-import { parseErrorDetails, parseLogsBody, parseSettingsBody } from './wire.js';
-import { scanLogsBody, scannedEntries, type ScannedLogs } from './logs-scan.js';
+import type { ApiClient, ApiObserver, LogsPage, LogsRequest, ModelSettings, PagePath, SettingsResult } from './types.js';
+import { parseErrorDetails, parseSettingsBody } from './wire.js';
+import { createPageParser, pagePathFromEnv } from './page/index.js';
 
 /** Default of {@link ApiClientOptions.maxResponseBytes}: 64 MiB. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
@@ -82,6 +82,11 @@ export interface ApiClientOptions {
   random?: () => number;
   /** Where the bodies of log pages are collected (see {@link LogsPage.release}). Default: a pool of the client's own. */
   bodies?: BodyPool;
+  /**
+   * The first reader of pages (api/page/): `kernel`, `javascript` or `json`. Default: the
+   * environment variable `MLS_PAGE_PARSER`, else `kernel`. For tests and benchmarks.
+   */
+  pageParser?: PagePath;
 }
 
 type Operation = 'logs' | 'settings';
@@ -91,28 +96,6 @@ interface Answer {
   body: Buffer;
   bytes: number;
   latencyMs: number;
-}
-
-/** A page read by the body scanner; entry objects are built only if asked for. */
-function scannedPage(scanned: ScannedLogs, a: Answer, bodies: BodyPool): LogsPage {
-  let entries: LogEntry[] | undefined;
-  let released = false;
-  return {
-    get entries(): LogEntry[] {
-      if (entries === undefined && released) throw new Error('the page was released: its body can no longer be read');
-      return (entries ??= scannedEntries(scanned));
-    },
-    release(): void {
-      if (released) return;
-      released = true;
-      bodies.give(scanned.body);
-    },
-    scanned,
-    nextToken: scanned.nextToken,
-    httpStatus: a.status,
-    latencyMs: a.latencyMs,
-    bytes: a.bytes,
-  };
 }
 
 function positive(name: string, value: number | undefined, fallback: number): number {
@@ -247,6 +230,12 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   };
   const limitFor = (status: number): number => (status >= 200 && status < 300 ? maxResponseBytes : ERROR_BODY_LIMIT);
   const bodies = options.bodies ?? new BodyPool();
+  const giveBody = (body: Buffer): void => bodies.give(body);
+  const readPage = createPageParser({
+    first: options.pageParser ?? pagePathFromEnv(),
+    scrub,
+    onKernelUnavailable: (reason) => logger?.warn({ reason }, 'the WebAssembly page kernel did not load; pages are read by the JavaScript scanner'),
+  });
 
   /** The `details` of an error body, if it could be read. */
   function errorDetails(res: Exchanged): string | undefined {
@@ -366,12 +355,10 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         req.modelId,
         prefix + LOGS_PATH,
         JSON.stringify(body),
-        (a) => {
-          const scanned = scanLogsBody(a.body);
-          if (scanned) return scannedPage(scanned, a, bodies);
-          const page = parseLogsBody(a.body.toString('utf8'), a.status, { scrub });
-          bodies.give(a.body); // the entries are strings of their own
-          return { entries: page.entries, nextToken: page.nextToken, httpStatus: a.status, latencyMs: a.latencyMs, bytes: a.bytes };
+        (a): LogsPage => {
+          const page = readPage(a.body, a.status, giveBody);
+          observer?.onPage?.({ modelId: req.modelId, path: page.path });
+          return Object.assign(page, { httpStatus: a.status, latencyMs: a.latencyMs, bytes: a.bytes });
         },
         signal,
         true,

@@ -1,16 +1,8 @@
 //! Wire types of the model-management service and the client interface the rest of
-//! the daemon depends on.
-import type { ScannedLogs } from './logs-scan.js';
-
-/** One log entry exactly as the service returns it (element of `details`). */
-export interface LogEntry {
-  /** ISO 8601 UTC timestamp with 0–9 fractional digits, as sent by the service. */
-  time: string;
-  /** The log line. May be empty, multi-line or long. */
-  log: string;
-  /** `stdout` or `stderr` (other values are passed through unchanged). */
-  stream: string;
-}
+//! the daemon depends on, the page of logs included. Imports nothing of the page parser
+//! (api/page/), which implements {@link ParsedPage}.
+import type { ContentHash } from '../dedupe/key.js';
+import type { LogEntry } from '../records/entry.js';
 
 /** Request of the *get model logs* operation. Times are epoch milliseconds. */
 export interface LogsRequest {
@@ -24,26 +16,56 @@ export interface LogsRequest {
   nextToken?: string;
 }
 
-/** One validated page of logs. */
-export interface LogsPage {
-  /** The entries (for a scanned page, decoded from `scanned` on first use). */
-  entries: LogEntry[];
-  /** The entries as byte ranges of the response body, when the body scanner could read it. */
-  scanned?: ScannedLogs | undefined;
+/**
+ * The reader that handled a page of logs, in the order a page tries them: the WebAssembly
+ * page kernel, the JavaScript scanner, `JSON.parse` with the full validation. All three
+ * give the same entries, times, hashes and lines.
+ */
+export type PagePath = 'kernel' | 'javascript' | 'json';
+
+/** A field of an entry. */
+export type EntryField = 'time' | 'stream' | 'log';
+
+/**
+ * One validated page of logs, whichever reader handled it. The per-entry work is done in
+ * one call per page ({@link keys}, {@link render}); the calls per entry are for the rare
+ * entries that need them.
+ */
+export interface ParsedPage {
+  readonly path: PagePath;
+  readonly count: number;
   /** Token for the next page; `undefined` when the service signalled the end (absent, null or ""). */
-  nextToken: string | undefined;
+  readonly nextToken: string | undefined;
+  /** The entries as objects (for a scanned page, built on first use). */
+  readonly entries: LogEntry[];
+  /**
+   * Writes each entry's exact time (ns since the epoch) to `timesNs` and its content hash
+   * (dedupe/key.ts `CONTENT_HASH` of its stream and log) to `hashes`.
+   * @returns which entries' time did not parse (1 at their index): their slots are left as they were.
+   */
+  keys(timesNs: BigInt64Array, hashes: Float64Array): Uint8Array | undefined;
+  /** Entry `i`'s content hash under `hash`; with `badTime`, the hash of an entry keyed with its time's text. */
+  hash(hash: ContentHash, i: number, badTime?: string): number;
+  /** The value of a field of entry `i`. */
+  text(i: number, field: EntryField): string;
+  /** The NDJSON lines (records/ndjson.ts) of the entries at `kept[0..n)`, in that order, UTF-8. */
+  render(modelId: string, kept: Uint32Array, n: number): Buffer;
+  /**
+   * Gives the response body's buffer back to the client for the next response (see
+   * api/body-pool.ts). Call it once the page is no longer needed (committed or dropped);
+   * afterwards only `nextToken`, `count` and, if read before, `entries` may be used. A page
+   * never released is simply garbage-collected.
+   */
+  release(): void;
+}
+
+/** A page of logs as the client returns it. */
+export interface LogsPage extends ParsedPage {
   /** HTTP status and timing, for metrics. */
   httpStatus: number;
   latencyMs: number;
   /** Size of the response body in bytes. */
   bytes: number;
-  /**
-   * Gives the response body's buffer back to the client for the next response (see
-   * api/body-pool.ts). Call it once the page is no longer needed (committed or dropped);
-   * afterwards neither `scanned` nor, unless read before, `entries` may be used. A page
-   * never released is simply garbage-collected.
-   */
-  release?(): void;
 }
 
 /** The `data` object of *update model settings*; only the fields present are sent. */
@@ -68,6 +90,8 @@ export interface SettingsResult {
 export interface ApiObserver {
   onAttempt?(info: { operation: 'logs' | 'settings'; modelId: string; status: number | 'error'; latencyMs: number; errorCode?: string }): void;
   onRetry?(info: { operation: 'logs' | 'settings'; modelId: string; attempt: number; delayMs: number; errorCode: string }): void;
+  /** A page of logs was read, by the reader `path`. Bodies refused as malformed are not pages. */
+  onPage?(info: { modelId: string; path: PagePath }): void;
 }
 
 /**

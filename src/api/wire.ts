@@ -1,7 +1,8 @@
 //! Validation of the service's response bodies against the spec. Pure functions: a body
 //! and its HTTP status in, validated values out, an `ApiProtocolError` for anything else.
-//! Fields the spec does not name are ignored.
-import type { LogEntry, SettingsResult } from './types.js';
+//! Fields the spec does not name are ignored. The logs body has its own readers (api/page/;
+//! the full validation is api/page/json.ts, built on the checks here).
+import type { SettingsResult } from './types.js';
 import { ApiProtocolError, makeExcerpt } from './errors.js';
 
 /** Options of the body parsers. */
@@ -10,14 +11,8 @@ export interface WireOptions {
   scrub?: (text: string) => string;
 }
 
-/** A validated page of the *get model logs* response. */
-export interface LogsBody {
-  entries: LogEntry[];
-  /** `undefined` when the service signalled the end: `next_token` absent, `null` or `""`. */
-  nextToken: string | undefined;
-}
-
-function protocolError(message: string, body: string, status: number, options: WireOptions, cause?: unknown): ApiProtocolError {
+/** The error for a body off the spec, with a scrubbed excerpt of it. */
+export function protocolError(message: string, body: string, status: number, options: WireOptions, cause?: unknown): ApiProtocolError {
   return new ApiProtocolError(message, { status, excerpt: makeExcerpt(body, options.scrub), cause });
 }
 
@@ -26,7 +21,7 @@ function looksLikeHtml(body: string): boolean {
 }
 
 /** Parses the body as a JSON object whose `status` is `success`. */
-function parseSuccessObject(body: string, status: number, operation: string, options: WireOptions): Record<string, unknown> {
+export function parseSuccessObject(body: string, status: number, operation: string, options: WireOptions): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(body);
@@ -45,39 +40,6 @@ function parseSuccessObject(body: string, status: number, operation: string, opt
     throw protocolError(`the ${operation} response (HTTP ${status}) has status ${got} instead of "success"`, body, status, options);
   }
   return obj;
-}
-
-/**
- * Validates a *get model logs* response body: `status` is `success`, `details` is an array
- * of objects with string `time`, `log` and `stream`, and `next_token` is a string, `null`
- * or absent. Entries are copied, so extra fields do not travel further.
- * @throws ApiProtocolError for anything off-spec.
- */
-export function parseLogsBody(body: string, status: number, options: WireOptions = {}): LogsBody {
-  const obj = parseSuccessObject(body, status, 'logs', options);
-  const details = obj.details;
-  if (!Array.isArray(details)) {
-    throw protocolError(`the logs response (HTTP ${status}) has no "details" array`, body, status, options);
-  }
-  const entries: LogEntry[] = new Array(details.length);
-  for (let i = 0; i < details.length; i++) {
-    const d: unknown = details[i];
-    if (d === null || typeof d !== 'object' || Array.isArray(d)) {
-      throw protocolError(`the logs response (HTTP ${status}) has details[${i}] that is not an object`, body, status, options);
-    }
-    const { time, log, stream } = d as Record<string, unknown>;
-    if (typeof time !== 'string' || typeof log !== 'string' || typeof stream !== 'string') {
-      const field = typeof time !== 'string' ? 'time' : typeof log !== 'string' ? 'log' : 'stream';
-      throw protocolError(`the logs response (HTTP ${status}) has details[${i}].${field} that is not a string`, body, status, options);
-    }
-    entries[i] = { time, log, stream };
-  }
-  const token = obj.next_token;
-  let nextToken: string | undefined;
-  if (token === undefined || token === null || token === '') nextToken = undefined;
-  else if (typeof token === 'string') nextToken = token;
-  else throw protocolError(`the logs response (HTTP ${status}) has a "next_token" that is a ${typeof token}, not a string`, body, status, options);
-  return { entries, nextToken };
 }
 
 /**

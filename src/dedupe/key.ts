@@ -6,7 +6,7 @@
 //!
 //! The hash is taken over the stream and the text as `JSON.stringify` writes them, without
 //! the quotes, in UTF-8: the canonical form a body's string already has when the scanner
-//! classes it plain or escaped (api/logs-scan.ts), so for nearly every entry it is computed
+//! classes it plain or escaped (api/page/scan.ts), so for nearly every entry it is computed
 //! from the body's bytes where they lie, escapes and all. (The form is one-to-one: distinct
 //! strings, lone surrogates included, have distinct JSON.) The text goes through four
 //! independent multiply-rotate lanes, 16 bytes per step (the xxHash32 layout), so the

@@ -1,10 +1,10 @@
 //! Journal pages as sinks read them. A journal row holds the new entries of one fetched
-//! page as the NDJSON lines the text sinks write (see sinks/format.ts), UTF-8 encoded, plus
+//! page as the NDJSON lines the text sinks write (see records/ndjson.ts), UTF-8 encoded, plus
 //! the exact time of each entry. Sinks that write lines take the bytes as they are: no
 //! decoding when the row is read, no encoding when it is written out. Entry objects are
 //! built only for sinks that ask for them.
-import type { SinkEntry } from '../sinks/contract.js';
-import { entryToNdjson } from '../sinks/format.js';
+import type { SinkEntry } from '../records/entry.js';
+import { entryToNdjson } from '../records/ndjson.js';
 
 const NEWLINE = 0x0a;
 

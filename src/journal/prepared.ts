@@ -1,7 +1,7 @@
 //! What the journal commits for a fetched page: each entry's exact time and content hash
 //! (computed by the poller), and the NDJSON lines of the entries the dedupe keeps.
-import type { LogEntry } from '../api/types.js';
-import { NdjsonLineBuilder } from '../sinks/format.js';
+import type { LogEntry } from '../records/entry.js';
+import { NdjsonLineBuilder } from '../records/ndjson.js';
 import { LEGACY_CONTENT_HASH, entryHash } from '../dedupe/key.js';
 
 /** An entry ready to be committed: parsed time and content hash computed by the caller. */

@@ -8,7 +8,7 @@
 //! StateStore is the daemon's face of the file: each part lives in its own module
 //! (db.ts, checkpoints.ts, dedupe-counts.ts, entries.ts, cursors.ts, dead-letters.ts,
 //! page-commit.ts); the commands that only read use StateReader (reader.ts).
-import type { SinkEntry } from '../sinks/contract.js';
+import type { SinkEntry } from '../records/entry.js';
 import { Checkpoints, type Checkpoint, type PageContinuation, type WindowStart } from './checkpoints.js';
 import { Cursors, type SinkCursor } from './cursors.js';
 import { DeadLetters, type DeadLetter } from './dead-letters.js';

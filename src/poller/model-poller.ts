@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { ApiClient, LogsPage } from '../api/types.js';
 import { ApiAuthError, ApiClientError, ApiError, ApiResponseTooLargeError } from '../api/errors.js';
 import type { Clock } from '../time/clock.js';
-import { prepareEntries, prepareScanned } from './prepare.js';
+import { preparePage } from './prepare.js';
 import type { Checkpoint, PageCommit, PageToCommit, PreparedPage, StateStore, WindowStart } from '../journal/store.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { describeError } from '../errors.js';
@@ -296,7 +296,7 @@ export class ModelPoller {
   }
 
   private prepare(page: LogsPage, windowFromMs: number): PreparedPage {
-    const { page: prepared, badTimes, badExample } = page.scanned ? prepareScanned(page.scanned, windowFromMs) : prepareEntries(page.entries, windowFromMs);
+    const { page: prepared, badTimes, badExample } = preparePage(page, windowFromMs);
     if (badTimes > 0) {
       this.d.metrics.badTimes.inc({ model: this.d.modelId }, badTimes);
       this.d.logger.warn({ model: this.d.modelId, count: badTimes, example: badExample?.slice(0, 64) }, 'entries with an unparseable time; delivered with their time unchanged');

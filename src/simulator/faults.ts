@@ -1,4 +1,6 @@
-//! Faults the simulated service can inject into an answer, and how one is picked per request.
+//! Faults the simulated service can inject into an answer, how one is picked per request,
+//! and the answers of the faults that replace the service's own.
+import { errorAnswer, type Answer } from './http.js';
 import type { Prng } from './prng.js';
 
 /** The kinds of fault, in the order their probabilities are stacked. */
@@ -76,4 +78,28 @@ export function retryAfterValue(rates: FaultRates, nowMs: number, rng: Prng): st
   if (style === 'seconds') return String(Math.max(0, Math.round(rates.retryAfter)));
   // HTTP dates have whole seconds; rounding up keeps the announced wait at least `retryAfter`.
   return new Date(Math.ceil((nowMs + rates.retryAfter * 1000) / 1000) * 1000).toUTCString();
+}
+
+/**
+ * The answer of a fault that replaces the service's (an error status, an HTML page), or
+ * `undefined` for the faults that change how the service's own answer is sent (`slow`,
+ * `truncated`).
+ */
+export function faultAnswer(kind: FaultKind, rates: FaultRates, now: () => number, rng: Prng): Answer | undefined {
+  switch (kind) {
+    case 'error500':
+      return errorAnswer(500, 'Internal server error');
+    case 'error503':
+      return errorAnswer(503, 'Service temporarily unavailable', { 'retry-after': retryAfterValue(rates, now(), rng) });
+    case 'error429':
+      return errorAnswer(429, 'Too many requests', { 'retry-after': retryAfterValue(rates, now(), rng) });
+    case 'html200':
+      return {
+        status: 200,
+        contentType: 'text/html; charset=utf-8',
+        body: '<html><head><title>Maintenance</title></head><body><h1>We will be back soon</h1><p>The service is under maintenance.</p></body></html>',
+      };
+    default:
+      return undefined;
+  }
 }

@@ -2,7 +2,7 @@
 //!
 //! Each entry costs about 40 bytes until it is first served, then also its cached JSON
 //! text. Keep `history × rate × models` below about 5 million entries.
-import type { LogEntry } from '../api/types.js';
+import type { LogEntry } from '../records/entry.js';
 import { renderContent, type ContentRates } from './content.js';
 import type { Prng } from './prng.js';
 import { formatEntryTime, truncateTime } from './timefmt.js';

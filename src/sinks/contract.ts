@@ -5,35 +5,10 @@
 //! retries, backoff and dead-lettering; a sink throws only for bugs. The loop checks
 //! every outcome (delivery/outcome-check.ts): a throw or a value outside these shapes
 //! is retried, never taken as a delivery or a rejection.
+import type { NdjsonChunk, SinkEntry } from '../records/entry.js';
 
-/** One journal entry as handed to sinks. */
-export interface SinkEntry {
-  /** Journal sequence number; strictly increasing. */
-  seq: number;
-  modelId: string;
-  /** The service's timestamp string, unchanged. */
-  time: string;
-  /** Exact timestamp in nanoseconds since the epoch. */
-  timeNs: bigint;
-  stream: string;
-  log: string;
-  /** When the daemon fetched the entry, epoch ms. */
-  fetchedAtMs: number;
-}
-
-/**
- * Consecutive entries of one model as NDJSON text: the lines {@link SinkEntry} renders to
- * in sinks that write text (see `entryToNdjson`), ready to write as they are.
- */
-export interface NdjsonChunk {
-  modelId: string;
-  /** Seq of the first line; line `i` is seq `firstSeq + i`. */
-  firstSeq: number;
-  /** One line per entry, UTF-8, each ending in `\n`; no line holds a raw newline. */
-  bytes: Buffer;
-  /** Exact time of each line's entry, nanoseconds since the epoch (its length is the line count). */
-  timesNs: BigInt64Array;
-}
+// The records a sink receives have their home in records/; sink modules import them from here.
+export type { NdjsonChunk, SinkEntry } from '../records/entry.js';
 
 /** A batch: consecutive journal entries of one sink. */
 export interface SinkBatch {

@@ -35,6 +35,8 @@ export class Metrics {
   readonly modelUp = new Gauge({ name: 'mls_model_up', help: '1 while the model polls normally, 0 while it is paused by an error (e.g. the token was refused).', labelNames: ['model'], registers: [this.registry] });
   readonly apiRequests = new Counter({ name: 'mls_api_requests_total', help: 'HTTP requests to the service, per model, operation and status class (2xx, 4xx, 5xx, error).', labelNames: ['model', 'operation', 'status_class'], registers: [this.registry] });
   readonly apiRetries = new Counter({ name: 'mls_api_retries_total', help: 'Requests to the service retried by the client, per model.', labelNames: ['model'], registers: [this.registry] });
+  /** All three readers are exported at 0 from the start: which one takes the pages shows at once. */
+  readonly pagesParsed = new Counter({ name: 'mls_pages_parsed_total', help: 'Pages of logs read, per reader (kernel: the WebAssembly page kernel, javascript: the JavaScript scanner, json: JSON.parse with the full validation).', labelNames: ['path'], registers: [this.registry] });
   readonly apiLatency = new Histogram({ name: 'mls_api_request_duration_seconds', help: 'Latency of requests to the service.', labelNames: ['operation'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers: [this.registry] });
 
   // journal
@@ -60,6 +62,7 @@ export class Metrics {
     // 10 ms keeps an idle daemon from waking 100 times a second just to measure itself
     // (stalls of a second or more, the ones that matter here, are still caught).
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'mls_', eventLoopMonitoringPrecision: 1_000 });
+    for (const path of ['kernel', 'javascript', 'json']) this.pagesParsed.inc({ path }, 0);
   }
 
   /** Exports a model's series at 0 from the start, so dashboards and alerts see them before the first event. */

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { pino } from 'pino';
 import { createApiClient, type ApiClientOptions } from '../../src/api/client.js';
 import { BodyPool } from '../../src/api/body-pool.js';
@@ -10,7 +10,8 @@ import {
   ApiResponseTooLargeError,
   ApiUnavailableError,
 } from '../../src/api/errors.js';
-import type { ApiClient, ApiObserver } from '../../src/api/types.js';
+import type { ApiClient, ApiObserver, PagePath } from '../../src/api/types.js';
+import { ConfigError } from '../../src/errors.js';
 import { Capture, failure, logsPage, sendJson, startServer, TOKEN, type Handler, type TestServer } from './helpers.js';
 
 const ENTRY = { time: '2024-05-01T12:00:00.123456789Z', log: 'hello', stream: 'stdout' };
@@ -154,7 +155,8 @@ describe('paging', () => {
     const s = await serve((_req, res) => sendJson(res, 200, { ...logsPage([weird, { ...ENTRY, log: '' }]), extra: true }));
     const page = await client(s.url).getLogs(REQ);
     expect(page.entries).toEqual([{ time: weird.time, log: weird.log, stream: 'stderr' }, { ...ENTRY, log: '' }]);
-    expect(page.scanned?.count).toBe(2);
+    expect(page.path).toBe('kernel');
+    expect(page.count).toBe(2);
   });
 
   it('reads a body the scanner leaves to JSON.parse (a key given twice) with the same result', async () => {
@@ -164,13 +166,66 @@ describe('paging', () => {
       res.end(body);
     });
     const page = await client(s.url).getLogs(REQ);
-    expect(page.scanned).toBeUndefined();
+    expect(page.path).toBe('json');
     expect(page.entries).toEqual([{ time: ENTRY.time, log: 'second', stream: 'stdout' }]);
     expect(page.nextToken).toBe('t1');
   });
 });
 
+describe('page readers', () => {
+  /** A valid page the scanners leave to JSON.parse: a key given twice. */
+  const DUPLICATE_KEY = `{"status":"success","details":[{"time":"${ENTRY.time}","log":"first","log":"second","stream":"stdout"}]}`;
+
+  /** Serves a plain page, then a page with a key given twice, then an HTML page. */
+  function threeBodies(): Promise<TestServer> {
+    return serve((_req, res, i) => {
+      if (i === 0) return sendJson(res, 200, logsPage([ENTRY], 't1'));
+      res.writeHead(200, { 'content-type': i === 1 ? 'application/json' : 'text/html' });
+      res.end(i === 1 ? DUPLICATE_KEY : '<html>maintenance</html>');
+    });
+  }
+
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
+  it.each(['kernel', 'javascript', 'json'] as const)('tells the observer which reader read each page, starting at %s; a refused body is no page', async (first) => {
+    const s = await threeBodies();
+    const pages: Array<{ modelId: string; path: PagePath }> = [];
+    const c = client(s.url, { ...ONE_ATTEMPT, pageParser: first, observer: { onPage: (p) => pages.push(p) } });
+    expect((await c.getLogs(REQ)).path).toBe(first);
+    expect((await c.getLogs(REQ)).path).toBe('json');
+    await expect(c.getLogs(REQ)).rejects.toBeInstanceOf(ApiProtocolError);
+    expect(pages).toEqual([
+      { modelId: 'm-1', path: first },
+      { modelId: 'm-1', path: 'json' },
+    ]);
+  });
+
+  it('starts at the reader MLS_PAGE_PARSER names when no option does', async () => {
+    vi.stubEnv('MLS_PAGE_PARSER', 'javascript');
+    const s = await serve((_req, res) => sendJson(res, 200, logsPage([ENTRY])));
+    expect((await client(s.url).getLogs(REQ)).path).toBe('javascript');
+    expect((await client(s.url, { pageParser: 'kernel' }).getLogs(REQ)).path).toBe('kernel');
+  });
+
+  it('refuses an MLS_PAGE_PARSER it does not know, as a configuration error', () => {
+    vi.stubEnv('MLS_PAGE_PARSER', 'simd');
+    expect(() => client('http://127.0.0.1:9')).toThrow(ConfigError);
+    expect(() => client('http://127.0.0.1:9')).toThrow(/MLS_PAGE_PARSER must be one of kernel, javascript, json/);
+  });
+});
+
 describe('response bodies from the pool', () => {
+  /** A pool that remembers the buffer of every body given back to it, last one last. */
+  class RecordingPool extends BodyPool {
+    readonly given: ArrayBufferLike[] = [];
+    override give(view: Uint8Array): void {
+      this.given.push(view.buffer);
+      super.give(view);
+    }
+  }
+
   /** Pages `n` = 0, 1, … with `size` entries whose logs name the page; chunked (no Content-Length) when asked. */
   function pagedServer(size: number, chunked: boolean): Promise<TestServer> {
     return serve((req, res) => {
@@ -191,41 +246,48 @@ describe('response bodies from the pool', () => {
     ['with a Content-Length', false],
     ['chunked, larger than its first buffer', true],
   ])('reuses a released page\'s buffer for the next one, %s, each page read whole', async (_name, chunked) => {
-    const bodies = new BodyPool({ minBufferBytes: 4096 });
+    const bodies = new RecordingPool({ minBufferBytes: 4096 });
     const s = await pagedServer(800, chunked);
     const c = client(s.url, { bodies });
     const first = await c.getLogs(REQ);
     const firstLogs = first.entries.map((e) => e.log); // decoded before the release: strings of their own
-    const firstBuffer = first.scanned!.body.buffer;
-    first.release?.();
-    first.release?.(); // twice is harmless
+    const givenBefore = bodies.given.length;
+    first.release();
+    const firstBuffer = bodies.given.at(-1);
+    first.release(); // twice is harmless
+    expect(bodies.given).toHaveLength(givenBefore + 1);
     // Chunked, the body moved to larger buffers as it grew; the smaller ones went back too.
     if (chunked) expect(bodies.size).toBeGreaterThan(1);
     else expect(bodies.size).toBe(1);
     const second = await c.getLogs({ ...REQ, nextToken: first.nextToken! });
-    expect(second.scanned!.body.buffer).toBe(firstBuffer);
-    expect(bodies.reused).toBeGreaterThanOrEqual(1);
     expect(second.entries.map((e) => e.log)).toEqual(expected(1, 800));
+    second.release();
+    expect(bodies.given.at(-1)).toBe(firstBuffer);
+    expect(bodies.reused).toBeGreaterThanOrEqual(1);
     expect(firstLogs).toEqual(expected(0, 800));
   });
 
   it('gives two pages in flight two buffers', async () => {
-    const bodies = new BodyPool({ minBufferBytes: 4096 });
+    const bodies = new RecordingPool({ minBufferBytes: 4096 });
     const s = await pagedServer(300, false);
     const c = client(s.url, { bodies });
     const [a, b] = await Promise.all([c.getLogs(REQ), c.getLogs({ ...REQ, nextToken: 't1' })]);
-    expect(a.scanned!.body.buffer).not.toBe(b.scanned!.body.buffer);
-    a.release?.();
+    a.release();
+    const aBuffer = bodies.given.at(-1);
     const third = await c.getLogs({ ...REQ, nextToken: 't2' });
-    expect(third.scanned!.body.buffer).not.toBe(b.scanned!.body.buffer);
     expect(b.entries.map((e) => e.log)).toEqual(expected(1, 300));
     expect(third.entries.map((e) => e.log)).toEqual(expected(2, 300));
+    b.release();
+    const bBuffer = bodies.given.at(-1);
+    third.release();
+    expect(bBuffer).not.toBe(aBuffer);
+    expect(bodies.given.at(-1)).not.toBe(bBuffer);
   });
 
   it('refuses to decode a released page that was never decoded', async () => {
     const s = await pagedServer(5, false);
     const page = await client(s.url).getLogs(REQ);
-    page.release?.();
+    page.release();
     expect(() => page.entries).toThrow(/released/);
   });
 
@@ -248,7 +310,7 @@ describe('response bodies from the pool', () => {
     await expect(c.getLogs(REQ)).rejects.toBeInstanceOf(ApiProtocolError);
     expect(bodies.size).toBe(1);
     const page = await c.getLogs(REQ);
-    expect(page.scanned).toBeUndefined();
+    expect(page.path).toBe('json');
     expect(page.entries).toEqual([{ time: ENTRY.time, log: 'second', stream: 'stdout' }]);
     expect(bodies.size).toBe(1);
     expect(bodies.reused).toBe(2);

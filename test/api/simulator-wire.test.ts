@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiClient } from '../../src/api/client.js';
 import { ApiAuthError, ApiClientError } from '../../src/api/errors.js';
 import { startSimulator, type Simulator, type EndStyle } from '../../src/simulator/index.js';
-import type { ApiClient, LogEntry } from '../../src/api/types.js';
+import type { ApiClient } from '../../src/api/types.js';
+import type { LogEntry } from '../../src/records/entry.js';
 
 const TOKEN = 'tok-simwire-5a0b77';
 const T_END = Date.now() - 1_000;

@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Sink, SinkBatch, SendOutcome } from '../../src/sinks/contract.js';
-import { entryToNdjson } from '../../src/sinks/format.js';
+import { entryToNdjson } from '../../src/records/ndjson.js';
 import { TestJournal, startDelivery, tempDir, testSettings, waitUntil } from '../helpers/delivery.js';
 
 let tmp: ReturnType<typeof tempDir>;

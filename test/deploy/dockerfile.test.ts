@@ -257,7 +257,7 @@ describe('Dockerfile replay (outside Docker)', () => {
     expect(existsSync(inBuild('/app/dist/cli/main.js'))).toBe(true);
     expect(existsSync(inRuntime('/usr/local/bin/mls'))).toBe(true);
     // The page kernel is committed compiled and copied by the build: no compiler in the image.
-    expect(readFileSync(inRuntime('/app/dist/api/kernel/page.wasm')).equals(readFileSync(path.join(root, 'src/api/kernel/page.wasm')))).toBe(true);
+    expect(readFileSync(inRuntime('/app/dist/api/page/kernel/page.wasm')).equals(readFileSync(path.join(root, 'src/api/page/kernel/page.wasm')))).toBe(true);
   });
 
   it('the image holds no dev dependencies and no sources', () => {

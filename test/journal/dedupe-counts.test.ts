@@ -8,9 +8,8 @@ import Database from 'better-sqlite3';
 import { StateStore } from '../../src/journal/store.js';
 import { legacyContentHash } from '../../src/dedupe/key.js';
 import { KEYS_TRAILER, PackedBucket, bucketOf, hashWords } from '../../src/dedupe/buckets.js';
-import { scanLogsBody } from '../../src/api/logs-scan.js';
-import { parseLogsBody } from '../../src/api/wire.js';
-import { prepareEntries, prepareScanned } from '../../src/poller/prepare.js';
+import { createPageParser } from '../../src/api/page/index.js';
+import { preparePage } from '../../src/poller/prepare.js';
 import { MIGRATIONS } from '../../src/journal/migrations.js';
 import { FIXTURE_PAGE, T, prep } from './helpers.js';
 
@@ -106,7 +105,7 @@ describe('dedupe counts', () => {
     const fetch = (details: object[], scanned: boolean) => {
       const cp = s.beginWindow('m', T, T + 10_000);
       const bytes = body(details);
-      const { page } = scanned ? prepareScanned(scanLogsBody(bytes)!, T) : prepareEntries(parseLogsBody(bytes.toString(), 200).entries, T);
+      const { page } = preparePage(createPageParser({ first: scanned ? 'kernel' : 'json' })(bytes, 200), T);
       return s.commitPages([{ modelId: 'm', fetchId: cp.fetchId, windowFromMs: T, entries: page, next: { end: true }, fetchedMs: T }])[0]!;
     };
     expect(s.readAfter(0, 100).map((e) => e.log)).toEqual(FIXTURE_PAGE.map((e) => e.log));

@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { StateStore } from '../../src/journal/store.js';
 import { StateReader } from '../../src/journal/reader.js';
 import { MIGRATIONS } from '../../src/journal/migrations.js';
-import { entryToNdjson } from '../../src/sinks/format.js';
+import { entryToNdjson } from '../../src/records/ndjson.js';
 import { T, prep } from './helpers.js';
 
 let dir: string;

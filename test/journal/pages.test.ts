@@ -1,7 +1,7 @@
 //! Journal pages: NDJSON lines (UTF-8) with packed times, read back as lines, slices and entries.
 import { describe, expect, it } from 'vitest';
 import { JournalPage, packTimes, sliceBytes, sliceCount, sliceEntries, unpackTimes } from '../../src/journal/pages.js';
-import { entryToNdjson } from '../../src/sinks/format.js';
+import { entryToNdjson } from '../../src/records/ndjson.js';
 import type { SinkEntry } from '../../src/sinks/contract.js';
 
 const entries = (first: number, logs: string[]): SinkEntry[] =>

@@ -1,6 +1,6 @@
 //! HTTP helpers shared by the simulator tests: raw requests and whole-window fetches.
 import { request } from 'undici';
-import type { LogEntry } from '../../src/api/types.js';
+import type { LogEntry } from '../../src/records/entry.js';
 
 export const TOKEN = 'test-token-123';
 

@@ -2,7 +2,7 @@
 import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.js';
-import { entryToNdjson } from '../../src/sinks/format.js';
+import { entryToNdjson } from '../../src/records/ndjson.js';
 import { createStdoutSink } from '../../src/sinks/stdout/index.js';
 import { batchOf, entry, MemoryStore, withNdjson } from './file/helpers.js';
 

@@ -1,7 +1,7 @@
 //! Which file each line of a batch goes to: the batch's lines grouped by rendered path,
 //! as pieces of whole lines in first-seen order.
 import type { SinkBatch } from '../contract.js';
-import { entryToNdjson } from '../format.js';
+import { entryToNdjson } from '../../records/ndjson.js';
 import type { CompiledTemplate } from './template.js';
 
 const NEWLINE = 0x0a;

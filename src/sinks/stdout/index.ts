@@ -3,7 +3,7 @@
 //! delivery down instead of growing memory.
 import type { Sink, SinkBatch, SinkContext, SendOutcome } from '../contract.js';
 import { ConfigError, describeError } from '../../errors.js';
-import { entryToNdjson, ndjsonBytes } from '../format.js';
+import { entryToNdjson, ndjsonBytes } from '../../records/ndjson.js';
 
 /** Options of the stdout sink. */
 export interface StdoutSinkOptions {

@@ -4,7 +4,7 @@ import { createHmac } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
 import type { NdjsonChunk, SinkBatch, SinkEntry } from '../contract.js';
-import { entryToNdjson, ndjsonBytes } from '../format.js';
+import { entryToNdjson, ndjsonBytes } from '../../records/ndjson.js';
 
 const gzip = promisify(gzipCallback);
 

@@ -6,7 +6,7 @@ import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Sink, SinkBatch } from '../../../src/sinks/contract.js';
 import { createFileSink, type FileSinkOptions } from '../../../src/sinks/file/index.js';
-import { entryToNdjson } from '../../../src/sinks/format.js';
+import { entryToNdjson } from '../../../src/records/ndjson.js';
 import { batchOf, entry, MemoryStore, options, range, readTree, seqsIn } from './helpers.js';
 
 const signal = new AbortController().signal;

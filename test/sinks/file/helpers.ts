@@ -4,7 +4,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import type { NdjsonChunk, SinkBatch, SinkContext, SinkEntry } from '../../../src/sinks/contract.js';
-import { entryToNdjson } from '../../../src/sinks/format.js';
+import { entryToNdjson } from '../../../src/records/ndjson.js';
 import type { FileSinkOptions } from '../../../src/sinks/file/index.js';
 
 /** An entry of `model` at ISO `time` whose log names its seq. */

@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SinkBatch, SinkEntry } from '../../../src/sinks/contract.js';
 import { createFileSink, type FileSinkOptions } from '../../../src/sinks/file/index.js';
-import { entryToNdjson } from '../../../src/sinks/format.js';
+import { entryToNdjson } from '../../../src/records/ndjson.js';
 import { MemoryStore, options, readTree, withNdjson } from './helpers.js';
 
 let dir: string;

@@ -3,7 +3,7 @@
 import { createHmac } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { entryToNdjson } from '../../../src/sinks/format.js';
+import { entryToNdjson } from '../../../src/records/ndjson.js';
 import { createWebhookSink } from '../../../src/sinks/webhook/index.js';
 import { renderBatchBody, renderBody } from '../../../src/sinks/webhook/wire.js';
 import { withNdjson } from '../file/helpers.js';

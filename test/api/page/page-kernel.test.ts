@@ -7,18 +7,40 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { KERNEL_MAX_BODY_BYTES, USE_JAVASCRIPT, compilePageKernel, pageKernel } from '../../../src/api/kernel/page-kernel.js';
-import { scanLogsBody, scanLogsBodyInJs, type ScannedLogs } from '../../../src/api/logs-scan.js';
-import { parseLogsBody } from '../../../src/api/wire.js';
-import { prepareEntries, prepareScanned } from '../../../src/poller/prepare.js';
-import { arbitrary, broken, wellFormed } from '../wire-arbitraries.js';
+import { KERNEL_MAX_BODY_BYTES, PageKernel, compilePageKernel, loadPageKernel, type KernelUnavailable } from '../../../src/api/page/kernel/page-kernel.js';
+import { createPageParser } from '../../../src/api/page/index.js';
+import { scanInJs } from '../../../src/api/page/js-scanner.js';
+import { NOT_THIS_PATH, type NotThisPath, type Scan } from '../../../src/api/page/scan.js';
+import type { PagePath, ParsedPage } from '../../../src/api/types.js';
+import { arbitrary, broken, wellFormed } from './wire-arbitraries.js';
 
 const ROOT = new URL('../../../', import.meta.url);
 
 /** What a scan found, as plain data, for comparing two scans. */
-function summary(s: ScannedLogs | undefined): unknown {
-  if (!s) return undefined;
+function summary(s: Scan | NotThisPath): unknown {
+  if (s === NOT_THIS_PATH) return undefined;
   return { count: s.count, spans: [...s.spans.subarray(0, 6 * s.count)], kinds: [...s.kinds.subarray(0, 3 * s.count)], nextToken: s.nextToken };
+}
+
+/** The kernel compiled from the committed page.wasm. */
+function theKernel(): PageKernel {
+  const k = loadPageKernel();
+  if (!(k instanceof PageKernel)) throw new Error(`the page kernel did not load: ${k.reason}`);
+  return k;
+}
+
+/** A 200 body read by the parser that starts at `first` (with `kernel` in place of page.wasm's, if given). */
+function read(first: PagePath, body: Buffer, kernel?: PageKernel | KernelUnavailable): ParsedPage {
+  return createPageParser({ first, ...(kernel ? { kernel } : {}) })(body, 200);
+}
+
+/** {@link read}, or `undefined` for a body off the spec. */
+function readValid(first: PagePath, body: Buffer): ParsedPage | undefined {
+  try {
+    return read(first, body);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The `build:kernel` script's arguments, and where its `--outFile` is. */
@@ -99,7 +121,7 @@ const longStrings: fc.Arbitrary<Buffer> = fc
 
 describe('the page kernel', () => {
   it('is available on this platform', () => {
-    expect(pageKernel()).toBeDefined();
+    expect(loadPageKernel()).toBeInstanceOf(PageKernel);
   });
 
   it('scans like the JavaScript scanner: same answer, spans, kinds and token', { timeout: 120_000 }, () => {
@@ -114,9 +136,11 @@ describe('the page kernel', () => {
           { weight: 1, arbitrary: fc.uint8Array({ maxLength: 80 }).map((b) => Buffer.from(b)) },
         ),
         (body) => {
-          const kernel = scanLogsBody(body);
-          expect(summary(kernel)).toEqual(summary(scanLogsBodyInJs(body)));
-          if (kernel) scanned++;
+          const kernel = theKernel().scan(body);
+          // A body over the kernel's limit is the JavaScript scanner's alone (tested below).
+          if (body.length > KERNEL_MAX_BODY_BYTES) expect(kernel).toBe(NOT_THIS_PATH);
+          else expect(summary(kernel)).toEqual(summary(scanInJs(body)));
+          if (kernel !== NOT_THIS_PATH) scanned++;
         },
       ),
       { numRuns: 3_000, seed: Number(process.env.MLS_PROPERTY_SEED ?? 20261123) },
@@ -127,12 +151,11 @@ describe('the page kernel', () => {
   it('renders the lines of kept entries as the entry objects do, non-canonical strings included', () => {
     fc.assert(
       fc.property(longStrings, fc.integer({ min: 0, max: 0x7fffffff }), (body, mask) => {
-        const scan = scanLogsBody(body);
-        fc.pre(scan !== undefined && scan.count > 0);
-        const fromScan = prepareScanned(scan!, 1_714_564_800_000).page;
-        const fromEntries = prepareEntries(parseLogsBody(body.toString('utf8'), 200).entries, 1_714_564_800_000).page;
-        const kept = Uint32Array.from({ length: scan!.count }, (_, i) => i).filter((i) => ((mask >>> i) & 1) === 1);
-        expect(fromScan.render('model-é"1', kept, kept.length).toString('utf8')).toBe(fromEntries.render('model-é"1', kept, kept.length).toString('utf8'));
+        const fromScan = readValid('kernel', body);
+        fc.pre(fromScan !== undefined && fromScan.path === 'kernel' && fromScan.count > 0);
+        const fromEntries = read('json', body);
+        const kept = Uint32Array.from({ length: fromScan!.count }, (_, i) => i).filter((i) => ((mask >>> i) & 1) === 1);
+        expect(fromScan!.render('model-é"1', kept, kept.length).toString('utf8')).toBe(fromEntries.render('model-é"1', kept, kept.length).toString('utf8'));
       }),
       { numRuns: 1_000, seed: 20261124 },
     );
@@ -149,11 +172,12 @@ describe('the page kernel', () => {
     // \u00ff as latin1 is the lone byte 0xff: not UTF-8.
     const body = Buffer.from(text, 'latin1');
     expect(body.length).toBeLessThan(KERNEL_MAX_BODY_BYTES);
-    const scan = scanLogsBody(body)!;
-    expect(scan.count).toBe(4_000);
+    const page = read('kernel', body);
+    expect(page.path).toBe('kernel');
+    expect(page.count).toBe(4_000);
     const all = Uint32Array.from({ length: 4_000 }, (_, i) => i);
-    const lines = prepareScanned(scan, 0).page.render('m', all, 4_000);
-    const expected = prepareEntries(parseLogsBody(body.toString('utf8'), 200).entries, 0).page.render('m', all, 4_000);
+    const lines = page.render('m', all, 4_000);
+    const expected = read('json', body).render('m', all, 4_000);
     expect(lines.length).toBeGreaterThan(body.length);
     expect(lines.equals(expected)).toBe(true);
   });
@@ -162,11 +186,13 @@ describe('the page kernel', () => {
     const entry = `{"time":"2026-11-23T10:00:00Z","stream":"stdout","log":"${'y'.repeat(1_000)}"}`;
     const body = Buffer.from(`{"status":"success","details":[${Array(Math.ceil(KERNEL_MAX_BODY_BYTES / entry.length) + 1).fill(entry).join(',')}],"next_token":"t"}`);
     expect(body.length).toBeGreaterThan(KERNEL_MAX_BODY_BYTES);
-    expect(pageKernel()!.scan(body)).toBe(USE_JAVASCRIPT);
-    const scan = scanLogsBody(body)!;
-    expect(summary(scan)).toEqual(summary(scanLogsBodyInJs(body)));
-    const kept = Uint32Array.of(0, scan.count - 1);
-    expect(prepareScanned(scan, 0).page.render('m', kept, 2).toString()).toBe(`{"model_id":"m","time":"2026-11-23T10:00:00Z","stream":"stdout","log":"${'y'.repeat(1_000)}"}\n`.repeat(2));
+    expect(theKernel().scan(body)).toBe(NOT_THIS_PATH);
+    const page = read('kernel', body);
+    expect(page.path).toBe('javascript');
+    expect(page.count).toBe((summary(scanInJs(body)) as { count: number }).count);
+    expect(page.nextToken).toBe('t');
+    const kept = Uint32Array.of(0, page.count - 1);
+    expect(page.render('m', kept, 2).toString()).toBe(`{"model_id":"m","time":"2026-11-23T10:00:00Z","stream":"stdout","log":"${'y'.repeat(1_000)}"}\n`.repeat(2));
   });
 
   it('leaves the whole page to the JavaScript path where WebAssembly is not available', () => {
@@ -174,18 +200,20 @@ describe('the page kernel', () => {
     // (built by the global setup) is what runs in production.
     const script = `
       const dist = new URL('dist/', ${JSON.stringify(ROOT.href)});
-      const { pageKernel } = await import(new URL('api/kernel/page-kernel.js', dist));
-      const { scanLogsBody } = await import(new URL('api/logs-scan.js', dist));
-      const { prepareScanned } = await import(new URL('poller/prepare.js', dist));
+      const { createPageParser } = await import(new URL('api/page/index.js', dist));
+      const reasons = [];
+      const read = createPageParser({ onKernelUnavailable: (reason) => reasons.push(reason) });
       const body = Buffer.from('{"status":"success","details":[{"time":"2026-11-23T10:00:00Z","stream":"stdout","log":"caf\u00e9 ok"},{"log":"plain","time":"2026-11-23T10:00:01Z","stream":"stderr"}],"next_token":"n"}');
-      const scan = scanLogsBody(body);
-      const lines = prepareScanned(scan, 0).page.render('m', Uint32Array.of(0, 1), 2).toString();
-      console.log(JSON.stringify({ kernel: pageKernel() !== undefined, count: scan.count, token: scan.nextToken, lines }));
+      const page = read(body, 200);
+      read(body, 200);
+      const lines = page.render('m', Uint32Array.of(0, 1), 2).toString();
+      console.log(JSON.stringify({ reasons, path: page.path, count: page.count, token: page.nextToken, lines }));
     `;
     const r = spawnSync(process.execPath, ['--jitless', '--input-type=module', '-e', script], { encoding: 'utf8' });
     expect(r.stderr).toBe('');
     expect(JSON.parse(r.stdout)).toEqual({
-      kernel: false,
+      reasons: [expect.stringMatching(/WebAssembly/)],
+      path: 'javascript',
       count: 2,
       token: 'n',
       lines: '{"model_id":"m","time":"2026-11-23T10:00:00Z","stream":"stdout","log":"café ok"}\n{"model_id":"m","time":"2026-11-23T10:00:01Z","stream":"stderr","log":"plain"}\n',
@@ -196,13 +224,13 @@ describe('the page kernel', () => {
     const { args, out } = kernelBuild();
     const committed = readFileSync(new URL(args[out + 1]!, ROOT));
     const compiled = await compileKernel(args);
-    expect(compiled.equals(committed), 'src/api/kernel/page.wasm is stale: run npm run build:kernel').toBe(true);
+    expect(compiled.equals(committed), 'src/api/page/kernel/page.wasm is stale: run npm run build:kernel').toBe(true);
   });
 
   it('hands the page to the JavaScript path when its memory cannot grow or it traps', { timeout: 60_000 }, async () => {
     const entry = `{"time":"2026-11-23T10:00:00Z","stream":"stdout","log":"${'z'.repeat(200)}"}`;
     const body = Buffer.from(`{"status":"success","details":[${Array(1_000).fill(entry).join(',')}]}`);
-    const scan = scanLogsBodyInJs(body)!;
+    const scan = scanInJs(body) as Scan;
     const head = Buffer.from('{"model_id":"m","time":');
     const kept = Uint32Array.of(0, 1);
     const never = (): Uint8Array => expect.fail('no entry needs the JavaScript line');
@@ -210,11 +238,16 @@ describe('the page kernel', () => {
     // The real source, with its memory capped at two 64 KiB pages: a 230 KB body does not fit.
     const { args } = kernelBuild();
     const capped = compilePageKernel(await compileKernel([...args, '--maximumMemory', '2']));
-    expect(capped.scan(body)).toBe(USE_JAVASCRIPT);
-    expect(capped.render({ body, spans: scan.spans, kinds: scan.kinds, count: scan.count, kept, n: 2, head, otherLine: never })).toBe(USE_JAVASCRIPT);
+    expect(capped.scan(body)).toBe(NOT_THIS_PATH);
+    expect(capped.render({ body, spans: scan.spans, kinds: scan.kinds, count: scan.count, kept, n: 2, head, otherLine: never })).toBe(NOT_THIS_PATH);
+    // The parser then reads the page with the JavaScript scanner, which gives the same lines.
+    const passed = read('kernel', body, capped);
+    expect(passed.path).toBe('javascript');
+    expect(passed.render('m', kept, 2).equals(read('json', body).render('m', kept, 2))).toBe(true);
     // Small pages still go through it.
     const small = Buffer.from(`{"status":"success","details":[${entry}]}`);
     expect(capped.scan(small)).toMatchObject({ count: 1 });
+    expect(read('kernel', small, capped).path).toBe('kernel');
 
     // A module with the same exports whose work traps.
     const trapping = compilePageKernel(
@@ -225,7 +258,8 @@ describe('the page kernel', () => {
           export function renderRun(body: usize, spans: usize, kinds: usize, kept: usize, from: i32, count: i32, head: usize, headLength: u32, out: usize): i32 { unreachable(); return 0; }`,
       }),
     );
-    expect(trapping.scan(body)).toBe(USE_JAVASCRIPT);
-    expect(trapping.render({ body, spans: scan.spans, kinds: scan.kinds, count: scan.count, kept, n: 2, head, otherLine: never })).toBe(USE_JAVASCRIPT);
+    expect(trapping.scan(body)).toBe(NOT_THIS_PATH);
+    expect(trapping.render({ body, spans: scan.spans, kinds: scan.kinds, count: scan.count, kept, n: 2, head, otherLine: never })).toBe(NOT_THIS_PATH);
+    expect(read('kernel', body, trapping).path).toBe('javascript');
   });
 });

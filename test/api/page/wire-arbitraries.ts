@@ -2,7 +2,7 @@
 // spec allows, bodies broken in every way a real service or proxy can break them, and
 // anything at all, each with what a reader of the spec must make of it.
 import fc from 'fast-check';
-import type { LogEntry } from '../../src/api/types.js';
+import type { LogEntry } from '../../../src/records/entry.js';
 
 export const TOKEN = 'tok-WIRE-PROPERTY-5b2c';
 

@@ -4,8 +4,8 @@
 // of the body. Every run is counted as accepted or rejected.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { ApiProtocolError } from '../../src/api/errors.js';
-import { parseLogsBody } from '../../src/api/wire.js';
+import { ApiProtocolError } from '../../../src/api/errors.js';
+import { parseLogsBody } from '../../../src/api/page/json.js';
 import { TOKEN, arbitrary, broken, reference, wellFormed } from './wire-arbitraries.js';
 
 const RUNS = 10_000;

@@ -1,8 +1,8 @@
 //! The NDJSON line format: key order, escaping, awkward logs; the journal's line builder renders the same bytes.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { NdjsonLineBuilder, entryToNdjson } from '../../src/sinks/format.js';
-import { entry } from './file/helpers.js';
+import { NdjsonLineBuilder, entryToNdjson } from '../../src/records/ndjson.js';
+import { entry } from '../sinks/file/helpers.js';
 
 describe('entryToNdjson', () => {
   it('writes the keys in order model_id, time, stream, log, with the time unchanged', () => {

@@ -1,52 +1,11 @@
-//! A fast reader of *get model logs* bodies that finds each entry's `time`, `stream` and
-//! `log` strings in the body's bytes instead of building an object per entry. It accepts
-//! only bodies that `JSON.parse` accepts and that {@link parseLogsBody} would validate, and
-//! reports the same values; anything else (a malformed body, an error status, a missing
-//! field, a key given twice) is left to that parser, which explains the problem.
-//!
-//! Each string is classified so the hot path can use its bytes as they are:
-//! - `PLAIN`: printable ASCII without escapes. The bytes are the value, and they are also
-//!   what `JSON.stringify` writes between the quotes.
-//! - `ESCAPED`: ASCII with only the escapes `JSON.stringify` itself writes (`\"`, `\\`, `\b`,
-//!   `\f`, `\n`, `\r`, `\t`). The bytes are the canonical JSON text; the value needs decoding.
-//! - `OTHER`: anything else (non-ASCII bytes, `\u` escapes, `\/`): decode with `JSON.parse`.
-import type { parseLogsBody } from './wire.js';
-import type { LogEntry } from './types.js';
-import { UNSUPPORTED as KERNEL_UNSUPPORTED, USE_JAVASCRIPT, pageKernel } from './kernel/page-kernel.js';
-
-/** Kinds of a scanned string; see the module comment. */
-export const PLAIN = 0;
-export const ESCAPED = 1;
-export const OTHER = 2;
-export type StringKind = typeof PLAIN | typeof ESCAPED | typeof OTHER;
-
-/** Fields of an entry, in the order of their spans. */
-export const TIME = 0;
-export const STREAM = 1;
-export const LOG = 2;
-
-/** The entries of a logs body, as byte ranges of the body. */
-export interface ScannedLogs {
-  /** The response body the spans point into. */
-  readonly body: Buffer;
-  readonly count: number;
-  /**
-   * Per entry, the [start, end) byte offsets of the contents (between the quotes) of its
-   * `time`, `stream` and `log` strings: six numbers per entry, at `6 * i`.
-   */
-  readonly spans: Uint32Array;
-  /** Per entry, the {@link StringKind} of `time`, `stream` and `log`: three per entry, at `3 * i`. */
-  readonly kinds: Uint8Array;
-  /** `undefined` when the service signalled the end (`next_token` absent, `null` or `""`). */
-  readonly nextToken: string | undefined;
-}
+//! The JavaScript body scanner: finds each entry's `time`, `stream` and `log` strings in a
+//! *get model logs* body's bytes (see scan.ts for what it accepts and reports). The
+//! WebAssembly kernel (kernel/page.as.ts) is the same reader with 16-byte steps; this one
+//! reads the pages the kernel cannot take, and every page where it does not load.
+import { ESCAPED, LOG, NOT_THIS_PATH, OTHER, PLAIN, STREAM, TIME, tokenValue, type NotThisPath, type Scan, type StringKind } from './scan.js';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
-
-/** Thrown inside the scanner for anything it leaves to `JSON.parse`; never escapes it. */
-class Unsupported {}
-const UNSUPPORTED = new Unsupported();
 
 /** Keys the scanner looks for, as bytes. */
 const KEY_STATUS = Buffer.from('status');
@@ -78,7 +37,7 @@ class Scanner {
 
   expect(c: number): void {
     this.ws();
-    if (this.b[this.pos] !== c) throw UNSUPPORTED;
+    if (this.b[this.pos] !== c) throw NOT_THIS_PATH;
     this.pos++;
   }
 
@@ -87,7 +46,7 @@ class Scanner {
     this.ws();
     const d = this.b[this.pos++];
     if (d === close) return true;
-    if (d !== 0x2c) throw UNSUPPORTED;
+    if (d !== 0x2c) throw NOT_THIS_PATH;
     return false;
   }
 
@@ -95,13 +54,13 @@ class Scanner {
   string(): number {
     this.ws();
     const b = this.b;
-    if (b[this.pos] !== QUOTE) throw UNSUPPORTED;
+    if (b[this.pos] !== QUOTE) throw NOT_THIS_PATH;
     const start = this.pos + 1;
     let p = start;
     let kind: StringKind = PLAIN;
     const n = b.length;
     for (;;) {
-      if (p >= n) throw UNSUPPORTED;
+      if (p >= n) throw NOT_THIS_PATH;
       const c = b[p]!;
       if (c === QUOTE) break;
       if (c === BACKSLASH) {
@@ -113,14 +72,14 @@ class Scanner {
           kind = OTHER;
           p += 2;
         } else if (e === 0x75) {
-          for (let k = 2; k < 6; k++) if (!isHex(b[p + k])) throw UNSUPPORTED;
+          for (let k = 2; k < 6; k++) if (!isHex(b[p + k])) throw NOT_THIS_PATH;
           kind = OTHER;
           p += 6;
         } else {
-          throw UNSUPPORTED;
+          throw NOT_THIS_PATH;
         }
       } else if (c < 0x20) {
-        throw UNSUPPORTED; // raw control characters are not valid JSON
+        throw NOT_THIS_PATH; // raw control characters are not valid JSON
       } else {
         if (c >= 0x80) kind = OTHER;
         p++;
@@ -141,7 +100,7 @@ class Scanner {
 
   /** Skips any JSON value, checking its grammar. */
   skipValue(depth = 0): void {
-    if (depth > 64) throw UNSUPPORTED;
+    if (depth > 64) throw NOT_THIS_PATH;
     this.ws();
     const b = this.b;
     const c = b[this.pos];
@@ -177,7 +136,7 @@ class Scanner {
   }
 
   literal(word: string): void {
-    for (let i = 0; i < word.length; i++) if (this.b[this.pos + i] !== word.charCodeAt(i)) throw UNSUPPORTED;
+    for (let i = 0; i < word.length; i++) if (this.b[this.pos + i] !== word.charCodeAt(i)) throw NOT_THIS_PATH;
     this.pos += word.length;
   }
 
@@ -188,16 +147,16 @@ class Scanner {
     if (b[p] === 0x2d) p++;
     if (b[p] === 0x30) p++;
     else if (isDigit(b[p]) && b[p] !== 0x30) while (isDigit(b[p])) p++;
-    else throw UNSUPPORTED;
+    else throw NOT_THIS_PATH;
     if (b[p] === 0x2e) {
       p++;
-      if (!isDigit(b[p])) throw UNSUPPORTED;
+      if (!isDigit(b[p])) throw NOT_THIS_PATH;
       while (isDigit(b[p])) p++;
     }
     if (b[p] === 0x65 || b[p] === 0x45) {
       p++;
       if (b[p] === 0x2b || b[p] === 0x2d) p++;
-      if (!isDigit(b[p])) throw UNSUPPORTED;
+      if (!isDigit(b[p])) throw NOT_THIS_PATH;
       while (isDigit(b[p])) p++;
     }
     this.pos = p;
@@ -236,13 +195,13 @@ function scanDetails(s: Scanner, out: { spans: Uint32Array; kinds: Uint8Array })
     s.expect(0x7b);
     let seen = 0;
     s.ws();
-    if (b[s.pos] === 0x7d) throw UNSUPPORTED; // no fields: let the parser name the missing one
+    if (b[s.pos] === 0x7d) throw NOT_THIS_PATH; // no fields: let the parser name the missing one
     for (;;) {
       const k = s.string();
       const field = s.is(k, KEY_TIME) ? TIME : s.is(k, KEY_STREAM) ? STREAM : s.is(k, KEY_LOG) ? LOG : -1;
       s.expect(0x3a);
       if (field >= 0) {
-        if (seen & (1 << field)) throw UNSUPPORTED; // JSON.parse keeps the last one; rare enough to leave to it
+        if (seen & (1 << field)) throw NOT_THIS_PATH; // JSON.parse keeps the last one; rare enough to leave to it
         seen |= 1 << field;
         const start = s.string();
         out.spans[6 * n + 2 * field] = start;
@@ -253,29 +212,18 @@ function scanDetails(s: Scanner, out: { spans: Uint32Array; kinds: Uint8Array })
       }
       if (s.closes(0x7d)) break;
     }
-    if (seen !== 7) throw UNSUPPORTED;
+    if (seen !== 7) throw NOT_THIS_PATH;
     n++;
     if (s.closes(0x5d)) return n;
   }
 }
 
 /**
- * Scans a *get model logs* response body with HTTP status 200, in the WebAssembly page
- * kernel where it can (api/kernel/page-kernel.ts), else in JavaScript; both give the same.
- * @returns the entries' spans, or `undefined` when the body is anything the scanner leaves
- * to {@link parseLogsBody} (which then parses it or explains what is wrong with it).
+ * Scans a *get model logs* body (of a 2xx response).
+ * @returns the entries' spans, or {@link NOT_THIS_PATH} for a body the scanner leaves to
+ * `JSON.parse` and the full validation (which then read it or explain what is wrong with it).
  */
-export function scanLogsBody(body: Buffer): ScannedLogs | undefined {
-  const scanned = pageKernel()?.scan(body) ?? USE_JAVASCRIPT;
-  if (scanned === USE_JAVASCRIPT) return scanLogsBodyInJs(body);
-  if (scanned === KERNEL_UNSUPPORTED) return undefined;
-  const { token } = scanned;
-  const nextToken = token && tokenValue(body, token.start, token.end, token.kind as StringKind);
-  return { body, count: scanned.count, spans: scanned.spans, kinds: scanned.kinds, nextToken };
-}
-
-/** {@link scanLogsBody} without the kernel. */
-export function scanLogsBodyInJs(body: Buffer): ScannedLogs | undefined {
+export function scanInJs(body: Buffer): Scan | NotThisPath {
   const s = new Scanner(body);
   // Sized for entries of about 128 bytes (they grow if the page has more), so a page rarely reallocates them.
   const capacity = Math.max(64, Math.ceil(body.length / 128));
@@ -287,20 +235,20 @@ export function scanLogsBodyInJs(body: Buffer): ScannedLogs | undefined {
   try {
     s.expect(0x7b);
     s.ws();
-    if (body[s.pos] === 0x7d) return undefined;
+    if (body[s.pos] === 0x7d) return NOT_THIS_PATH;
     for (;;) {
       const k = s.string();
       s.expect(0x3a);
       if (s.is(k, KEY_STATUS)) {
-        if (status) return undefined;
+        if (status) return NOT_THIS_PATH;
         const v = s.string();
-        if (!s.is(v, SUCCESS)) return undefined;
+        if (!s.is(v, SUCCESS)) return NOT_THIS_PATH;
         status = true;
       } else if (s.is(k, KEY_DETAILS)) {
-        if (count >= 0) return undefined;
+        if (count >= 0) return NOT_THIS_PATH;
         count = scanDetails(s, out);
       } else if (s.is(k, KEY_NEXT_TOKEN)) {
-        if (seenToken) return undefined;
+        if (seenToken) return NOT_THIS_PATH;
         seenToken = true;
         s.ws();
         if (body[s.pos] === 0x6e) {
@@ -315,37 +263,11 @@ export function scanLogsBodyInJs(body: Buffer): ScannedLogs | undefined {
       if (s.closes(0x7d)) break;
     }
     s.ws();
-    if (s.pos !== body.length) return undefined;
+    if (s.pos !== body.length) return NOT_THIS_PATH;
   } catch (err) {
-    if (err === UNSUPPORTED) return undefined;
+    if (err === NOT_THIS_PATH) return NOT_THIS_PATH;
     throw err;
   }
-  if (!status || count < 0) return undefined;
+  if (!status || count < 0) return NOT_THIS_PATH;
   return { body, count, spans: out.spans, kinds: out.kinds, nextToken: token };
-}
-
-/** Decodes the string of field `field` of entry `i` to its value. */
-export function scannedString(page: ScannedLogs, i: number, field: number): string {
-  return decodeString(page.body, page.spans[6 * i + 2 * field]!, page.spans[6 * i + 2 * field + 1]!, page.kinds[3 * i + field] as StringKind);
-}
-
-/** The `next_token` whose contents are `body[start, end)`; `undefined` for `""`, which signals the end. */
-function tokenValue(body: Buffer, start: number, end: number, kind: StringKind): string | undefined {
-  const value = decodeString(body, start, end, kind);
-  return value === '' ? undefined : value;
-}
-
-/** The value of a scanned string whose contents are `body[start, end)`. */
-function decodeString(body: Buffer, start: number, end: number, kind: StringKind): string {
-  if (kind === PLAIN) return body.toString('latin1', start, end);
-  return JSON.parse(body.toString(kind === ESCAPED ? 'latin1' : 'utf8', start - 1, end + 1)) as string;
-}
-
-/** The entries of a scanned body as objects. */
-export function scannedEntries(page: ScannedLogs): LogEntry[] {
-  const out: LogEntry[] = new Array(page.count);
-  for (let i = 0; i < page.count; i++) {
-    out[i] = { time: scannedString(page, i, TIME), log: scannedString(page, i, LOG), stream: scannedString(page, i, STREAM) };
-  }
-  return out;
 }

@@ -1,27 +1,18 @@
 //! The WebAssembly page kernel (page.as.ts, compiled to page.wasm): the body scanner's and
 //! the journal lines' byte loops, run over copies of the page in the module's memory. The
-//! JavaScript versions (api/logs-scan.ts, poller/prepare.ts) give the same results byte for
+//! JavaScript versions (../js-scanner.ts, ../scanned-page.ts) give the same results byte for
 //! byte (property-tested) and take over whenever the module cannot: a platform without
 //! WebAssembly SIMD, a body over {@link KERNEL_MAX_BODY_BYTES}, a page with more entries
 //! than the layout made room for, a call that fails (memory that cannot grow, a trap).
 import { readFileSync } from 'node:fs';
+import { describeError } from '../../../errors.js';
+import { NOT_THIS_PATH, tokenValue, type NotThisPath, type Scan, type StringKind } from '../scan.js';
 
 /**
  * Largest body the kernel takes. Its memory grows to about three times the largest page
  * it has seen and never shrinks, so larger pages go to the JavaScript path instead.
  */
 export const KERNEL_MAX_BODY_BYTES = 4 * 1024 * 1024;
-
-/** A body's entries as the kernel scanned them; the spans are offsets in the body. */
-export interface KernelScan {
-  count: number;
-  /** Six per entry: [start, end) of the `time`, `stream` and `log` strings' contents. */
-  spans: Uint32Array;
-  /** Three per entry: the strings' kinds (see api/logs-scan.ts). */
-  kinds: Uint8Array;
-  /** The `next_token` string's contents [start, end) and kind, when the body had one. */
-  token: { start: number; end: number; kind: number } | undefined;
-}
 
 /** What {@link PageKernel.render} renders: a scanned body and the entries kept from it. */
 export interface KernelRender {
@@ -38,11 +29,6 @@ export interface KernelRender {
   /** The whole line of an entry with a string of kind OTHER. */
   otherLine(entry: number): Uint8Array;
 }
-
-/** The kernel's answer when the page must go to the JavaScript path. */
-export const USE_JAVASCRIPT = 'javascript';
-/** The kernel's answer for a body that only `JSON.parse` may judge (see api/logs-scan.ts). */
-export const UNSUPPORTED = 'unsupported';
 
 // The part of the WebAssembly JavaScript API used here: TypeScript declares it only in its DOM library.
 declare const WebAssembly: {
@@ -105,8 +91,11 @@ export class PageKernel {
     return this.#bytes;
   }
 
-  /** Scans a *get model logs* body with status 200. */
-  scan(body: Uint8Array): KernelScan | typeof UNSUPPORTED | typeof USE_JAVASCRIPT {
+  /**
+   * Scans a *get model logs* body (of a 2xx response), as the JavaScript scanner does.
+   * {@link NOT_THIS_PATH} for a body it leaves to `JSON.parse`, and for one it cannot take.
+   */
+  scan(body: Buffer): Scan | NotThisPath {
     try {
       return this.#scan(body);
     } catch (err) {
@@ -114,23 +103,23 @@ export class PageKernel {
     }
   }
 
-  #scan(body: Uint8Array): KernelScan | typeof UNSUPPORTED | typeof USE_JAVASCRIPT {
+  #scan(body: Buffer): Scan | NotThisPath {
     const length = body.length;
-    if (length > KERNEL_MAX_BODY_BYTES) return USE_JAVASCRIPT;
+    if (length > KERNEL_MAX_BODY_BYTES) return NOT_THIS_PATH;
     const room = Math.floor(length / MIN_ENTRY_BYTES) + 1;
     const at = this.#base;
     const { spansAt, kindsAt, end } = pageLayout(at, length, room);
     const mem = this.#room(end);
     mem.set(body, at);
     const x = this.#x;
+    // -1: a body left to JSON.parse; -2: more entries than the room laid out.
     const count = x.scan(at, length, spansAt, kindsAt, room);
-    if (count === -2) return USE_JAVASCRIPT;
-    if (count < 0) return UNSUPPORTED;
+    if (count < 0) return NOT_THIS_PATH;
     const spans = new Uint32Array(6 * count);
     spans.set(new Uint32Array(mem.buffer, spansAt, 6 * count));
     const kinds = mem.slice(kindsAt, kindsAt + 3 * count);
-    const token = x.tokenState.value === 1 ? { start: x.tokenStart.value, end: x.tokenEnd.value, kind: x.tokenKind.value } : undefined;
-    return { count, spans, kinds, token };
+    const nextToken = x.tokenState.value === 1 ? tokenValue(body, x.tokenStart.value, x.tokenEnd.value, x.tokenKind.value as StringKind) : undefined;
+    return { body, count, spans, kinds, nextToken };
   }
 
   /**
@@ -138,7 +127,7 @@ export class PageKernel {
    * entry's time, stream and log as JSON strings, then `}\n`. Strings of kind OTHER are
    * not canonical as they are: the lines of such entries come from `otherLine`.
    */
-  render(page: KernelRender): Buffer | typeof USE_JAVASCRIPT {
+  render(page: KernelRender): Buffer | NotThisPath {
     try {
       return this.#render(page);
     } catch (err) {
@@ -146,9 +135,9 @@ export class PageKernel {
     }
   }
 
-  #render({ body, spans, kinds, count, kept, n, head, otherLine }: KernelRender): Buffer | typeof USE_JAVASCRIPT {
+  #render({ body, spans, kinds, count, kept, n, head, otherLine }: KernelRender): Buffer | NotThisPath {
     const length = body.length;
-    if (length > KERNEL_MAX_BODY_BYTES) return USE_JAVASCRIPT;
+    if (length > KERNEL_MAX_BODY_BYTES) return NOT_THIS_PATH;
     const bodyAt = this.#base;
     const { spansAt, kindsAt, end } = pageLayout(bodyAt, length, count);
     const keptAt = align(end, 4);
@@ -187,8 +176,8 @@ export class PageKernel {
  * of memory), or it trapped. The page goes to the JavaScript path, which gives the same
  * result; the kernel's memory is left as it was, ready for the next page.
  */
-function kernelFailed(err: unknown): typeof USE_JAVASCRIPT {
-  if (err instanceof RangeError || err instanceof WebAssembly.RuntimeError) return USE_JAVASCRIPT;
+function kernelFailed(err: unknown): NotThisPath {
+  if (err instanceof RangeError || err instanceof WebAssembly.RuntimeError) return NOT_THIS_PATH;
   throw err;
 }
 
@@ -197,16 +186,21 @@ export function compilePageKernel(bytes: Uint8Array): PageKernel {
   return new PageKernel(new WebAssembly.Module(bytes));
 }
 
-let kernel: PageKernel | null | undefined;
+/** Why the kernel could not be compiled: no WebAssembly with SIMD, or page.wasm missing or damaged. */
+export class KernelUnavailable {
+  constructor(readonly reason: string) {}
+}
 
-/** The kernel, compiled on first use; `undefined` where WebAssembly (with SIMD) is not available. */
-export function pageKernel(): PageKernel | undefined {
-  if (kernel === undefined) {
+let loaded: PageKernel | KernelUnavailable | undefined;
+
+/** The kernel compiled from the page.wasm beside this module, on first use (once per process). */
+export function loadPageKernel(): PageKernel | KernelUnavailable {
+  if (loaded === undefined) {
     try {
-      kernel = compilePageKernel(readFileSync(new URL('./page.wasm', import.meta.url)));
-    } catch {
-      kernel = null;
+      loaded = compilePageKernel(readFileSync(new URL('./page.wasm', import.meta.url)));
+    } catch (err) {
+      loaded = new KernelUnavailable(describeError(err));
     }
   }
-  return kernel ?? undefined;
+  return loaded;
 }

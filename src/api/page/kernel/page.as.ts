@@ -1,10 +1,11 @@
 // The byte loops of a logs page in WebAssembly (AssemblyScript source; compiled to
 // page.wasm by `npm run build:kernel`, and loaded by page-kernel.ts). Two entry points:
 //
-// - scan: the same reader as scanLogsBody in ../logs-scan.ts, over a body copied into this
+// - scan: the same reader as scanInJs in ../js-scanner.ts, over a body copied into this
 //   module's memory. Same grammar, same answers: a count, or "leave it to JSON.parse".
 // - renderRun: the journal lines of entries whose three strings are canonical as they are
-//   (kinds PLAIN or ESCAPED), copied from the body, as ScannedPage.render writes them.
+//   (kinds PLAIN or ESCAPED), copied from the body, as ScannedPage.render writes them
+//   (../scanned-page.ts).
 //
 // Addresses are absolute in this module's memory; the caller lays the buffers out above
 // __heap_base. Spans are stored relative to the body's first byte, as the JavaScript

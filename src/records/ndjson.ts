@@ -1,5 +1,5 @@
-//! The NDJSON line every sink that writes text emits for one entry.
-import type { NdjsonChunk, SinkEntry } from './contract.js';
+//! The NDJSON line every sink that writes text emits for one entry, and the journal stores.
+import type { NdjsonChunk, SinkEntry } from './entry.js';
 
 /**
  * Renders one entry as a JSON object on one line, keys in the order

@@ -1,0 +1,82 @@
+//! The simulated service's side of HTTP: reading a request, the checks both operations make
+//! first (content type, token, a JSON object naming a known model), and writing an answer,
+//! whole or cut short.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ModelLog } from './store.js';
+
+/** An answer to one request. */
+export interface Answer {
+  status: number;
+  body: string;
+  contentType?: string;
+  headers?: Record<string, string>;
+  /** Side effects of a complete answer; skipped when the answer is cut short. */
+  commit?: () => void;
+}
+
+/** The token a request must carry in `Authorization`. */
+export interface Credentials {
+  token: string;
+  /** Also accept `Bearer <token>`. */
+  acceptBearer: boolean;
+}
+
+const MAX_BODY_BYTES = 1 << 20;
+
+/** The service's error answer: `{"status":"error","details":…}`. */
+export function errorAnswer(status: number, details: string, headers?: Record<string, string>): Answer {
+  return { status, body: JSON.stringify({ status: 'error', details }), ...(headers ? { headers } : {}) };
+}
+
+/** The request body as text, or the 413 answer for one over 1 MiB (the connection is then closed). */
+export async function readBody(req: IncomingMessage, res: ServerResponse): Promise<string | Answer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) {
+      res.setHeader('connection', 'close');
+      return errorAnswer(413, 'Request body too large');
+    }
+    chunks.push(chunk);
+  }
+  return chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
+}
+
+/** The checks of both operations: JSON content type, the token, a JSON object as body. */
+export function requestObject(req: IncomingMessage, raw: string, credentials: Credentials): { body: Record<string, unknown> } | { error: Answer } {
+  const ct = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (ct !== 'application/json') return { error: errorAnswer(415, 'Content-Type must be application/json') };
+  const auth = req.headers.authorization;
+  if (auth !== credentials.token && !(credentials.acceptBearer && auth === `Bearer ${credentials.token}`)) return { error: errorAnswer(401, 'Invalid token') };
+  let body: unknown;
+  try {
+    body = JSON.parse(raw);
+  } catch {
+    return { error: errorAnswer(400, 'Request body must be valid JSON') };
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return { error: errorAnswer(400, 'Request body must be a JSON object') };
+  return { body: body as Record<string, unknown> };
+}
+
+/** The model the body's `model_id` names, or the answer that says what is wrong with it. */
+export function requestedModel(body: Record<string, unknown>, models: ReadonlyMap<string, ModelLog>): ModelLog | Answer {
+  const id = body.model_id;
+  if (typeof id !== 'string' || id === '') return errorAnswer(400, 'model_id must be a non-empty string');
+  return models.get(id) ?? errorAnswer(404, 'Model not found');
+}
+
+/** Writes an answer whole. */
+export function send(res: ServerResponse, a: Answer): void {
+  // Encoding once is cheaper than measuring the string and then encoding it on write.
+  const buf = Buffer.from(a.body);
+  res.writeHead(a.status, { 'content-type': a.contentType ?? 'application/json', 'content-length': buf.length, ...a.headers });
+  res.end(buf);
+}
+
+/** Announces the whole answer, writes half of it, then destroys the socket. */
+export function sendTruncated(res: ServerResponse, a: Answer): void {
+  const buf = Buffer.from(a.body);
+  res.writeHead(a.status, { 'content-type': a.contentType ?? 'application/json', 'content-length': buf.length, ...a.headers });
+  res.write(buf.subarray(0, Math.floor(buf.length / 2)), () => res.socket?.destroy());
+}

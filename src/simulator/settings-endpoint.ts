@@ -1,0 +1,48 @@
+//! The *update model settings* operation of the simulated service: the fields the spec
+//! names, each checked for its type; an accepted update is recorded for tests to read.
+import type { IncomingMessage } from 'node:http';
+import { errorAnswer, requestObject, requestedModel, type Answer, type Credentials } from './http.js';
+import { ModelLog } from './store.js';
+
+/** One accepted settings update. */
+export interface SettingsUpdate {
+  modelId: string;
+  data: Record<string, unknown>;
+  atMs: number;
+}
+
+const INTEGER_FIELDS = new Set(['min_replica', 'max_replica', 'scale_down_delay', 'inference_time', 'container_concurrency']);
+const BOOLEAN_FIELDS = new Set(['is_dedicated', 'is_input_output_enabled']);
+const STRING_FIELDS = new Set(['machine_type']);
+
+/** Answers one settings request whose body is `raw`; an accepted update goes to `updates` once the answer is sent. */
+export function answerSettings(
+  req: IncomingMessage,
+  raw: string,
+  o: { credentials: Credentials; models: ReadonlyMap<string, ModelLog>; now(): number; updates: SettingsUpdate[] },
+): Answer {
+  const parsed = requestObject(req, raw, o.credentials);
+  if ('error' in parsed) return parsed.error;
+  const { body } = parsed;
+  const model = requestedModel(body, o.models);
+  if (!(model instanceof ModelLog)) return model;
+  const data = body.data;
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) return errorAnswer(400, 'data must be an object');
+  for (const [k, v] of Object.entries(data)) {
+    if (INTEGER_FIELDS.has(k)) {
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) return errorAnswer(400, `${k} must be a non-negative integer`);
+    } else if (BOOLEAN_FIELDS.has(k)) {
+      if (typeof v !== 'boolean') return errorAnswer(400, `${k} must be a boolean`);
+    } else if (STRING_FIELDS.has(k)) {
+      if (typeof v !== 'string' || v === '') return errorAnswer(400, `${k} must be a non-empty string`);
+    } else {
+      return errorAnswer(400, `Unknown field in data: ${k}`);
+    }
+  }
+  const record: SettingsUpdate = { modelId: model.id, data: { ...(data as Record<string, unknown>) }, atMs: o.now() };
+  return {
+    status: 200,
+    body: JSON.stringify({ status: 'success', details: `Model ${model.id} updated successfully.` }),
+    commit: () => o.updates.push(record),
+  };
+}
