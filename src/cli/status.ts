@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { request } from 'undici';
 import { configSecrets, loadConfig } from '../config/index.js';
 import { StateStore } from '../journal/store.js';
-import type { DaemonStatus } from '../daemon.js';
+import type { DaemonStatus } from '../daemon/status.js';
 import { StateError } from '../errors.js';
 import { registerSecret, scrubSecrets } from '../telemetry/logger.js';
 import { formatDuration } from '../time/duration.js';
@@ -30,7 +30,7 @@ export function register(program: Command): void {
         if (!existsSync(config.state.path)) throw new StateError('MLS_ERR_STATE_MISSING', `state file ${config.state.path} does not exist yet (the daemon has not run with this config)`);
         const store = StateStore.open(config.state.path, { readonly: true });
         try {
-          const { buildStatus } = await import('../daemon.js');
+          const { buildStatus } = await import('../daemon/status.js');
           status = buildStatus(store, Date.now(), {
             models: config.models.map((m) => m.id),
             sinkTypes: new Map(config.sinks.map((s) => [s.name, s.type])),

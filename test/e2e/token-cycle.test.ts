@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { parseConfig } from '../../src/config/index.js';
-import { Daemon } from '../../src/daemon.js';
+import { Daemon } from '../../src/daemon/index.js';
 import { StateStore } from '../../src/journal/store.js';
 import { entriesIn, entryAt, page, startHostileService, type HostileService, type LogsCall, type WireEntry } from '../helpers/hostile-service.js';
 import { entryKey, readNdjsonTree, readState, sleep, startMls, waitFor, writeConfig } from './harness.js';
