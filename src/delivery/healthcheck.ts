@@ -36,5 +36,5 @@ export async function boundedHealthcheck(sink: Sink, boundMs: number = HEALTHCHE
 export async function logHealthcheck(name: string, sink: Sink, logger: Logger, boundMs?: number): Promise<void> {
   const { ok, detail } = await boundedHealthcheck(sink, boundMs);
   if (ok) logger.info({ sink: name, detail }, 'sink healthcheck passed');
-  else logger.warn({ sink: name, detail }, 'sink healthcheck failed; delivery goes on and retries until the sink answers');
+  else logger.warn({ sink: name, error: detail }, 'sink healthcheck failed; delivery goes on and retries until the sink answers');
 }

@@ -534,7 +534,10 @@ class FileSink implements Sink {
         await access(dir, constants.W_OK);
         return { ok: true, detail: `${dir} is writable` };
       } catch (err) {
-        if (errCode(err) !== 'ENOENT' || dirname(dir) === dir) return { ok: false, detail: `${dir}: ${describeError(err)}` };
+        if (errCode(err) !== 'ENOENT' || dirname(dir) === dir) {
+          const fix = fileErrorFix(err, this.#setting);
+          return { ok: false, detail: `${dir}: ${describeError(err)}${fix ? `; ${fix}` : ''}` };
+        }
         dir = dirname(dir);
       }
     }
