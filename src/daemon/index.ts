@@ -1,8 +1,8 @@
 //! Assembles and runs the pipeline: api client → model pollers (windows, checkpoints,
 //! dedupe) → journal → per-sink delivery loops → sinks. Owns start-up order, reload and the
-//! shutdown sequence; the config mapping (wiring.ts), the journal's bounds (backpressure.ts),
-//! the periodic work (heartbeat.ts) and the status snapshot (status.ts) live beside it.
-import PQueue from 'p-queue';
+//! shutdown sequence. Beside it: the pollers (pollers.ts) and sinks (sinks.ts) it runs, the
+//! config mapping (wiring.ts), the journal's bounds (backpressure.ts), the periodic work and
+//! the handle that keeps the process up (heartbeat.ts), the status snapshot (status.ts).
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { createApiClient } from '../api/client.js';
@@ -11,23 +11,20 @@ import type { ApiClient } from '../api/types.js';
 import { StateStore, type WalSync } from '../journal/store.js';
 import { acquireStateLock, type StateLock } from '../journal/lock.js';
 import { GroupCommit } from '../journal/group-commit.js';
-import { TickTimer, pollGridMs } from '../poller/tick-timer.js';
-import { ModelPoller } from '../poller/model-poller.js';
-import { FairSchedule } from '../poller/fair-schedule.js';
 import { sleep } from '../time/backoff.js';
 import { modelLags } from '../poller/lag.js';
-import { logStartAtChanges, startAtChanges } from '../poller/start-at.js';
 import { Metrics } from '../telemetry/metrics.js';
 import { registerSecret } from '../telemetry/logger.js';
 import { steadyClock, type Clock } from '../time/clock.js';
 import { HeapGrowth } from '../runtime/heap-growth.js';
 import { describeError } from '../errors.js';
-import { clientOptions, modelStartAt, pollerSettings } from './wiring.js';
+import { clientOptions } from './wiring.js';
 import { Backpressure } from './backpressure.js';
 import { Heartbeat } from './heartbeat.js';
 import { buildStatus, type DaemonStatus } from './status.js';
 import { restartSections } from './reload.js';
 import { RunningSinks } from './sinks.js';
+import { RunningPollers } from './pollers.js';
 
 /** Options of {@link Daemon.start}. */
 export interface DaemonOptions {
@@ -52,13 +49,8 @@ export interface DaemonOptions {
 /** The running daemon. */
 export class Daemon {
   readonly metrics: Metrics;
-  private readonly pollers = new Map<string, ModelPoller>();
+  private readonly pollers: RunningPollers;
   private readonly sinks: RunningSinks;
-  private readonly queue: PQueue;
-  /** Per-model priorities in `queue`, so that no model starves the others. */
-  private readonly fair: FairSchedule;
-  /** Interval sleeps of all pollers, woken in groups (see tick-timer.ts). */
-  private readonly pollTimer: TickTimer;
   private readonly groupCommit: GroupCommit;
   private readonly heapGrowth: HeapGrowth;
   private readonly backpressure: Backpressure;
@@ -74,16 +66,9 @@ export class Daemon {
     private readonly client: ApiClient,
     metrics: Metrics,
     private readonly onFatal: ((err: unknown) => void) | undefined,
-    private readonly pruneEveryMs: number | undefined,
+    pruneEveryMs: number | undefined,
   ) {
     this.metrics = metrics;
-    const rate = config.poll.rate_limit;
-    this.queue = new PQueue({
-      concurrency: config.poll.concurrency,
-      ...(rate ? { intervalCap: rate.count, interval: rate.perMs } : {}),
-    });
-    this.fair = new FairSchedule(this.queue, config.poll.interval);
-    this.pollTimer = new TickTimer(pollGridMs(config.poll.interval));
     this.groupCommit = new GroupCommit(store, {
       onDurable: () => this.sinks.notify(),
       onSyncFailure: (err) => this.onSyncFailure(err),
@@ -99,6 +84,22 @@ export class Daemon {
       clock,
       onAck: () => this.backpressure.afterAck(),
       environment: () => ({ modelResources: new Map(this.config.models.map((m) => [m.id, m.resource])) }),
+    });
+    this.pollers = new RunningPollers({
+      poll: config.poll,
+      store,
+      client,
+      metrics,
+      logger,
+      clock,
+      pruneEveryMs,
+      waitForRoom: (signal) => this.backpressure.waitForRoom(signal),
+      commit: (page) => {
+        this.heapGrowth.noteEntries(page.entries.length);
+        return this.groupCommit.commit(page);
+      },
+      onAppend: () => this.sinks.notify(),
+      onWindowDone: () => this.sinks.flushSoon(),
     });
     this.heartbeat = new Heartbeat({ store, metrics, heapGrowth: this.heapGrowth, logger });
     metrics.setLagSource(() => modelLags(this.store, this.config.models, this.clock.now()));
@@ -120,7 +121,7 @@ export class Daemon {
       const client = createApiClient(clientOptions(config, metrics, logger.child({ component: 'api' }), options.bodies));
       daemon = new Daemon(config, logger, clock, store, lock, client, metrics, options.onFatal, options.pruneEveryMs);
       await daemon.sinks.startAll(config.sinks);
-      daemon.startPollers(config);
+      daemon.pollers.start(config);
       daemon.heartbeat.beat();
       logger.info({ models: config.models.length, sinks: config.sinks.map((s) => s.name), state: config.state.path }, 'mls daemon started');
       return daemon;
@@ -132,36 +133,6 @@ export class Daemon {
     }
   }
 
-  private startPollers(config: Config): void {
-    // A changed start_at is said once (it moves no stored start), then recorded.
-    const models = config.models.map((m) => ({ id: m.id, startAt: modelStartAt(config, m), checkpoint: this.store.getCheckpoint(m.id) }));
-    logStartAtChanges(this.logger.child({ component: 'poller' }), startAtChanges(models, (id, setting) => this.store.recordStartAt(id, setting)));
-    for (const m of config.models) {
-      if (this.pollers.has(m.id)) continue;
-      this.metrics.initModel(m.id);
-      const poller = new ModelPoller({
-        modelId: m.id,
-        settings: pollerSettings(config, m, this.pruneEveryMs),
-        store: this.store,
-        client: this.client,
-        schedule: <T>(fn: () => Promise<T>) => this.fair.add(m.id, fn),
-        waitForRoom: (signal) => this.backpressure.waitForRoom(signal),
-        onAppend: () => this.sinks.notify(),
-        onWindowDone: () => this.sinks.flushSoon(),
-        clock: this.clock,
-        logger: this.logger.child({ component: 'poller', model: m.id }),
-        metrics: this.metrics,
-        sleep: (ms, signal) => this.pollTimer.sleep(ms, signal),
-        commit: (page) => {
-          this.heapGrowth.noteEntries(page.entries.length);
-          return this.groupCommit.commit(page);
-        },
-      });
-      this.pollers.set(m.id, poller);
-      void poller.start();
-    }
-  }
-
   private onSyncFailure(err: unknown): void {
     this.logger.fatal({ err: describeError(err) }, 'could not sync the state file to disk; nothing more can be committed');
     this.onFatal?.(err);
@@ -169,12 +140,13 @@ export class Daemon {
 
   /** Current checkpoints, cursors and backlogs. */
   status(): DaemonStatus {
+    const models = this.pollers.health();
     const sinks = this.sinks.health();
     return buildStatus(this.store, this.clock.now(), {
       models: this.config.models.map((m) => m.id),
       sinkTypes: new Map(this.config.sinks.map((s) => [s.name, s.type])),
-      modelErrors: new Map([...this.pollers].map(([id, p]) => [id, p.lastError?.message])),
-      modelWindows: new Map([...this.pollers].map(([id, p]) => [id, { splits: p.windowEvents.splits, abandoned: [...p.windowEvents.abandoned] }])),
+      modelErrors: models.errors,
+      modelWindows: models.windows,
       sinkErrors: sinks.errors,
       sinkFailingSince: sinks.failingSince,
     });
@@ -213,20 +185,10 @@ export class Daemon {
     if (limit !== prev.api.max_response_bytes) {
       this.client.setMaxResponseBytes?.(limit);
       this.logger.info({ from: prev.api.max_response_bytes, to: limit }, 'reload: api.max_response_bytes changed');
-      for (const p of this.pollers.values()) p.retryOversized();
+      this.pollers.retryOversized();
     }
-    const nextModels = new Set(next.models.map((m) => m.id));
-    for (const [id, poller] of [...this.pollers]) {
-      if (!nextModels.has(id)) {
-        await poller.stop();
-        this.pollers.delete(id);
-        this.fair.forget(id);
-        this.logger.info({ model: id }, 'reload: model removed (its checkpoint is kept)');
-      }
-    }
-    const before = new Set(this.pollers.keys());
-    this.startPollers(this.config);
-    for (const id of this.pollers.keys()) if (!before.has(id)) this.logger.info({ model: id }, 'reload: model added');
+    for (const id of await this.pollers.removeExcept(new Set(next.models.map((m) => m.id)))) this.logger.info({ model: id }, 'reload: model removed (its checkpoint is kept)');
+    for (const id of this.pollers.start(this.config)) this.logger.info({ model: id }, 'reload: model added');
     await this.sinks.apply(next.sinks);
     this.logger.info({ models: next.models.length, sinks: next.sinks.length }, 'configuration reloaded');
   }
@@ -269,8 +231,7 @@ export class Daemon {
     };
     this.logger.info('stopping');
     try {
-      await step('stop polling', () => Promise.all([...this.pollers.values()].map((p) => p.stop())));
-      this.queue.clear();
+      await step('stop polling', () => this.pollers.stopAll());
       if (drainMs > 0) await step('drain sinks', () => this.waitDrained(drainMs));
       // Each sink's stop, flush and close are bounded by its timeout and by a sixth of
       // shutdown_timeout, so that a sink that hangs cannot hold the shutdown past it.
