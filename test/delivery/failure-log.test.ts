@@ -91,6 +91,7 @@ describe('the delivery loop of a sink failing on every batch', () => {
     // Every attempt between the two warnings was held back, and counted (the one after the step is said).
     expect(second.suppressed).toBe(r.all.slice(0, r.all.indexOf(second)).filter((l) => l.msg === 'sink send failed; retrying' && l.level === DEBUG).length);
     expect(second.attempts).toBeGreaterThan(8);
+    console.log(`retries: ${second.attempts} failed sends, 2 warnings (the second with suppressed ${second.suppressed})`);
   });
 
   it('logs one error line per 30 s for batches it rejects, each dead-lettered all the same', { timeout: 30_000 }, async () => {
@@ -108,6 +109,7 @@ describe('the delivery loop of a sink failing on every batch', () => {
     delivery!.notify();
     await waitUntil(() => said().length === 2, 'the next error line');
     expect(said()[1]).toMatchObject({ suppressed: 5 });
+    console.log('rejections: 7 batches dead-lettered, 2 error lines (the second with suppressed 5)');
   });
 
   it('says a fault of the sink once per 30 s, and not again as a retry', { timeout: 30_000 }, async () => {
@@ -127,5 +129,6 @@ describe('the delivery loop of a sink failing on every batch', () => {
     const said = r.all.filter((l) => l.level >= WARN);
     expect(said).toHaveLength(2);
     expect(said[1]!.suppressed).toBeGreaterThanOrEqual(7);
+    console.log(`faults: ${r.sends()} sends that threw, ${said.length} error lines (the second with suppressed ${said[1]!.suppressed}), no retry warning`);
   });
 });

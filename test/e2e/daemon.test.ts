@@ -189,11 +189,11 @@ describe('mls run', () => {
       expect(line).toMatchObject({ level: 'warn', sink: 'hook' });
       expect(line.error).toContain(`127.0.0.1:${port}`);
       expect(line.error).toContain('ECONNREFUSED');
-      console.log(`healthcheck warning: ${JSON.stringify(line)}`);
       // The other sink's check passed, and the daemon polls and delivers to it.
-      expect(p.stderr()).toMatch(/"sink":"files"[^\n]*"msg":"sink healthcheck passed"/);
+      await waitFor(() => /"sink":"files"[^\n]*"msg":"sink healthcheck passed"/.test(p.stderr()), 15_000, "the file sink's healthcheck", 100, p.stderr);
       await waitFor(() => readNdjsonTree(join(base, 'out')).length > 0, 15_000, 'entries in the file sink', 100, p.stderr);
       expect(p.child.exitCode).toBeNull();
+      console.log(`healthcheck warning: ${JSON.stringify(line)}; file sink meanwhile: ${readNdjsonTree(join(base, 'out')).length} entries`);
     } finally {
       p.child.kill('SIGTERM');
       const end = await p.exited;
@@ -226,7 +226,9 @@ describe('mls run', () => {
     } finally {
       child.kill('SIGTERM');
     }
+    const t0 = performance.now();
     expect(await exited, stderr).toBe(0);
+    console.log(`idle daemon: up 1.5 s with no model and no admin server; exit 0 ${Math.round(performance.now() - t0)} ms after SIGTERM`);
     expect(stderr).toContain('"msg":"stopped"');
     // Ended by itself once stopped: no handle left for the shutdown's last resort to cut.
     expect(stderr).not.toContain('something still holds the process');
