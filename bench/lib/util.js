@@ -6,7 +6,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { StateStore } from '../../dist/journal/store.js';
+import { StateReader } from '../../dist/journal/reader.js';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const MLS = join(ROOT, 'dist/cli/main.js');
@@ -185,11 +185,11 @@ export function machine() {
 // ---- the state file, read-only -------------------------------------------------------
 
 /**
- * Opens the daemon's state file read-only through the StateStore API (WAL lets it read
+ * Opens the daemon's state file read-only through the StateReader API (WAL lets it read
  * while the daemon writes), so the benchmarks follow the store's schema whatever it is.
  */
 export function openStateReadonly(path) {
-  const store = StateStore.open(path, { readonly: true });
+  const store = StateReader.open(path);
   return {
     /** [{ name, cursor, delivered, … }] */
     sinks: () => store.listSinks(),

@@ -43,7 +43,7 @@ export function register(program: Command): void {
 
 async function runDemo(o: { out: string; durationMs: number | undefined; modelCount: number; rate: number }): Promise<void> {
   prepareOutDir(o.out);
-  const [{ Daemon }, { startSimulator }, { StateStore }] = await Promise.all([import('../daemon/index.js'), import('../simulator/index.js'), import('../journal/store.js')]);
+  const [{ Daemon }, { startSimulator }, { StateReader }] = await Promise.all([import('../daemon/index.js'), import('../simulator/index.js'), import('../journal/reader.js')]);
   const token = `demo-${randomBytes(12).toString('hex')}`;
   const models = Array.from({ length: o.modelCount }, (_, i) => `demo-model-${i + 1}`);
   const sim = await startSimulator({
@@ -97,7 +97,7 @@ async function runDemo(o: { out: string; durationMs: number | undefined; modelCo
   sim.stopProducing();
   const truth = sim.groundTruth();
   await sim.close();
-  const store = StateStore.open(config.state.path, { readonly: true });
+  const store = StateReader.open(config.state.path);
   const checkpoints = new Map(store.listCheckpoints().map((c) => [c.modelId, c]));
   store.close();
 

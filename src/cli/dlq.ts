@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 import { loadConfig, type Config } from '../config/index.js';
 import { StateStore } from '../journal/store.js';
+import { StateReader } from '../journal/reader.js';
 import { acquireStateLock } from '../journal/lock.js';
 import { buildSink } from '../sinks/registry.js';
 import { batchId } from '../delivery/batch-id.js';
@@ -27,7 +28,7 @@ export function register(program: Command): void {
     .action(async (opts: DlqOptions & { entries?: boolean }) => {
       const config = await loadConfig(opts.config);
       checkSink(config, opts.sink);
-      const store = StateStore.open(config.state.path, { readonly: true });
+      const store = StateReader.open(config.state.path);
       try {
         const rows = store.listDeadLetters(opts.sink, 100_000);
         if (rows.length === 0) process.stdout.write('no dead letters\n');

@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { loadConfig } from '../config/index.js';
-import { StateStore } from '../journal/store.js';
+import { StateReader } from '../journal/reader.js';
 import { StateError, describeError } from '../errors.js';
 
 /** Adds `mls state`. */
@@ -20,9 +20,9 @@ export function register(program: Command): void {
         process.stdout.write(`state file ${path} does not exist yet; the daemon creates it at its first start\n`);
         return;
       }
-      let store: StateStore;
+      let store: StateReader;
       try {
-        store = StateStore.open(path, { readonly: true });
+        store = StateReader.open(path);
       } catch (err) {
         throw new StateError('MLS_ERR_STATE_CORRUPT', `${describeError(err)}`, { cause: err });
       }

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { request } from 'undici';
 import { configSecrets, loadConfig } from '../config/index.js';
-import { StateStore } from '../journal/store.js';
+import { StateReader } from '../journal/reader.js';
 import type { DaemonStatus } from '../daemon/status.js';
 import { StateError } from '../errors.js';
 import { registerSecret, scrubSecrets } from '../telemetry/logger.js';
@@ -28,15 +28,15 @@ export function register(program: Command): void {
       }
       if (!status) {
         if (!existsSync(config.state.path)) throw new StateError('MLS_ERR_STATE_MISSING', `state file ${config.state.path} does not exist yet (the daemon has not run with this config)`);
-        const store = StateStore.open(config.state.path, { readonly: true });
+        const reader = StateReader.open(config.state.path);
         try {
           const { buildStatus } = await import('../daemon/status.js');
-          status = buildStatus(store, Date.now(), {
+          status = buildStatus(reader, Date.now(), {
             models: config.models.map((m) => m.id),
             sinkTypes: new Map(config.sinks.map((s) => [s.name, s.type])),
           });
         } finally {
-          store.close();
+          reader.close();
         }
       }
       process.stdout.write(scrubSecrets(opts.json ? `${JSON.stringify(status, null, 2)}\n` : renderStatus(status, source)));

@@ -1,7 +1,7 @@
 //! The status snapshot of `/status` and `mls status`: per-model checkpoints and lag, per-sink
 //! cursors, backlogs and errors, the journal's size. Built from the state file alone (a
 //! stopped daemon), or with what a running daemon adds (last errors, window events).
-import type { StateStore } from '../journal/store.js';
+import type { StatusStore } from '../journal/status-store.js';
 import type { AbandonedWindow } from '../poller/window-events.js';
 import { lagSeconds } from '../poller/lag.js';
 
@@ -32,9 +32,6 @@ export interface DaemonStatus {
   sinks: Array<{ name: string; type: string; cursor: number; backlogEntries: number; delivered: number; dropped: number; deadLetters: number; lastError: string | undefined; failingSeconds: number | undefined }>;
   journal: { entries: number; bytes: number; lastSeq: number };
 }
-
-/** The reads of the state file that a status needs (a read-only store will do). */
-export type StatusStore = Pick<StateStore, 'installationId' | 'journalSize' | 'lastSeq' | 'deadLetterCounts' | 'listCheckpoints' | 'listSinks'>;
 
 /** What a running daemon knows beyond the state file; all optional. */
 export interface StatusContext {

@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sinkSchema, type WebhookSinkConfig } from '../../src/config/index.js';
 import type { SinkDelivery } from '../../src/delivery/sink-delivery.js';
 import { StateStore } from '../../src/journal/store.js';
+import { StateReader } from '../../src/journal/reader.js';
 import type { Sink, SinkBatch } from '../../src/sinks/contract.js';
 import { createWebhookSink } from '../../src/sinks/webhook/index.js';
 import { TestJournal, contextFor, startDelivery, tempDir, testSettings, waitUntil } from '../helpers/delivery.js';
@@ -80,7 +81,7 @@ describe('installation id', () => {
     const again = StateStore.open(join(tmp.dir, 'a.db'));
     expect(again.installationId).toBe(idA);
     again.close();
-    const readonly = StateStore.open(join(tmp.dir, 'a.db'), { readonly: true });
+    const readonly = StateReader.open(join(tmp.dir, 'a.db'));
     expect(readonly.installationId).toBe(idA);
     readonly.close();
   });
@@ -138,9 +139,9 @@ describe('Idempotency-Key', () => {
     const logs = old.append('m1', 8);
     old.store.setInflight('hook', 1, 8, 'ignored');
     old.close();
-    // Back to what schema 4 left on disk: no installation id, no batch keys, no window tokens.
+    // Back to what schema 4 left on disk: no installation id, no batch keys, no window tokens, no start_at.
     const db = new Database(path);
-    db.exec("DELETE FROM meta WHERE key = 'installation_id'; ALTER TABLE inflight DROP COLUMN batch_key; ALTER TABLE checkpoints DROP COLUMN win_tokens;");
+    db.exec("DELETE FROM meta WHERE key = 'installation_id'; ALTER TABLE inflight DROP COLUMN batch_key; ALTER TABLE checkpoints DROP COLUMN win_tokens; ALTER TABLE checkpoints DROP COLUMN start_at;");
     db.pragma('user_version = 4');
     db.close();
 

@@ -9,7 +9,7 @@ import { pino } from 'pino';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { parseConfig } from '../../src/config/index.js';
 import { Daemon } from '../../src/daemon/index.js';
-import { StateStore } from '../../src/journal/store.js';
+import { StateReader } from '../../src/journal/reader.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/receivers.js';
 import { compareMultisets, entryKey, readState, sleep, truthSince, waitFor } from './harness.js';
 
@@ -29,7 +29,7 @@ afterAll(async () => {
 });
 
 function journalEntries(path: string): number {
-  const s = StateStore.open(path, { readonly: true });
+  const s = StateReader.open(path);
   try {
     return s.journalSize().entries;
   } finally {

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/receivers.js';
-import { StateStore } from '../../src/journal/store.js';
+import { StateReader } from '../../src/journal/reader.js';
 import { entryKey, readState, runMls, sleep, startMls, waitFor, writeConfig } from './harness.js';
 
 const TOKEN = 'tok-dlq-test-4c1f00';
@@ -26,7 +26,7 @@ afterAll(async () => {
 });
 
 function deadLetters(path: string) {
-  const s = StateStore.open(path, { readonly: true });
+  const s = StateReader.open(path);
   try {
     return s.listDeadLetters();
   } finally {

@@ -5,7 +5,7 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from '
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
-import { StateStore } from '../../src/journal/store.js';
+import { StateReader } from '../../src/journal/reader.js';
 import { parseEntryTime } from '../../src/time/timestamp.js';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -62,9 +62,9 @@ export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs
 /** Reads checkpoints and cursors from a state file without disturbing a running daemon. */
 export function readState(path: string): { watermarks: Map<string, number | undefined>; starts: Map<string, number>; cursors: Map<string, number>; lastSeq: number } | undefined {
   if (!existsSync(path)) return undefined;
-  let store: StateStore | undefined;
+  let store: StateReader | undefined;
   try {
-    store = StateStore.open(path, { readonly: true });
+    store = StateReader.open(path);
     const cps = store.listCheckpoints();
     return {
       watermarks: new Map(cps.map((c) => [c.modelId, c.watermarkMs])),

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { parseConfig } from '../../src/config/index.js';
 import { Daemon } from '../../src/daemon/index.js';
-import { StateStore } from '../../src/journal/store.js';
+import { StateReader } from '../../src/journal/reader.js';
 import { entriesIn, entryAt, page, startHostileService, type HostileService, type LogsCall, type WireEntry } from '../helpers/hostile-service.js';
 import { entryKey, readNdjsonTree, readState, sleep, startMls, waitFor, writeConfig } from './harness.js';
 
@@ -108,7 +108,7 @@ describe('a next_token that leads back to a token already followed (A → B → 
     // The first window waits for the page of token B, with B stored as the next token.
     const storedToken = (): string | undefined => {
       try {
-        const store = StateStore.open(statePath, { readonly: true });
+        const store = StateReader.open(statePath);
         try {
           return store.getCheckpoint('m')?.window?.nextToken;
         } finally {

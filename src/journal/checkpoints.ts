@@ -1,0 +1,294 @@
+//! Per-model checkpoints: where polling of each model stands (watermark, the window in
+//! progress with its next token and the hashes of the tokens followed, planner state, the
+//! `start_at` setting the start answers to). Windows that returned nothing are kept in
+//! memory and written together (see {@link Checkpoints.deferQuiet}).
+import type Database from 'better-sqlite3';
+import { StateError } from '../errors.js';
+import type { DB, StateDb, Tx } from './db.js';
+
+/** Where polling of one model stands. */
+export interface Checkpoint {
+  modelId: string;
+  startMs: number;
+  watermarkMs: number | undefined;
+  window: { fromMs: number; toMs: number; nextToken: string | undefined; tokens?: readonly string[] } | undefined;
+  fetchId: number;
+  planState: string | undefined;
+  lastEntryNs: bigint | undefined;
+  /** The `start_at` setting (as written) the stored start answers to; undefined in files of earlier versions. */
+  startAt: string | undefined;
+  updatedMs: number;
+}
+
+/** A window not yet recorded: the first page's transaction records it (saving a commit per window). */
+export interface WindowStart {
+  fromMs: number;
+  toMs: number;
+  planStateAfter?: string | undefined;
+}
+
+/**
+ * How a page ends its window fetch. `tokenHash` (hex) is added to the window's set of
+ * tokens followed, in the same transaction that stores the token.
+ */
+export type PageContinuation = { nextToken: string; tokenHash?: string } | { end: true };
+
+type CheckpointRow = Record<string, bigint | string | null>;
+
+/** Checkpoints as the file holds them (the store's and the read-only reader's). */
+export class CheckpointReads {
+  private readonly one: Database.Statement;
+  private readonly all: Database.Statement;
+
+  constructor(db: DB) {
+    this.one = db.prepare('SELECT * FROM checkpoints WHERE model_id = ?').safeIntegers(true);
+    this.all = db.prepare('SELECT * FROM checkpoints ORDER BY model_id').safeIntegers(true);
+  }
+
+  /** The checkpoint of a model, if it was ever seen. */
+  get(modelId: string): Checkpoint | undefined {
+    const row = this.one.get(modelId) as CheckpointRow | undefined;
+    return row ? toCheckpoint(row) : undefined;
+  }
+
+  /** All checkpoints, by model id. */
+  list(): Checkpoint[] {
+    return (this.all.all() as CheckpointRow[]).map(toCheckpoint);
+  }
+}
+
+/** The checkpoints of the store: cached as last written (this process is the only writer: see lock.ts). */
+export class Checkpoints extends CheckpointReads {
+  private readonly cache = new Map<string, Checkpoint>();
+  /** Models whose cached checkpoint is ahead of the file by windows that returned nothing. */
+  private readonly quiet = new Set<string>();
+  private quietTimer: NodeJS.Timeout | undefined;
+  private readonly insert: Database.Statement;
+  private readonly setStartAt: Database.Statement;
+  private readonly begin: Database.Statement;
+  private readonly restart: Database.Statement;
+  private readonly shorten: Database.Statement;
+  private readonly record: Database.Statement;
+  private readonly setToken: Database.Statement;
+  private readonly endWindow: Database.Statement;
+  private readonly setLastEntry: Database.Statement;
+  private readonly endQuiet: Database.Statement;
+  private readonly writeQuiet: Tx<[nowMs: number], void>;
+
+  constructor(
+    private readonly state: StateDb,
+    private readonly now: () => number,
+    private readonly quietFlushMs: number,
+  ) {
+    super(state.db);
+    const db = state.db;
+    this.insert = db.prepare('INSERT OR IGNORE INTO checkpoints (model_id, start_ms, start_at, updated_ms) VALUES (?, ?, ?, ?)');
+    this.setStartAt = db.prepare('UPDATE checkpoints SET start_at = ? WHERE model_id = ?');
+    this.begin = db.prepare(
+      'UPDATE checkpoints SET win_from = ?, win_to = ?, plan_pending = ?, next_token = NULL, win_tokens = NULL, fetch_id = fetch_id + 1, updated_ms = ? WHERE model_id = ?',
+    );
+    this.restart = db.prepare('UPDATE checkpoints SET next_token = NULL, win_tokens = NULL, fetch_id = fetch_id + 1, updated_ms = ? WHERE model_id = ?');
+    this.shorten = db.prepare(
+      'UPDATE checkpoints SET win_to = ?, plan_pending = ?, next_token = NULL, win_tokens = NULL, fetch_id = fetch_id + 1, updated_ms = ? WHERE model_id = ? AND win_from IS NOT NULL',
+    );
+    this.record = db.prepare('UPDATE checkpoints SET win_from = ?, win_to = ?, plan_pending = ?, next_token = NULL, win_tokens = NULL, fetch_id = ?, updated_ms = ? WHERE model_id = ?');
+    this.setToken = db.prepare(
+      `UPDATE checkpoints SET next_token = @token, win_tokens = CASE WHEN @hash IS NULL THEN win_tokens ELSE coalesce(win_tokens || ' ', '') || @hash END,
+         updated_ms = @now WHERE model_id = @modelId`,
+    );
+    this.endWindow = db.prepare(
+      `UPDATE checkpoints SET watermark_ms = max(coalesce(watermark_ms, win_to), win_to), plan_state = coalesce(plan_pending, plan_state),
+         plan_pending = NULL, win_from = NULL, win_to = NULL, next_token = NULL, win_tokens = NULL, updated_ms = ? WHERE model_id = ?`,
+    );
+    this.setLastEntry = db.prepare('UPDATE checkpoints SET last_entry_ns = max(coalesce(last_entry_ns, ?), ?) WHERE model_id = ?');
+    this.endQuiet = db.prepare(
+      `UPDATE checkpoints SET watermark_ms = max(coalesce(watermark_ms, @toMs), coalesce(@toMs, watermark_ms)), plan_state = coalesce(@planState, plan_state),
+         fetch_id = max(fetch_id, @fetchId), updated_ms = @now WHERE model_id = @modelId AND win_from IS NULL`,
+    );
+    this.writeQuiet = db.transaction((nowMs: number) => {
+      for (const modelId of this.quiet) this.endQuiet.run(quietRow(this.cache.get(modelId)!, nowMs));
+    });
+  }
+
+  override get(modelId: string): Checkpoint | undefined {
+    const cached = this.cache.get(modelId);
+    if (cached) return cached;
+    const cp = super.get(modelId);
+    if (cp) this.cache.set(modelId, cp);
+    return cp;
+  }
+
+  /** All checkpoints, with the windows that returned nothing written first. */
+  override list(): Checkpoint[] {
+    this.flushQuiet();
+    return super.list();
+  }
+
+  /** Returns the model's checkpoint, creating it with `startMs` when the model is new. */
+  ensure(modelId: string, startMs: number, startAt: string | undefined): Checkpoint {
+    this.state.assertWritable();
+    this.insert.run(modelId, Math.floor(startMs), startAt ?? null, this.now());
+    return this.get(modelId)!;
+  }
+
+  /** Records the `start_at` setting (as written) that the model's stored start now answers to. */
+  recordStartAt(modelId: string, startAt: string): void {
+    this.state.assertWritable();
+    this.uncache(modelId);
+    this.setStartAt.run(startAt, modelId);
+  }
+
+  /**
+   * Starts a new fetch of window [fromMs, toMs]: a fresh fetch id and no token.
+   * `planStateAfter` is the planner state to adopt once the window has been fetched to
+   * the end; it is applied in the transaction of the last page.
+   */
+  beginWindow(modelId: string, fromMs: number, toMs: number, planStateAfter: string | undefined): Checkpoint {
+    this.state.assertWritable();
+    this.uncache(modelId);
+    this.begin.run(Math.floor(fromMs), Math.ceil(toMs), planStateAfter ?? null, this.now(), modelId);
+    return this.get(modelId)!;
+  }
+
+  /** Restarts the window in progress from its first page (new fetch id, no token). */
+  restartWindow(modelId: string): Checkpoint {
+    this.state.assertWritable();
+    this.uncache(modelId);
+    this.restart.run(this.now(), modelId);
+    return this.get(modelId)!;
+  }
+
+  /**
+   * Cuts the window in progress short at `toMs` and starts fetching it again from its first
+   * page: a new fetch id, no token, no tokens followed. `planStateAfter` replaces the planner
+   * state to adopt when the window completes (it must cover only the shorter window).
+   */
+  shortenWindow(modelId: string, toMs: number, planStateAfter: string | undefined): Checkpoint {
+    this.state.assertWritable();
+    this.uncache(modelId);
+    this.shorten.run(Math.ceil(toMs), planStateAfter ?? null, this.now(), modelId);
+    return this.get(modelId)!;
+  }
+
+  /** Drops a model's cached checkpoint before a write changes it, writing it first if it is ahead of the file. */
+  private uncache(modelId: string): void {
+    if (this.quiet.has(modelId)) this.flushQuiet();
+    this.cache.delete(modelId);
+  }
+
+  // ---- inside a page's transaction (page-commit.ts) -----------------------------------
+
+  /** The cached checkpoint of a model whose windows that returned nothing are not yet written. */
+  unwritten(modelId: string): Checkpoint | undefined {
+    return this.quiet.has(modelId) ? this.cache.get(modelId) : undefined;
+  }
+
+  /** Before a page's entries: writes what `unwritten` returned, and the window the page begins. */
+  openPage(modelId: string, fetchId: number, unwritten: Checkpoint | undefined, begin: WindowStart | undefined): void {
+    if (unwritten) this.endQuiet.run(quietRow(unwritten, this.now()));
+    if (begin) this.record.run(Math.floor(begin.fromMs), Math.ceil(begin.toMs), begin.planStateAfter ?? null, fetchId, this.now(), modelId);
+  }
+
+  /** After a page's entries: the newest entry time, then the next token or the window's end. */
+  closePage(modelId: string, next: PageContinuation, latestNs: bigint | undefined): void {
+    if (latestNs !== undefined) this.setLastEntry.run(latestNs, latestNs, modelId);
+    if ('end' in next) this.endWindow.run(this.now(), modelId);
+    else this.setToken.run({ token: next.nextToken, hash: next.tokenHash ?? null, now: this.now(), modelId });
+  }
+
+  /** The end of the window a page belongs to: the window it begins, or the one in progress. */
+  windowEndMs(modelId: string, begin: WindowStart | undefined): number | undefined {
+    const to = begin?.toMs ?? this.get(modelId)?.window?.toMs;
+    return to === undefined ? undefined : Math.ceil(to);
+  }
+
+  /** After the page's transaction committed: the file holds the model's checkpoint, cached or not. */
+  committed(modelId: string): void {
+    this.cache.delete(modelId);
+    this.quiet.delete(modelId);
+  }
+
+  // ---- windows that returned nothing --------------------------------------------------
+
+  /**
+   * A window that is one empty page (an idle model's usual poll) changes only the
+   * checkpoint. Such updates are kept in memory and written together, one transaction for
+   * all models, within `quietFlushMs`, or earlier with the model's next write. A crash in
+   * between makes the daemon read those windows again, which returns nothing new.
+   */
+  deferQuiet(modelId: string, begin: WindowStart, fetchId: number): void {
+    const cp = this.get(modelId);
+    if (!cp) throw new StateError('MLS_ERR_STATE_NO_CHECKPOINT', `no checkpoint for model ${modelId}`);
+    const toMs = Math.ceil(begin.toMs);
+    this.cache.set(modelId, {
+      ...cp,
+      watermarkMs: Math.max(cp.watermarkMs ?? toMs, toMs),
+      window: undefined,
+      fetchId: Math.max(cp.fetchId, fetchId),
+      planState: begin.planStateAfter ?? cp.planState,
+      updatedMs: this.now(),
+    });
+    this.quiet.add(modelId);
+    this.quietTimer ??= setTimeout(() => this.flushQuietSoon(), this.quietFlushMs).unref();
+  }
+
+  private flushQuietSoon(): void {
+    this.quietTimer = undefined;
+    try {
+      this.flushQuiet();
+    } catch {
+      // Kept in memory and tried again; the model's next write or close() also writes it.
+      if (!this.state.closed && this.quiet.size > 0) this.quietTimer = setTimeout(() => this.flushQuietSoon(), this.quietFlushMs).unref();
+    }
+  }
+
+  /**
+   * Writes the checkpoint updates of windows that returned nothing, in one transaction
+   * (without fsync: losing them only makes the same empty windows be read again).
+   */
+  flushQuiet(): void {
+    if (this.quiet.size === 0 || this.state.closed) return;
+    this.state.unsynced(this.writeQuiet, this.now());
+    this.quiet.clear();
+  }
+
+  /** Stops the timer and writes what it would have written; a failure leaves those windows to be read again. */
+  close(): void {
+    if (this.quietTimer) clearTimeout(this.quietTimer);
+    this.quietTimer = undefined;
+    try {
+      this.flushQuiet();
+    } catch {
+      // Unwritten empty windows are read again at the next start.
+    }
+  }
+}
+
+function num(v: bigint | string | null | undefined): number | undefined {
+  return v === null || v === undefined ? undefined : Number(v);
+}
+
+/** The parameters of `endQuiet` for a cached checkpoint that is ahead of the file. */
+function quietRow(cp: Checkpoint, nowMs: number) {
+  return { modelId: cp.modelId, toMs: cp.watermarkMs ?? null, planState: cp.planState ?? null, fetchId: cp.fetchId, now: nowMs };
+}
+
+function splitTokens(v: bigint | string | null | undefined): { tokens?: string[] } {
+  return typeof v === 'string' && v !== '' ? { tokens: v.split(' ') } : {};
+}
+
+function toCheckpoint(r: CheckpointRow): Checkpoint {
+  const from = num(r.win_from);
+  const to = num(r.win_to);
+  return {
+    modelId: String(r.model_id),
+    startMs: Number(r.start_ms),
+    watermarkMs: num(r.watermark_ms),
+    window: from !== undefined && to !== undefined ? { fromMs: from, toMs: to, nextToken: (r.next_token as string | null) ?? undefined, ...splitTokens(r.win_tokens) } : undefined,
+    fetchId: Number(r.fetch_id),
+    planState: (r.plan_state as string | null) ?? undefined,
+    lastEntryNs: r.last_entry_ns === null || r.last_entry_ns === undefined ? undefined : BigInt(r.last_entry_ns),
+    startAt: (r.start_at as string | null) ?? undefined,
+    updatedMs: Number(r.updated_ms),
+  };
+}

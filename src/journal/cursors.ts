@@ -1,0 +1,183 @@
+//! Per-sink cursors: the highest seq each sink acknowledged, with its committed state and
+//! counts, and the seq ranges of batches sent but not acknowledged with the key each was
+//! sent under, so a restart rebuilds the same batches and sends them under the same keys.
+import type Database from 'better-sqlite3';
+import type { DB, StateDb, Tx } from './db.js';
+
+/** A batch sent but not acknowledged: its seq range and the key it was sent under. */
+export interface InflightBatch {
+  firstSeq: number;
+  lastSeq: number;
+  /** Its batch id (Idempotency-Key); undefined for a batch recorded by schema 4 or earlier. */
+  key: string | undefined;
+}
+
+/** A sink's row. */
+export interface SinkCursor {
+  name: string;
+  cursor: number;
+  state: string | undefined;
+  /** The oldest batch sent but not acknowledged, if any. */
+  inflight: InflightBatch | undefined;
+  /** Every batch sent but not acknowledged, oldest first. */
+  inflightRanges: InflightBatch[];
+  delivered: number;
+  dropped: number;
+}
+
+interface SinkRow {
+  name: string;
+  cursor: number;
+  state: string | null;
+  delivered: number;
+  dropped: number;
+}
+
+const LIST_INFLIGHT = 'SELECT first_seq AS firstSeq, last_seq AS lastSeq, batch_key AS key FROM inflight WHERE sink = ? ORDER BY first_seq';
+/** Schema 4 and earlier kept no batch keys (a file the reader opens is not migrated). */
+const LIST_INFLIGHT_V4 = 'SELECT first_seq AS firstSeq, last_seq AS lastSeq, NULL AS key FROM inflight WHERE sink = ? ORDER BY first_seq';
+
+/** Sink rows as the file holds them (the store's and the read-only reader's). */
+export class SinkReads {
+  private readonly one: Database.Statement;
+  private readonly all: Database.Statement;
+  private readonly inflight: Database.Statement;
+
+  /** `batchKeys`: the file is of schema 5 or later, whose in-flight ranges carry their keys. */
+  constructor(db: DB, batchKeys: boolean) {
+    this.one = db.prepare('SELECT * FROM sinks WHERE name = ?');
+    this.all = db.prepare('SELECT * FROM sinks ORDER BY name');
+    this.inflight = db.prepare(batchKeys ? LIST_INFLIGHT : LIST_INFLIGHT_V4);
+  }
+
+  /** A sink's cursor row. */
+  get(name: string): SinkCursor | undefined {
+    const row = this.one.get(name) as SinkRow | undefined;
+    return row ? this.toSinkCursor(row) : undefined;
+  }
+
+  /** All sink rows, by name. */
+  list(): SinkCursor[] {
+    return this.rows().map((r) => this.toSinkCursor(r));
+  }
+
+  protected rows(): SinkRow[] {
+    return this.all.all() as SinkRow[];
+  }
+
+  private toSinkCursor(r: SinkRow): SinkCursor {
+    const inflight = (this.inflight.all(r.name) as Array<{ firstSeq: number; lastSeq: number; key: string | null }>).map((b) => ({ firstSeq: b.firstSeq, lastSeq: b.lastSeq, key: b.key ?? undefined }));
+    return { name: r.name, cursor: r.cursor, state: r.state ?? undefined, inflight: inflight[0], inflightRanges: inflight, delivered: r.delivered, dropped: r.dropped };
+  }
+}
+
+/** The sink rows of the store. */
+export class Cursors extends SinkReads {
+  private readonly insert: Database.Statement;
+  private readonly remove: Database.Statement;
+  private readonly removeInflight: Database.Statement;
+  private readonly addInflight: Database.Statement;
+  private readonly clearInflight: Database.Statement;
+  private readonly ackRow: Database.Statement;
+  private readonly setStateRow: Database.Statement;
+  private readonly min: Database.Statement;
+  private readonly ackTx: Tx<[name: string, lastSeq: number, delivered: number, state: string | undefined], void>;
+  private readonly dropTx: Tx<[firstSeq: number, lastSeq: number], Map<string, number>>;
+
+  constructor(
+    private readonly state: StateDb,
+    private readonly now: () => number,
+  ) {
+    super(state.db, true);
+    const db = state.db;
+    this.insert = db.prepare('INSERT OR IGNORE INTO sinks (name, cursor, updated_ms) VALUES (?, ?, ?)');
+    this.remove = db.prepare('DELETE FROM sinks WHERE name = ?');
+    this.removeInflight = db.prepare('DELETE FROM inflight WHERE sink = ?');
+    this.addInflight = db.prepare('INSERT OR REPLACE INTO inflight (sink, first_seq, last_seq, batch_key) VALUES (?, ?, ?, ?)');
+    this.clearInflight = db.prepare('DELETE FROM inflight WHERE sink = ? AND last_seq <= ?');
+    this.ackRow = db.prepare('UPDATE sinks SET cursor = max(cursor, ?), state = coalesce(?, state), delivered = delivered + ?, updated_ms = ? WHERE name = ?');
+    this.setStateRow = db.prepare('UPDATE sinks SET state = ?, updated_ms = ? WHERE name = ?');
+    this.min = db.prepare('SELECT min(cursor) AS c FROM sinks');
+    const drop = db.prepare('UPDATE sinks SET cursor = ?, dropped = dropped + ?, updated_ms = ? WHERE name = ?');
+    const dropInflight = db.prepare('DELETE FROM inflight WHERE sink = ? AND first_seq <= ?');
+    this.ackTx = db.transaction((name: string, lastSeq: number, delivered: number, state: string | undefined) => this.advance(name, lastSeq, delivered, state));
+    this.dropTx = db.transaction((firstSeq: number, lastSeq: number) => {
+      const dropped = new Map<string, number>();
+      for (const sink of this.rows()) {
+        if (sink.cursor < lastSeq) {
+          const lost = lastSeq - Math.max(sink.cursor, firstSeq - 1);
+          drop.run(lastSeq, lost, this.now(), sink.name);
+          dropInflight.run(sink.name, lastSeq);
+          if (lost > 0) dropped.set(sink.name, lost);
+        }
+      }
+      return dropped;
+    });
+  }
+
+  /** Returns a sink's row, creating it at `startSeq` when the sink is new. */
+  ensure(name: string, startSeq: number): SinkCursor {
+    this.state.assertWritable();
+    this.insert.run(name, startSeq, this.now());
+    return this.get(name)!;
+  }
+
+  /** Removes the rows of sinks not in `names`; returns the names removed. */
+  removeExcept(names: readonly string[]): string[] {
+    const keep = new Set(names);
+    const gone = this.rows()
+      .filter((s) => !keep.has(s.name))
+      .map((s) => s.name);
+    for (const n of gone) {
+      this.remove.run(n);
+      this.removeInflight.run(n);
+    }
+    return gone;
+  }
+
+  /** Records the seq range of a batch about to be sent and its key. */
+  setInflight(name: string, firstSeq: number, lastSeq: number, key: string): void {
+    this.state.assertWritable();
+    this.addInflight.run(name, firstSeq, lastSeq, key);
+  }
+
+  /**
+   * Moves a sink's cursor after an acknowledged batch, with the sink's state, and forgets
+   * the in-flight ranges it covers, in one transaction.
+   *
+   * The transaction does not wait for the disk (a process crash cannot undo it; WAL): it
+   * becomes durable with the next synced commit, at the latest the next page of entries.
+   * Power lost before then undoes the acknowledgement, and the sink gets those batches
+   * again, which every sink already copes with: the file sink first cuts its files back
+   * to the committed offsets, and other sinks see the same batch ids.
+   */
+  ack(name: string, lastSeq: number, delivered: number, state: string | undefined): void {
+    this.state.unsynced(this.ackTx, name, lastSeq, delivered, state);
+  }
+
+  /** Moves the cursor past `lastSeq` and forgets the in-flight ranges it covers (inside the caller's transaction). */
+  advance(name: string, lastSeq: number, delivered: number, state: string | undefined): void {
+    this.ackRow.run(lastSeq, state ?? null, delivered, this.now(), name);
+    this.clearInflight.run(name, lastSeq);
+  }
+
+  /** Stores a sink's state without moving its cursor. */
+  setState(name: string, state: string): void {
+    this.state.assertWritable();
+    this.setStateRow.run(state, this.now(), name);
+  }
+
+  /** The slowest sink's cursor; null when there are no sinks. */
+  minCursor(): number | null {
+    this.state.assertWritable();
+    return (this.min.get() as { c: number | null }).c;
+  }
+
+  /**
+   * Moves every cursor below `lastSeq` to it, in one synced transaction, counting for each
+   * sink the entries of [firstSeq, lastSeq] it had not delivered. Returns those counts.
+   */
+  moveLaggingPast(firstSeq: number, lastSeq: number): Map<string, number> {
+    return this.state.synced(this.dropTx, firstSeq, lastSeq);
+  }
+}

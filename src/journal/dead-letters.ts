@@ -1,0 +1,133 @@
+//! The dead-letter table: batches a sink rejected for good, kept whole for inspection and
+//! replay (`mls dlq`, or a running daemon asked to send them again).
+import type Database from 'better-sqlite3';
+import type { SinkEntry } from '../sinks/contract.js';
+import type { Cursors } from './cursors.js';
+import type { DB, StateDb, Tx } from './db.js';
+
+/** A dead-lettered batch. */
+export interface DeadLetter {
+  id: number;
+  sink: string;
+  firstSeq: number;
+  lastSeq: number;
+  count: number;
+  error: string;
+  createdMs: number;
+  entries: SinkEntry[];
+}
+
+interface DlqRow {
+  id: number;
+  sink: string;
+  first_seq: number;
+  last_seq: number;
+  count: number;
+  error: string;
+  created_ms: number;
+  entries: string;
+}
+
+/** Errors are kept up to this many characters. */
+const MAX_ERROR = 2000;
+
+/** Dead letters as the file holds them (the store's and the read-only reader's). */
+export class DeadLetterReads {
+  private readonly all: Database.Statement;
+  private readonly ofSink: Database.Statement;
+  private readonly counts: Database.Statement;
+
+  constructor(db: DB) {
+    this.all = db.prepare('SELECT * FROM dlq ORDER BY id LIMIT ?');
+    this.ofSink = db.prepare('SELECT * FROM dlq WHERE sink = ? ORDER BY id LIMIT ?');
+    this.counts = db.prepare('SELECT sink, count(*) AS b, sum(count) AS e FROM dlq GROUP BY sink');
+  }
+
+  /** Dead letters, oldest first, optionally of one sink. */
+  list(sink?: string, limit = 1000): DeadLetter[] {
+    const rows = (sink === undefined ? this.all.all(limit) : this.ofSink.all(sink, limit)) as DlqRow[];
+    return rows.map(toDeadLetter);
+  }
+
+  /** Counts of dead letters per sink. */
+  countsBySink(): Map<string, { batches: number; entries: number }> {
+    const rows = this.counts.all() as { sink: string; b: number; e: number }[];
+    return new Map(rows.map((r) => [r.sink, { batches: r.b, entries: r.e }]));
+  }
+}
+
+/** The dead letters of the store. */
+export class DeadLetters extends DeadLetterReads {
+  private readonly deleteOne: Database.Statement;
+  private readonly replayAll: Database.Statement;
+  private readonly replayOfSink: Database.Statement;
+  private readonly keep: Database.Statement;
+  private readonly next: Database.Statement;
+  private readonly addTx: Tx<[name: string, firstSeq: number, lastSeq: number, entries: readonly SinkEntry[], error: string], number>;
+  private readonly deleteTx: Tx<[ids: readonly number[]], number>;
+
+  constructor(
+    private readonly state: StateDb,
+    cursors: Cursors,
+    private readonly now: () => number,
+  ) {
+    super(state.db);
+    const db = state.db;
+    const insert = db.prepare('INSERT INTO dlq (sink, first_seq, last_seq, count, error, created_ms, entries) VALUES (?, ?, ?, ?, ?, ?, ?)');
+    this.deleteOne = db.prepare('DELETE FROM dlq WHERE id = ?');
+    this.replayAll = db.prepare('UPDATE dlq SET replay = 1');
+    this.replayOfSink = db.prepare('UPDATE dlq SET replay = 1 WHERE sink = ?');
+    this.keep = db.prepare('UPDATE dlq SET replay = 0, error = ? WHERE id = ?');
+    this.next = db.prepare('SELECT * FROM dlq WHERE sink = ? AND replay = 1 ORDER BY id LIMIT 1');
+    this.addTx = db.transaction((name: string, firstSeq: number, lastSeq: number, entries: readonly SinkEntry[], error: string) => {
+      const json = JSON.stringify(entries.map((e) => ({ ...e, timeNs: e.timeNs.toString() })));
+      const id = Number(insert.run(name, firstSeq, lastSeq, entries.length, error.slice(0, MAX_ERROR), this.now(), json).lastInsertRowid);
+      cursors.advance(name, lastSeq, 0, undefined);
+      return id;
+    });
+    this.deleteTx = db.transaction((ids: readonly number[]) => {
+      let n = 0;
+      for (const id of ids) n += this.deleteOne.run(id).changes;
+      return n;
+    });
+  }
+
+  /** Stores a rejected batch and moves the sink's cursor past it, in one synced transaction. */
+  add(name: string, firstSeq: number, lastSeq: number, entries: readonly SinkEntry[], error: string): number {
+    return this.state.synced(this.addTx, name, firstSeq, lastSeq, entries, error);
+  }
+
+  /** Deletes dead letters by id; returns how many were deleted. */
+  delete(ids: readonly number[]): number {
+    return this.deleteTx.immediate(ids);
+  }
+
+  /** Marks dead letters (all, or one sink's) for a running daemon to send again. Returns how many. */
+  requestReplay(sink?: string): number {
+    return (sink === undefined ? this.replayAll.run() : this.replayOfSink.run(sink)).changes;
+  }
+
+  /** Clears the replay mark of a dead letter whose replay failed, recording the new error. */
+  keepForLater(id: number, error: string): void {
+    this.keep.run(error.slice(0, MAX_ERROR), id);
+  }
+
+  /** The oldest dead letter of `sink` marked for replay, if any. */
+  nextReplay(sink: string): DeadLetter | undefined {
+    const row = this.next.get(sink) as DlqRow | undefined;
+    return row ? toDeadLetter(row) : undefined;
+  }
+}
+
+function toDeadLetter(r: DlqRow): DeadLetter {
+  return {
+    id: r.id,
+    sink: r.sink,
+    firstSeq: r.first_seq,
+    lastSeq: r.last_seq,
+    count: r.count,
+    error: r.error,
+    createdMs: r.created_ms,
+    entries: (JSON.parse(r.entries) as (Omit<SinkEntry, 'timeNs'> & { timeNs: string })[]).map((e) => ({ ...e, timeNs: BigInt(e.timeNs) })),
+  };
+}

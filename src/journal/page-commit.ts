@@ -1,0 +1,105 @@
+//! The page commit: a fetched page's new entries (by occurrence counts), the dedupe counts
+//! and the checkpoint move together in one transaction, so the checkpoint never moves
+//! ahead of the entries. Pages of several models that arrive together share it.
+import type { Checkpoint, Checkpoints, PageContinuation, WindowStart } from './checkpoints.js';
+import type { StateDb, Tx } from './db.js';
+import type { DedupeCounts } from './dedupe-counts.js';
+import type { JournalEntries } from './entries.js';
+import type { JournalPage } from './pages.js';
+import { EntryObjectsPage, type PreparedEntry, type PreparedPage } from './prepared.js';
+
+/** A page to commit: the arguments of {@link StateStore.commitPage}. */
+export interface PageToCommit {
+  modelId: string;
+  fetchId: number;
+  windowFromMs: number;
+  entries: PreparedPage | readonly PreparedEntry[];
+  next: PageContinuation;
+  fetchedMs: number;
+  begin?: WindowStart | undefined;
+}
+
+/** Result of committing one page. */
+export interface PageCommit {
+  appended: number;
+  duplicates: number;
+  firstSeq: number | undefined;
+  lastSeq: number | undefined;
+}
+
+/** A page inside {@link PageCommitter.commitPages}: what its transaction produced. */
+interface PendingPage {
+  p: PageToCommit;
+  result: PageCommit;
+  unwritten: Checkpoint | undefined;
+  page: JournalPage | undefined;
+}
+
+/** Commits pages into the checkpoints, the dedupe counts and the journal. */
+export class PageCommitter {
+  private readonly tx: Tx<[work: readonly PendingPage[]], number>;
+
+  constructor(
+    private readonly state: StateDb,
+    private readonly checkpoints: Checkpoints,
+    private readonly dedupe: DedupeCounts,
+    private readonly entries: JournalEntries,
+  ) {
+    this.tx = state.db.transaction((work: readonly PendingPage[]) => {
+      let lastSeq = this.state.lastSeq;
+      for (const w of work) lastSeq = this.applyPage(w, lastSeq);
+      return lastSeq;
+    });
+  }
+
+  /** See {@link StateStore.commitPages}. */
+  commitPages(pages: readonly PageToCommit[], sync: boolean): PageCommit[] {
+    this.state.assertWritable(); // before anything changes, the deferred windows included
+    const results: PageCommit[] = pages.map(() => ({ appended: 0, duplicates: 0, firstSeq: undefined, lastSeq: undefined }));
+    const work: PendingPage[] = [];
+    for (let i = 0; i < pages.length; i++) {
+      const p = pages[i]!;
+      if (p.entries.length === 0 && p.begin && 'end' in p.next) this.checkpoints.deferQuiet(p.modelId, p.begin, p.fetchId);
+      else work.push({ p, result: results[i]!, unwritten: this.checkpoints.unwritten(p.modelId), page: undefined });
+    }
+    if (work.length === 0) return results;
+    // The caller syncs later (syncJournal), or the pages are empty: an empty page only moves
+    // the token or the watermark, and if power loss undid it the window would just be read
+    // again. Such commits skip the fsync (polling idle models would otherwise cost one fsync
+    // per request); a later synced commit syncs them too.
+    const unsynced = !sync || work.every((w) => w.p.entries.length === 0);
+    const lastSeq = unsynced ? this.state.unsynced(this.tx, work) : this.tx.immediate(work);
+    // Only now: if the commit failed, the cached checkpoints (and quiet ones' unwritten state) still hold.
+    for (const w of work) {
+      this.checkpoints.committed(w.p.modelId);
+      // Sinks read a page right after it is committed: keep it.
+      if (w.page) this.entries.appended(w.page);
+    }
+    this.state.advance(lastSeq, !unsynced);
+    return results;
+  }
+
+  /** Writes one page inside the caller's transaction; returns the last seq given out. */
+  private applyPage(w: PendingPage, lastSeq: number): number {
+    const { modelId, fetchId, windowFromMs, entries, next, fetchedMs, begin } = w.p;
+    const { result } = w;
+    this.checkpoints.openPage(modelId, fetchId, w.unwritten, begin);
+    const page = Array.isArray(entries) ? EntryObjectsPage.of(entries as readonly PreparedEntry[]) : (entries as PreparedPage);
+    const counted = this.dedupe.count(modelId, fetchId, page);
+    const windowEndMs = counted.earliestBucketMs < windowFromMs ? (this.checkpoints.windowEndMs(modelId, begin) ?? windowFromMs) : windowFromMs;
+    this.dedupe.write(modelId, counted, windowFromMs, windowEndMs);
+    result.duplicates = counted.duplicates;
+    const { n } = counted;
+    if (n > 0) {
+      const first = lastSeq + 1;
+      const lines = page.render(modelId, counted.kept, n);
+      w.page = this.entries.appendPage(first, modelId, fetchedMs, lines, counted.times.subarray(0, n));
+      result.firstSeq = first;
+      result.lastSeq = first + n - 1;
+      result.appended = n;
+      lastSeq = first + n - 1;
+    }
+    this.checkpoints.closePage(modelId, next, counted.latest >= 0 ? page.timesNs[counted.latest] : undefined);
+    return lastSeq;
+  }
+}

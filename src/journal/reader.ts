@@ -1,0 +1,80 @@
+//! The state file read-only, for the commands that only look (`mls status`, `mls dlq list`,
+//! `mls state check`): opened as it is, never created, migrated or synced, and with no
+//! write statement prepared. A running daemon's file can be read meanwhile (WAL).
+import { CheckpointReads, type Checkpoint } from './checkpoints.js';
+import { SinkReads, type SinkCursor } from './cursors.js';
+import { DeadLetterReads, type DeadLetter } from './dead-letters.js';
+import { integrityCheck, openReadOnly, readInstallationId, schemaVersion, type DB } from './db.js';
+import { JournalTotalsQuery } from './entries.js';
+import type { StatusStore } from './status-store.js';
+
+/** A state file open read-only. Every read is of the file as it is now. */
+export class StateReader implements StatusStore {
+  readonly installationId: string | undefined;
+  private readonly checkpoints: CheckpointReads;
+  private readonly sinks: SinkReads;
+  private readonly deadLetters: DeadLetterReads;
+  private readonly totals: JournalTotalsQuery;
+
+  private constructor(
+    readonly path: string,
+    private readonly db: DB,
+  ) {
+    this.installationId = readInstallationId(db);
+    this.checkpoints = new CheckpointReads(db);
+    this.sinks = new SinkReads(db, schemaVersion(db) >= 5);
+    this.deadLetters = new DeadLetterReads(db);
+    this.totals = new JournalTotalsQuery(db);
+    // Read once at open, as the store does: damaged journal pages then make a corrupt-file
+    // error with the way out (see db.ts), not a bare SQLite error from the first command.
+    this.totals.read();
+  }
+
+  /**
+   * Opens an existing state file read-only. A file that is missing or not a usable SQLite
+   * database raises a StateError that names it (and, when corrupt, says how to recover).
+   */
+  static open(path: string): StateReader {
+    return openReadOnly(path, (db) => new StateReader(path, db));
+  }
+
+  getCheckpoint(modelId: string): Checkpoint | undefined {
+    return this.checkpoints.get(modelId);
+  }
+
+  listCheckpoints(): Checkpoint[] {
+    return this.checkpoints.list();
+  }
+
+  listSinks(): SinkCursor[] {
+    return this.sinks.list();
+  }
+
+  journalSize(): { entries: number; bytes: number } {
+    const { entries, bytes } = this.totals.read();
+    return { entries, bytes };
+  }
+
+  lastSeq(): number {
+    return this.totals.read().lastSeq;
+  }
+
+  /** Dead letters, oldest first, optionally of one sink. */
+  listDeadLetters(sink?: string, limit = 1000): DeadLetter[] {
+    return this.deadLetters.list(sink, limit);
+  }
+
+  deadLetterCounts(): Map<string, { batches: number; entries: number }> {
+    return this.deadLetters.countsBySink();
+  }
+
+  /** Runs SQLite's integrity check; returns the problems found (empty when healthy). */
+  integrityCheck(): string[] {
+    return integrityCheck(this.db);
+  }
+
+  /** Closes the file. Idempotent. */
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}

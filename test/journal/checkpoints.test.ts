@@ -1,0 +1,140 @@
+//! Checkpoints: the token and the window across a reopen, the tokens followed, a window
+//! cut short, and windows that return nothing (kept in memory, written together).
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { StateStore } from '../../src/journal/store.js';
+import { StateReader } from '../../src/journal/reader.js';
+import { T, prep } from './helpers.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'mls-store-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('checkpoints', () => {
+  it('commits a page with its token, resumes, and moves the watermark only at the end', () => {
+    const path = join(dir, 'state.db');
+    let s = StateStore.open(path);
+    s.ensureCheckpoint('m', T);
+    let cp = s.beginWindow('m', T, T + 60_000);
+    const page1 = [prep('2026-11-22T10:00:01.000000001Z', 'a'), prep('2026-11-22T10:00:02Z', 'b')];
+    expect(s.commitPage('m', cp.fetchId, T, page1, { nextToken: 'tok-2' }, T).appended).toBe(2);
+    s.close();
+
+    // restart: the window and token survive
+    s = StateStore.open(path);
+    cp = s.getCheckpoint('m')!;
+    expect(cp.window).toEqual({ fromMs: T, toMs: T + 60_000, nextToken: 'tok-2' });
+    expect(cp.watermarkMs).toBeUndefined();
+    const r = s.commitPage('m', cp.fetchId, T, [prep('2026-11-22T10:00:03Z', 'c')], { end: true }, T);
+    expect(r.appended).toBe(1);
+    cp = s.getCheckpoint('m')!;
+    expect(cp.window).toBeUndefined();
+    expect(cp.watermarkMs).toBe(T + 60_000);
+    expect(s.readAfter(0, 10).map((e) => e.log)).toEqual(['a', 'b', 'c']);
+    expect(s.readAfter(0, 10)[0]!.timeNs).toBe(1795341601000000001n);
+    s.close();
+  });
+
+  it('keeps the tokens followed in the window across a reopen, and forgets them when the window ends, restarts or begins', () => {
+    const path = join(dir, 'state.db');
+    let s = StateStore.open(path);
+    s.ensureCheckpoint('m', T);
+    let cp = s.beginWindow('m', T, T + 60_000);
+    s.commitPage('m', cp.fetchId, T, [prep('2026-11-22T10:00:01Z', 'a')], { nextToken: 'A', tokenHash: 'aaaa' }, T);
+    s.commitPage('m', cp.fetchId, T, [prep('2026-11-22T10:00:02Z', 'b')], { nextToken: 'B', tokenHash: 'bbbb' }, T);
+    s.close();
+
+    // As after a SIGKILL: the next open finds the token and both hashes.
+    s = StateStore.open(path);
+    cp = s.getCheckpoint('m')!;
+    expect(cp.window).toEqual({ fromMs: T, toMs: T + 60_000, nextToken: 'B', tokens: ['aaaa', 'bbbb'] });
+    expect(s.restartWindow('m').window!.tokens).toBeUndefined();
+    s.commitPage('m', cp.fetchId + 1, T, [], { nextToken: 'A', tokenHash: 'aaaa' }, T);
+    expect(s.getCheckpoint('m')!.window!.tokens).toEqual(['aaaa']);
+    s.commitPage('m', cp.fetchId + 1, T, [], { end: true }, T);
+    cp = s.beginWindow('m', T + 60_000, T + 120_000);
+    expect(cp.window).toEqual({ fromMs: T + 60_000, toMs: T + 120_000, nextToken: undefined });
+    s.close();
+    const raw = new Database(path, { readonly: true });
+    expect(raw.prepare("SELECT win_tokens FROM checkpoints WHERE model_id = 'm'").pluck().get()).toBeNull();
+    raw.close();
+  });
+
+  it('cuts the window in progress short: a new fetch id, no token, the shorter planned state; its re-read delivers nothing twice', () => {
+    const s = StateStore.open(join(dir, 'state.db'));
+    s.ensureCheckpoint('m', T);
+    let cp = s.beginWindow('m', T, T + 60_000, 'whole window');
+    const page = [prep('2026-11-22T10:00:01Z', 'a'), prep('2026-11-22T10:00:01Z', 'a'), prep('2026-11-22T10:00:40Z', 'late')];
+    expect(s.commitPage('m', cp.fetchId, T, page, { nextToken: 'A', tokenHash: 'aaaa' }, T).appended).toBe(3);
+    const cut = s.shortenWindow('m', T + 30_000, 'first half');
+    expect(cut.fetchId).toBe(cp.fetchId + 1);
+    expect(cut.window).toEqual({ fromMs: T, toMs: T + 30_000, nextToken: undefined });
+    // The shorter window from its start: the twins again, nothing new.
+    expect(s.commitPage('m', cut.fetchId, T, page.slice(0, 2), { end: true }, T).appended).toBe(0);
+    cp = s.getCheckpoint('m')!;
+    expect(cp.watermarkMs).toBe(T + 30_000);
+    expect(cp.planState).toBe('first half');
+    // The cut-off part, read by the next window, delivers nothing twice either.
+    cp = s.beginWindow('m', T + 30_000, T + 60_000);
+    expect(s.commitPage('m', cp.fetchId, T + 30_000, page.slice(2), { end: true }, T).appended).toBe(0);
+    expect(s.readAfter(0, 10).map((e) => e.log)).toEqual(['a', 'a', 'late']);
+    s.close();
+  });
+
+  describe('windows that return nothing', () => {
+    /** The checkpoint as another process would read it from the file. */
+    const onDisk = (path: string, model: string) => {
+      const r = StateReader.open(path);
+      try {
+        return r.getCheckpoint(model)!;
+      } finally {
+        r.close();
+      }
+    };
+
+    it('are visible at once, written together after quietFlushMs, and kept across a clean close', async () => {
+      const path = join(dir, 'state.db');
+      const s = StateStore.open(path, { quietFlushMs: 50 });
+      for (const m of ['a', 'b']) {
+        const cp = s.ensureCheckpoint(m, T);
+        expect(s.commitPage(m, cp.fetchId + 1, T, [], { end: true }, T, { fromMs: T, toMs: T + 10_000, planStateAfter: '{"f":{}}' }).appended).toBe(0);
+        expect(s.getCheckpoint(m)).toMatchObject({ watermarkMs: T + 10_000, window: undefined, fetchId: cp.fetchId + 1, planState: '{"f":{}}' });
+      }
+      expect(onDisk(path, 'a').watermarkMs).toBeUndefined();
+      await new Promise((r) => setTimeout(r, 200));
+      expect(onDisk(path, 'a')).toMatchObject({ watermarkMs: T + 10_000, fetchId: 1, planState: '{"f":{}}' });
+      expect(onDisk(path, 'b').watermarkMs).toBe(T + 10_000);
+
+      s.commitPage('a', 2, T, [], { end: true }, T, { fromMs: T + 10_000, toMs: T + 20_000 });
+      s.close();
+      expect(onDisk(path, 'a')).toMatchObject({ watermarkMs: T + 20_000, fetchId: 2, planState: '{"f":{}}' });
+    });
+
+    it('are written with the same model\'s next commit, in its transaction', () => {
+      const path = join(dir, 'state.db');
+      const s = StateStore.open(path, { quietFlushMs: 60_000 });
+      s.ensureCheckpoint('m', T);
+      s.commitPage('m', 1, T, [], { end: true }, T, { fromMs: T, toMs: T + 10_000 });
+      s.commitPage('m', 2, T + 10_000, [prep('2026-11-22T10:00:15Z', 'x')], { nextToken: 'p2' }, T, { fromMs: T + 10_000, toMs: T + 20_000 });
+      expect(onDisk(path, 'm')).toMatchObject({ watermarkMs: T + 10_000, fetchId: 2, window: { fromMs: T + 10_000, toMs: T + 20_000, nextToken: 'p2' } });
+      expect(s.getCheckpoint('m')).toEqual(onDisk(path, 'm'));
+      s.close();
+    });
+
+    it('a multi-page window or a page with entries is never deferred', () => {
+      const path = join(dir, 'state.db');
+      const s = StateStore.open(path, { quietFlushMs: 60_000 });
+      s.ensureCheckpoint('m', T);
+      s.commitPage('m', 1, T, [], { nextToken: 'p2' }, T, { fromMs: T, toMs: T + 10_000 });
+      expect(onDisk(path, 'm').window?.nextToken).toBe('p2');
+      s.commitPage('m', 1, T, [], { end: true }, T);
+      expect(onDisk(path, 'm').watermarkMs).toBe(T + 10_000);
+      s.close();
+    });
+  });
+});
