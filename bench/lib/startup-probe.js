@@ -9,7 +9,7 @@ if (what === 'program') {
   await import('../../dist/cli/program.js');
   out.import_ms = performance.now() - t0;
 } else if (what === 'daemon') {
-  await import('../../dist/daemon.js');
+  await import('../../dist/daemon/index.js');
   await import('../../dist/cli/config.js');
   out.import_ms = performance.now() - t0;
 } else if (what === 'store') {

@@ -4,7 +4,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import type { Daemon } from '../daemon.js';
+import type { DaemonStatus } from '../daemon/status.js';
 import { scrubSecrets } from '../telemetry/logger.js';
 import { formatDuration } from '../time/duration.js';
 
@@ -15,9 +15,21 @@ export interface AdminServer {
   close(): Promise<void>;
 }
 
+/** What the admin server serves: the running daemon answers all of it. */
+export interface StatusSource {
+  /** The snapshot of `/status`; also what `/readyz` judges lag and failing sinks by. */
+  status(): DaemonStatus;
+  /** Liveness (`/healthz`): the daemon's periodic work runs and it is not stopping. */
+  loopAlive(): boolean;
+  /** Whether the state store answers (`/readyz`). */
+  storeHealthy(): boolean;
+  /** The Prometheus exposition of `/metrics`. */
+  readonly metrics: { text(): Promise<string>; readonly contentType: string };
+}
+
 /** Options of {@link startAdminServer}. */
 export interface AdminOptions {
-  daemon: Daemon;
+  daemon: StatusSource;
   /** `host:port`; the default configuration binds 127.0.0.1 only. */
   listen: string;
   maxLagMs: number;
@@ -38,7 +50,7 @@ export async function startAdminServer(o: AdminOptions): Promise<AdminServer> {
     switch (path) {
       case '/metrics':
         o.daemon.metrics.text().then(
-          (text) => send(200, o.daemon.metrics.registry.contentType, text),
+          (text) => send(200, o.daemon.metrics.contentType, text),
           (err: unknown) => send(500, 'text/plain', `metrics failed: ${String(err)}\n`),
         );
         return;
@@ -80,7 +92,7 @@ export async function startAdminServer(o: AdminOptions): Promise<AdminServer> {
 }
 
 /** Why the daemon is not ready; empty when it is. */
-export function readinessProblems(daemon: Daemon, maxLagMs: number): string[] {
+export function readinessProblems(daemon: Pick<StatusSource, 'status' | 'storeHealthy'>, maxLagMs: number): string[] {
   const problems: string[] = [];
   if (!daemon.storeHealthy()) problems.push('state store is not open');
   try {

@@ -43,7 +43,7 @@ export function register(program: Command): void {
 
 async function runDemo(o: { out: string; durationMs: number | undefined; modelCount: number; rate: number }): Promise<void> {
   prepareOutDir(o.out);
-  const [{ Daemon }, { startSimulator }, { StateReader }] = await Promise.all([import('../daemon.js'), import('../simulator/index.js'), import('../journal/reader.js')]);
+  const [{ Daemon }, { startSimulator }, { StateReader }] = await Promise.all([import('../daemon/index.js'), import('../simulator/index.js'), import('../journal/reader.js')]);
   const token = `demo-${randomBytes(12).toString('hex')}`;
   const models = Array.from({ length: o.modelCount }, (_, i) => `demo-model-${i + 1}`);
   const sim = await startSimulator({

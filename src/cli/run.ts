@@ -16,7 +16,7 @@ export function register(program: Command): void {
     .action(async (opts: { config: string; logLevel?: string }) => {
       const config = await loadConfig(opts.config);
       const logger = createLogger({ level: opts.logLevel ?? config.log.level });
-      const { Daemon } = await import('../daemon.js');
+      const { Daemon } = await import('../daemon/index.js');
       // The state file could not be synced: exit at once, without closing it, and let the
       // supervisor restart mls, which recovers from what is on disk.
       const daemon = await Daemon.start({ config, logger, onFatal: () => process.exit(ExitCode.state) });

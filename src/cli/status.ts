@@ -5,8 +5,7 @@ import { existsSync } from 'node:fs';
 import { request } from 'undici';
 import { configSecrets, loadConfig } from './config.js';
 import { StateReader } from '../journal/reader.js';
-import type { StateStore, StatusStore } from '../journal/store.js';
-import type { DaemonStatus } from '../daemon.js';
+import type { DaemonStatus } from '../daemon/status.js';
 import { StateError } from '../errors.js';
 import { registerSecret, scrubSecrets } from '../telemetry/logger.js';
 import { formatDuration } from '../time/duration.js';
@@ -31,9 +30,8 @@ export function register(program: Command): void {
         if (!existsSync(config.state.path)) throw new StateError('MLS_ERR_STATE_MISSING', `state file ${config.state.path} does not exist yet (the daemon has not run with this config)`);
         const reader = StateReader.open(config.state.path);
         try {
-          const { buildStatus } = await import('../daemon.js');
-          // buildStatus reads only what a StatusStore offers.
-          status = buildStatus(reader as StatusStore as StateStore, Date.now(), {
+          const { buildStatus } = await import('../daemon/status.js');
+          status = buildStatus(reader, Date.now(), {
             models: config.models.map((m) => m.id),
             sinkTypes: new Map(config.sinks.map((s) => [s.name, s.type])),
           });

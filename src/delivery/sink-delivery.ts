@@ -16,6 +16,7 @@ import { batchId, legacyBatchId } from './batch-id.js';
 import { StateWriteRetry } from '../journal/state-errors.js';
 import { guardedSend, type SendGuard } from './guarded-send.js';
 import { SinkHealth, superviseLoop } from './supervise.js';
+import { FailureLog } from './failure-log.js';
 
 /** Batching and retry settings of one sink (milliseconds, bytes). */
 export interface DeliverySettings {
@@ -61,7 +62,8 @@ export class SinkDelivery {
   /** Entries up to this seq go out without waiting for max_delay (see flushSoon). */
   private flushThrough = 0;
   private runPromise: Promise<void> | undefined;
-  private lastRetryLogMs = 0;
+  /** Rate-limited lines about failures (a sink failing on every batch is not said on every attempt). */
+  private readonly failures: FailureLog;
   /** Failed state writes; an acknowledgement written ends the outage. */
   private readonly stateRetry: StateWriteRetry;
   private readonly guard: SendGuard;
@@ -75,7 +77,8 @@ export class SinkDelivery {
       resumed: 'state file writable again; delivery resumed',
     });
     this.guard = { sink: d.name, timeoutMs: d.settings.sendTimeoutMs, maxAfterMs: d.settings.retryMaxMs };
-    this.health = new SinkHealth({ sink: d.name, metrics: d.metrics, logger: d.logger, now: d.now });
+    this.failures = new FailureLog({ sink: d.name, logger: d.logger, now: d.now });
+    this.health = new SinkHealth({ sink: d.name, metrics: d.metrics, log: this.failures, now: d.now });
   }
 
   /** Last send error or fault, for status output (until a batch is delivered). */
@@ -261,7 +264,7 @@ export class SinkDelivery {
   }
 
   private settle(slot: Slot, result: DeliverResult): void {
-    const { store, name, metrics, logger } = this.d;
+    const { store, name, metrics } = this.d;
     if (result.kind === 'skip') {
       store.ack(name, slot.lastSeq, 0);
     } else if (result.kind === 'ok') {
@@ -271,10 +274,7 @@ export class SinkDelivery {
     } else if (result.kind === 'reject') {
       store.deadLetter(name, slot.firstSeq, slot.lastSeq, slot.batch!.entries, result.error);
       metrics.deadLetters.inc({ sink: name }, slot.count);
-      logger.error(
-        { sink: name, entries: slot.count, firstSeq: slot.firstSeq, lastSeq: slot.lastSeq, error: result.error },
-        "sink rejected a batch; moved to the dead-letter table (see 'mls dlq list')",
-      );
+      this.failures.deadLettered({ entries: slot.count, firstSeq: slot.firstSeq, lastSeq: slot.lastSeq, error: result.error });
     }
     this.stateRetry.succeeded();
     this.d.onAck?.();
@@ -294,7 +294,7 @@ export class SinkDelivery {
       logger.info({ sink: name, deadLetter: dead.id, entries: dead.entries.length }, 'dead letter replayed');
     } else {
       store.keepDeadLetter(dead.id, outcome.error);
-      logger.warn({ sink: name, deadLetter: dead.id, error: outcome.error }, 'dead letter replay failed; it stays in the table');
+      this.failures.replayFailed({ deadLetter: dead.id, error: outcome.error });
     }
   }
 
@@ -324,11 +324,8 @@ export class SinkDelivery {
       this.attempts = attempts;
       metrics.sinkRetries.inc({ sink: name });
       const delay = outcome.afterMs ?? backoffDelay(attempts, settings.retryBaseMs, settings.retryMaxMs);
-      const now = this.d.now();
-      if (now - this.lastRetryLogMs > 30_000) {
-        this.lastRetryLogMs = now;
-        logger.warn({ sink: name, attempts, retryInMs: delay, error: outcome.error }, 'sink send failed; retrying');
-      }
+      // A fault was said already (and counted): its retry needs no line of its own.
+      if (fault === undefined) this.failures.retrying({ attempts, retryInMs: delay, error: outcome.error });
       await sleep(delay, signal);
     }
     return { kind: 'stopped' };

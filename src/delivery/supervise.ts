@@ -4,14 +4,11 @@
 //! ours or the sink's) after a backoff that grows while it keeps failing. Faults show in
 //! `/status` (`lastError`), in `mls_sink_errors_total` and, once a sink has failed for longer
 //! than `health.max_lag`, in `/readyz`.
-import type { Logger } from 'pino';
 import type { Metrics } from '../telemetry/metrics.js';
 import { describeError } from '../errors.js';
 import { retryOnStateErrors } from '../journal/state-errors.js';
 import { backoffDelay, sleep } from '../time/backoff.js';
-
-/** At most one error line per sink this often; the ones between go to debug. */
-const FAULT_LOG_INTERVAL_MS = 30_000;
+import type { FailureLog } from './failure-log.js';
 
 /** What a sink's delivery loop reports about the sink: its last error, and since when it has been failing. */
 export class SinkHealth {
@@ -25,9 +22,8 @@ export class SinkHealth {
   failingSinceMs: number | undefined;
   /** Failures of the loop since it last settled a batch (the backoff's attempt). */
   #crashes = 0;
-  #faultLoggedAt = Number.NEGATIVE_INFINITY;
 
-  constructor(private readonly o: { sink: string; metrics: Metrics; logger: Logger; now(): number }) {}
+  constructor(private readonly o: { sink: string; metrics: Metrics; log: FailureLog; now(): number }) {}
 
   /** A send failed (a retry or a rejection). */
   failed(message: string): void {
@@ -36,17 +32,11 @@ export class SinkHealth {
     this.failingSinceMs ??= now;
   }
 
-  /** The sink broke its contract, or the loop failed: counted and logged as well. */
+  /** The sink broke its contract, or the loop failed: counted and logged (rate-limited) as well. */
   fault(message: string, fields: Record<string, unknown> = {}): void {
     this.failed(message);
     this.o.metrics.sinkErrors.inc({ sink: this.o.sink });
-    const now = this.o.now();
-    if (now - this.#faultLoggedAt >= FAULT_LOG_INTERVAL_MS) {
-      this.#faultLoggedAt = now;
-      this.o.logger.error({ ...fields, error: message }, 'sink fault; delivery goes on (see lastError in /status)');
-    } else {
-      this.o.logger.debug({ ...fields, error: message }, 'sink fault');
-    }
+    this.o.log.fault(message, fields);
   }
 
   /** A batch was delivered. */

@@ -8,6 +8,7 @@
  */
 export function abandonOnAbort<T>(work: Promise<T>, signal: AbortSignal, discard: (value: T) => void): Promise<T> {
   if (signal.aborted) {
+    // Abandoned before it settled: a value is given back, a failure is nobody's to report.
     work.then(discard, () => undefined);
     return Promise.reject(signal.reason as Error);
   }

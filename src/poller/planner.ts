@@ -87,6 +87,8 @@ function parseState(text: string): SparseState | undefined {
   try {
     parsed = JSON.parse(text) as SparseState;
   } catch {
+    // Not ours to fail on: a plan state that cannot be read re-reads from the model's start
+    // (readState), which dedupe makes harmless; the checkpoint itself is intact.
     parsed = undefined;
   }
   if (parsedStates.size >= 4096) parsedStates.clear();

@@ -92,6 +92,11 @@ export class Metrics {
     for (const [model, seconds] of source()) this.lag.set({ model }, seconds);
   }
 
+  /** The content type of {@link Metrics.text}. */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
   /** Prometheus text exposition. */
   async text(): Promise<string> {
     return this.registry.metrics();

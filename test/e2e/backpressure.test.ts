@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { parseConfig } from '../../src/cli/config.js';
-import { Daemon } from '../../src/daemon.js';
+import { Daemon } from '../../src/daemon/index.js';
 import { StateReader } from '../../src/journal/reader.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/receivers.js';
 import { compareMultisets, entryKey, readState, sleep, truthSince, waitFor } from './harness.js';

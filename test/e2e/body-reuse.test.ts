@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { parseConfig } from '../../src/cli/config.js';
-import { Daemon } from '../../src/daemon.js';
+import { Daemon } from '../../src/daemon/index.js';
 import { BodyPool } from '../../src/api/body-pool.js';
 import { compareMultisets, entryKey, readNdjsonTree, readState, truthSince, waitFor } from './harness.js';
 

@@ -1,12 +1,16 @@
 // Process behaviour of `mls run`: single-writer lock, clean shutdown, admin endpoints,
-// `mls status`, and configuration reload on SIGHUP.
+// `mls status`, configuration reload on SIGHUP, sink healthchecks at start, and what keeps
+// the process up (the daemon itself, until it has stopped).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
-import { readNdjsonTree, readState, runMls, sleep, startMls, waitFor, type MlsProcess } from './harness.js';
+import { ROOT, readNdjsonTree, readState, runMls, sleep, startMls, waitFor, type MlsProcess } from './harness.js';
 
 const TOKEN = 'tok-daemon-test-51b2e8';
 let dir: string;
@@ -171,6 +175,65 @@ describe('mls run', () => {
     expect(new Set(logs).size).toBe(logs.length);
   });
 
+  it("warns at start of a sink whose healthcheck fails, naming the sink and the detail, and runs all the same", { timeout: 60_000 }, async () => {
+    const port = await closedPort();
+    const base = join(dir, 'health');
+    const sinks = [
+      { name: 'files', type: 'file', path: join(base, 'out', '{model_id}.ndjson'), batch: { max_delay: '50ms' } },
+      { name: 'hook', type: 'webhook', url: `http://127.0.0.1:${port}/ingest`, retry: { base_delay: '50ms', max_delay: '200ms' } },
+    ];
+    const p = startMls(['run', '--config', write('health', config('health', { models: ['m1'], sinks }))], env);
+    try {
+      await waitFor(() => p.stderr().includes('sink healthcheck failed'), 15_000, 'the healthcheck warning', 100, p.stderr);
+      const line = JSON.parse(p.stderr().split('\n').find((l) => l.includes('sink healthcheck failed'))!) as Record<string, unknown>;
+      expect(line).toMatchObject({ level: 'warn', sink: 'hook' });
+      expect(line.error).toContain(`127.0.0.1:${port}`);
+      expect(line.error).toContain('ECONNREFUSED');
+      // The other sink's check passed, and the daemon polls and delivers to it.
+      await waitFor(() => /"sink":"files"[^\n]*"msg":"sink healthcheck passed"/.test(p.stderr()), 15_000, "the file sink's healthcheck", 100, p.stderr);
+      await waitFor(() => readNdjsonTree(join(base, 'out')).length > 0, 15_000, 'entries in the file sink', 100, p.stderr);
+      expect(p.child.exitCode).toBeNull();
+      console.log(`healthcheck warning: ${JSON.stringify(line)}; file sink meanwhile: ${readNdjsonTree(join(base, 'out')).length} entries`);
+    } finally {
+      p.child.kill('SIGTERM');
+      const end = await p.exited;
+      expect(end.code, p.stderr()).toBe(0);
+    }
+  });
+
+  it('keeps the process up with no model and no admin server until SIGTERM, then lets it end at once', { timeout: 60_000 }, async () => {
+    // The config needs a model; the daemon gets none, so nothing but the daemon itself can hold the process.
+    const file = write('idle', config('idle'));
+    const dist = (path: string) => JSON.stringify(pathToFileURL(join(ROOT, 'dist', path)).href);
+    const script = `
+      const { loadConfig } = await import(${dist('config/index.js')});
+      const { createLogger } = await import(${dist('telemetry/logger.js')});
+      const { Daemon } = await import(${dist('daemon/index.js')});
+      const { waitForShutdown } = await import(${dist('cli/run.js')});
+      const config = await loadConfig(process.argv[1]);
+      const logger = createLogger({ level: 'info' });
+      const daemon = await Daemon.start({ config: { ...config, models: [] }, logger });
+      await waitForShutdown({ logger, timeoutMs: config.shutdown_timeout, stop: () => daemon.stop() });`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script, file], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    try {
+      await waitFor(() => stderr.includes('mls daemon started') || child.exitCode !== null, 15_000, 'the daemon to start', 100, () => stderr);
+      // Without a handle of its own, the process would end here, as soon as the start is done.
+      await sleep(1_500);
+      expect(child.exitCode, stderr).toBeNull();
+    } finally {
+      child.kill('SIGTERM');
+    }
+    const t0 = performance.now();
+    expect(await exited, stderr).toBe(0);
+    console.log(`idle daemon: up 1.5 s with no model and no admin server; exit 0 ${Math.round(performance.now() - t0)} ms after SIGTERM`);
+    expect(stderr).toContain('"msg":"stopped"');
+    // Ended by itself once stopped: no handle left for the shutdown's last resort to cut.
+    expect(stderr).not.toContain('something still holds the process');
+  });
+
   it('exits 78 with every problem when the config is invalid', async () => {
     const file = join(dir, 'bad.yaml');
     writeFileSync(file, stringify({ api: { base_url: 'not a url' }, models: [], sinks: [{ name: 'x', type: 'file' }] }));
@@ -180,3 +243,12 @@ describe('mls run', () => {
     expect(r.stderr).toContain('sinks[0].path');
   });
 });
+
+/** A port on 127.0.0.1 that nothing listens on (it was bound, then closed). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}

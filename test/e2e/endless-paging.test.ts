@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { parseConfig } from '../../src/cli/config.js';
-import { Daemon } from '../../src/daemon.js';
+import { Daemon } from '../../src/daemon/index.js';
 import { renderStatus } from '../../src/cli/status.js';
 import { entriesIn, entryAt, page, startHostileService, type HostileService, type LogsCall } from '../helpers/hostile-service.js';
 import { entryKey, readNdjsonTree, readState, sleep, waitFor } from './harness.js';

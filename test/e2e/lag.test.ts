@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { parseConfig } from '../../src/cli/config.js';
-import { Daemon } from '../../src/daemon.js';
+import { Daemon } from '../../src/daemon/index.js';
 import { page, startHostileService, type HostileService, type WireEntry } from '../helpers/hostile-service.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/receivers.js';
 import { waitFor } from './harness.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import Database from 'better-sqlite3';
 import { parseConfig } from '../../src/cli/config.js';
-import { Daemon } from '../../src/daemon.js';
+import { Daemon } from '../../src/daemon/index.js';
 import { page, startHostileService, type HostileService, type WireEntry } from '../helpers/hostile-service.js';
 import { readNdjsonTree, readState, sleep, waitFor } from './harness.js';
 

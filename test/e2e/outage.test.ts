@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { parseConfig } from '../../src/cli/config.js';
-import { Daemon } from '../../src/daemon.js';
+import { Daemon } from '../../src/daemon/index.js';
 import { compareMultisets, entryKey, readNdjsonTree, readState, sleep, truthSince, waitFor } from './harness.js';
 
 const TOKEN = 'tok-outage-test-6c1e07';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { parseConfig } from '../../src/cli/config.js';
-import { Daemon } from '../../src/daemon.js';
+import { Daemon } from '../../src/daemon/index.js';
 import { Metrics } from '../../src/telemetry/metrics.js';
 import { ROOT, compareMultisets, entryKey, readNdjsonTree, readState, truthSince, waitFor, writeConfig } from './harness.js';
 

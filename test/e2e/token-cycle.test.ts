@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { parseConfig } from '../../src/cli/config.js';
-import { Daemon } from '../../src/daemon.js';
+import { Daemon } from '../../src/daemon/index.js';
 import { StateReader } from '../../src/journal/reader.js';
 import { entriesIn, entryAt, page, startHostileService, type HostileService, type LogsCall, type WireEntry } from '../helpers/hostile-service.js';
 import { entryKey, readNdjsonTree, readState, sleep, startMls, waitFor, writeConfig } from './harness.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { StateStore, type StatusStore } from '../../src/journal/store.js';
 import { StateReader } from '../../src/journal/reader.js';
-import { buildStatus } from '../../src/daemon.js';
+import { buildStatus } from '../../src/daemon/status.js';
 import { StateError } from '../../src/errors.js';
 import { T, prep } from './helpers.js';
 

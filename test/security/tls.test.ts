@@ -14,7 +14,7 @@ import { createApiClient, type ApiClientOptions } from '../../src/api/client.js'
 import { failure } from '../api/helpers.js';
 import type { ApiClient } from '../../src/api/types.js';
 import { parseConfig } from '../../src/cli/config.js';
-import { Daemon } from '../../src/daemon.js';
+import { Daemon } from '../../src/daemon/index.js';
 import { readNdjsonTree, waitFor } from '../e2e/harness.js';
 
 const TOKEN = 'tok-TLS-test-3e9a41';

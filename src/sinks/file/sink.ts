@@ -269,7 +269,7 @@ export class FileSink implements Sink {
   // ---- lifecycle ------------------------------------------------------------------
 
   healthcheck(): Promise<{ ok: boolean; detail?: string }> {
-    return checkWritableDir(this.#template.staticPrefix);
+    return checkWritableDir(this.#template.staticPrefix, this.#errors.setting);
   }
 
   flush(): Promise<void> {

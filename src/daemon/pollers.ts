@@ -1,0 +1,124 @@
+//! The daemon's model pollers and what they share: one request queue under the global
+//! concurrency and rate limits (with per-model priorities, so that no model starves the
+//! others) and one timer grid for their interval sleeps. Started from the config, added or
+//! removed at a reload, stopped first at shutdown.
+import PQueue from 'p-queue';
+import type { Logger } from 'pino';
+import type { Config } from '../config/index.js';
+import type { ApiClient } from '../api/types.js';
+import type { PageCommit, PageToCommit, StateStore } from '../journal/store.js';
+import { ModelPoller } from '../poller/model-poller.js';
+import { FairSchedule } from '../poller/fair-schedule.js';
+import { TickTimer, pollGridMs } from '../poller/tick-timer.js';
+import { logStartAtChanges, startAtChanges } from '../poller/start-at.js';
+import type { Metrics } from '../telemetry/metrics.js';
+import type { Clock } from '../time/clock.js';
+import type { ModelWindowEvents } from './status.js';
+import { modelStartAt, pollerSettings } from './wiring.js';
+
+/** What {@link RunningPollers} works with. */
+export interface RunningPollersDeps {
+  /** The poll settings, fixed for the daemon's life (a reload of `poll` needs a restart). */
+  poll: Config['poll'];
+  store: StateStore;
+  client: ApiClient;
+  metrics: Metrics;
+  logger: Logger;
+  clock: Clock;
+  pruneEveryMs: number | undefined;
+  /** Backpressure: resolves when the journal has room for another page. */
+  waitForRoom(signal: AbortSignal): Promise<void>;
+  /** Commits a page; resolves once it is durable. */
+  commit(page: PageToCommit): Promise<PageCommit>;
+  /** A page appended entries. */
+  onAppend(): void;
+  /** A window was fetched to its end. */
+  onWindowDone(): void;
+}
+
+/** The pollers of a running daemon, by model id. */
+export class RunningPollers {
+  private readonly pollers = new Map<string, ModelPoller>();
+  private readonly queue: PQueue;
+  private readonly fair: FairSchedule;
+  private readonly timer: TickTimer;
+
+  constructor(private readonly d: RunningPollersDeps) {
+    const { poll } = d;
+    const rate = poll.rate_limit;
+    this.queue = new PQueue({
+      concurrency: poll.concurrency,
+      ...(rate ? { intervalCap: rate.count, interval: rate.perMs } : {}),
+    });
+    this.fair = new FairSchedule(this.queue, poll.interval);
+    this.timer = new TickTimer(pollGridMs(poll.interval));
+  }
+
+  /** Starts a poller for each model of `config` that has none; returns the ids of those started. */
+  start(config: Config): string[] {
+    const { store, logger } = this.d;
+    // A changed start_at is said once (it moves no stored start), then recorded.
+    const models = config.models.map((m) => ({ id: m.id, startAt: modelStartAt(config, m), checkpoint: store.getCheckpoint(m.id) }));
+    logStartAtChanges(logger.child({ component: 'poller' }), startAtChanges(models, (id, setting) => store.recordStartAt(id, setting)));
+    const started: string[] = [];
+    for (const m of config.models) {
+      if (this.pollers.has(m.id)) continue;
+      this.d.metrics.initModel(m.id);
+      const poller = new ModelPoller({
+        modelId: m.id,
+        settings: pollerSettings(config, m, this.d.pruneEveryMs),
+        store,
+        client: this.d.client,
+        schedule: <T>(fn: () => Promise<T>) => this.fair.add(m.id, fn),
+        waitForRoom: (signal) => this.d.waitForRoom(signal),
+        onAppend: () => this.d.onAppend(),
+        onWindowDone: () => this.d.onWindowDone(),
+        clock: this.d.clock,
+        logger: logger.child({ component: 'poller', model: m.id }),
+        metrics: this.d.metrics,
+        sleep: (ms, signal) => this.timer.sleep(ms, signal),
+        commit: (page) => this.d.commit(page),
+      });
+      this.pollers.set(m.id, poller);
+      started.push(m.id);
+      void poller.start();
+    }
+    return started;
+  }
+
+  /** Stops the pollers of models not in `keep` (their checkpoints stay); returns their ids. */
+  async removeExcept(keep: ReadonlySet<string>): Promise<string[]> {
+    const removed: string[] = [];
+    for (const [id, poller] of [...this.pollers]) {
+      if (keep.has(id)) continue;
+      await poller.stop();
+      this.pollers.delete(id);
+      this.fair.forget(id);
+      removed.push(id);
+    }
+    return removed;
+  }
+
+  /** `api.max_response_bytes` changed: a model paused by a page over the limit tries again. */
+  retryOversized(): void {
+    for (const p of this.pollers.values()) p.retryOversized();
+  }
+
+  /** Stops every poller (the page in flight commits) and drops the requests still queued. */
+  async stopAll(): Promise<void> {
+    try {
+      await Promise.all([...this.pollers.values()].map((p) => p.stop()));
+    } finally {
+      this.queue.clear();
+    }
+  }
+
+  /** Each model's last error and window events, for the status. */
+  health(): { errors: Map<string, string | undefined>; windows: Map<string, ModelWindowEvents> } {
+    const all = [...this.pollers];
+    return {
+      errors: new Map(all.map(([id, p]) => [id, p.lastError?.message])),
+      windows: new Map(all.map(([id, p]) => [id, { splits: p.windowEvents.splits, abandoned: [...p.windowEvents.abandoned] }])),
+    };
+  }
+}

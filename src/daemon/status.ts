@@ -1,0 +1,85 @@
+//! The status snapshot of `/status` and `mls status`: per-model checkpoints and lag, per-sink
+//! cursors, backlogs and errors, the journal's size. Built from the state file alone (a
+//! stopped daemon), or with what a running daemon adds (last errors, window events).
+import type { StatusStore } from '../journal/status-store.js';
+import type { AbandonedWindow } from '../poller/window-events.js';
+import { lagSeconds } from '../poller/lag.js';
+
+/** What the window limits did to a model since the daemon started. */
+export interface ModelWindowEvents {
+  /** Window fetches cut short and started again on a shorter window. */
+  splits: number;
+  /** The last windows completed as read although a cap stopped their fetch, oldest first. */
+  abandoned: readonly AbandonedWindow[];
+}
+
+/** A snapshot of what the daemon is doing, for `/status` and `mls status`. */
+export interface DaemonStatus {
+  /** The state file's installation id (part of every batch id); undefined for a file no version with ids has opened. */
+  installationId: string | undefined;
+  models: Array<{
+    id: string;
+    startMs: number;
+    watermarkMs: number | undefined;
+    lagSeconds: number;
+    window: { fromMs: number; toMs: number; hasToken: boolean } | undefined;
+    lastError: string | undefined;
+    /** Only from a running daemon. */
+    windowSplits?: number;
+    /** Only from a running daemon. */
+    abandonedWindows?: readonly AbandonedWindow[];
+  }>;
+  sinks: Array<{ name: string; type: string; cursor: number; backlogEntries: number; delivered: number; dropped: number; deadLetters: number; lastError: string | undefined; failingSeconds: number | undefined }>;
+  journal: { entries: number; bytes: number; lastSeq: number };
+}
+
+/** What a running daemon knows beyond the state file; all optional. */
+export interface StatusContext {
+  /** The configured models (others in the file are left out). */
+  models?: readonly string[];
+  sinkTypes?: ReadonlyMap<string, string>;
+  modelErrors?: ReadonlyMap<string, string | undefined>;
+  modelWindows?: ReadonlyMap<string, ModelWindowEvents>;
+  sinkErrors?: ReadonlyMap<string, string | undefined>;
+  /** Since when (clock ms) each sink has been failing without an acknowledgement. */
+  sinkFailingSince?: ReadonlyMap<string, number | undefined>;
+}
+
+/** Builds the status snapshot from the store (also used by `mls status` without a daemon). */
+export function buildStatus(store: StatusStore, nowMs: number, ctx: StatusContext = {}): DaemonStatus {
+  const size = store.journalSize();
+  const lastSeq = store.lastSeq();
+  const dlq = store.deadLetterCounts();
+  const checkpoints = store.listCheckpoints().filter((c) => !ctx.models || ctx.models.includes(c.modelId));
+  return {
+    installationId: store.installationId,
+    models: checkpoints.map((c) => {
+      const windows = ctx.modelWindows?.get(c.modelId);
+      return {
+        id: c.modelId,
+        startMs: c.startMs,
+        watermarkMs: c.watermarkMs,
+        lagSeconds: lagSeconds(c, nowMs),
+        window: c.window ? { fromMs: c.window.fromMs, toMs: c.window.toMs, hasToken: c.window.nextToken !== undefined } : undefined,
+        lastError: ctx.modelErrors?.get(c.modelId),
+        ...(windows ? { windowSplits: windows.splits, abandonedWindows: windows.abandoned } : {}),
+      };
+    }),
+    sinks: store.listSinks().map((s) => ({
+      name: s.name,
+      type: ctx.sinkTypes?.get(s.name) ?? 'unknown',
+      cursor: s.cursor,
+      backlogEntries: Math.min(size.entries, Math.max(0, lastSeq - s.cursor)),
+      delivered: s.delivered,
+      dropped: s.dropped,
+      deadLetters: dlq.get(s.name)?.entries ?? 0,
+      lastError: ctx.sinkErrors?.get(s.name),
+      failingSeconds: failingSeconds(ctx.sinkFailingSince?.get(s.name), nowMs),
+    })),
+    journal: { ...size, lastSeq },
+  };
+}
+
+function failingSeconds(sinceMs: number | undefined, nowMs: number): number | undefined {
+  return sinceMs === undefined ? undefined : Math.max(0, (nowMs - sinceMs) / 1000);
+}

@@ -1,0 +1,74 @@
+//! From the validated config to the settings of the parts the daemon runs: the api client,
+//! each model's poller, each sink's delivery loop. Pure mappings: units are already parsed
+//! (milliseconds, bytes), so each is a renaming, never a computation.
+import type { Logger } from 'pino';
+import type { Config, ModelConfig, SinkConfig } from '../config/index.js';
+import type { ApiClientOptions } from '../api/client.js';
+import type { BodyPool } from '../api/body-pool.js';
+import type { ModelPollerSettings } from '../poller/model-poller.js';
+import type { DeliverySettings } from '../delivery/sink-delivery.js';
+import { statusClass, type Metrics } from '../telemetry/metrics.js';
+import { deliveryConcurrency } from '../sinks/registry.js';
+
+/** The api client of `config`, reporting each attempt and retry to `metrics`. */
+export function clientOptions(config: Config, metrics: Metrics, logger: Logger, bodies: BodyPool | undefined): ApiClientOptions {
+  const { api } = config;
+  return {
+    baseUrl: api.base_url,
+    token: api.token,
+    authScheme: api.auth_scheme,
+    timeouts: { connectMs: api.timeouts.connect, headersMs: api.timeouts.headers, bodyMs: api.timeouts.body },
+    retry: { deadlineMs: api.retry.deadline, baseDelayMs: api.retry.base_delay, maxDelayMs: api.retry.max_delay },
+    maxResponseBytes: api.max_response_bytes,
+    caFile: api.ca_file,
+    insecureSkipVerify: api.insecure_skip_verify,
+    connections: config.poll.concurrency,
+    bodies,
+    logger,
+    observer: {
+      onAttempt: (a) => {
+        metrics.apiRequests.inc({ model: a.modelId, operation: a.operation, status_class: statusClass(a.status) });
+        metrics.apiLatency.observe({ operation: a.operation }, a.latencyMs / 1000);
+      },
+      onRetry: (r) => metrics.apiRetries.inc({ model: r.modelId }),
+      onPage: (p) => metrics.pagesParsed.inc({ path: p.path }),
+    },
+  };
+}
+
+/** The start setting of model `m`: its own `start_at`, else `poll.start_at`. */
+export function modelStartAt(config: Config, m: ModelConfig): Config['poll']['start_at'] {
+  return m.start_at ?? config.poll.start_at;
+}
+
+/** The settings of model `m`'s poller. */
+export function pollerSettings(config: Config, m: ModelConfig, pruneEveryMs: number | undefined): ModelPollerSettings {
+  const { poll } = config;
+  return {
+    intervalMs: poll.interval,
+    jitter: poll.jitter,
+    lookbackMs: poll.lookback,
+    settleMs: poll.settle,
+    maxWindowMs: poll.max_window,
+    reread: poll.reread.mode === 'sparse' ? { mode: 'sparse', agesMs: poll.reread.ages } : { mode: 'sliding' },
+    startAt: modelStartAt(config, m),
+    isLessLogs: m.is_less_logs,
+    authRetryMs: poll.auth_retry,
+    pruneEveryMs,
+    windowLimits: { maxPages: poll.window_limits.max_pages, maxDurationMs: poll.window_limits.max_duration },
+  };
+}
+
+/** The batching and retry settings of sink `sc`'s delivery loop. */
+export function deliverySettings(sc: SinkConfig): DeliverySettings {
+  return {
+    maxEntries: sc.batch.max_entries,
+    maxBytes: sc.batch.max_bytes,
+    maxDelayMs: sc.batch.max_delay,
+    retryBaseMs: sc.retry.base_delay,
+    retryMaxMs: sc.retry.max_delay,
+    models: sc.models ? new Set(sc.models) : undefined,
+    concurrency: deliveryConcurrency(sc),
+    sendTimeoutMs: sc.type === 'module' ? sc.timeout : undefined,
+  };
+}
