@@ -243,6 +243,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     try {
       return parseErrorDetails(res.body.toString('utf8'), { scrub });
     } catch {
+      // Details are a courtesy of the error message; the status alone decides what happens.
       return undefined;
     }
   }

@@ -64,6 +64,7 @@ export function parseErrorDetails(body: string, options: WireOptions = {}): stri
   try {
     value = JSON.parse(body);
   } catch {
+    // An error body that is not JSON (an HTML page, a proxy's text) simply has no details.
     return undefined;
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;

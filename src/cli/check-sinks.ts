@@ -2,7 +2,7 @@
 //! (no state, nothing written), asked for its `healthcheck()` and closed, each step within
 //! the sink's bound. One line per sink says what it answered.
 import type { Config } from '../config/index.js';
-import { TIMED_OUT, within } from '../delivery/bounded.js';
+import { TIMED_OUT, within } from '../time/bounded.js';
 import { sinkBoundMs } from '../delivery/retire.js';
 import { describeError } from '../errors.js';
 import { buildSink } from '../sinks/registry.js';
@@ -40,6 +40,7 @@ export function checkSinks(config: Config, logger: SinkLogger): Promise<SinkChec
       } catch (err) {
         return result(false, `the healthcheck failed: ${describeError(err)}`);
       } finally {
+        // The check's result is printed already; a sink that fails to close after a check has nothing left to lose.
         await within(() => sink.close(), boundMs).catch(() => undefined);
       }
     }),

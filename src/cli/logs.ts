@@ -297,6 +297,7 @@ async function follow(client: ApiClient, p: Plan, filter: OccurrenceFilter, out:
       try {
         await sleep(p.intervalMs, signal);
       } catch {
+        // The sleep rejects only when --follow is stopped (Ctrl-C): end the loop.
         break;
       }
     }

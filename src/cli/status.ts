@@ -23,6 +23,7 @@ export function register(program: Command): void {
       let status: DaemonStatus | undefined;
       let source = 'state file';
       if (config.admin) {
+        // No daemon answering is the usual case when it is stopped: the state file is read instead, and the output says which source it used.
         status = await fetchStatus(config.admin.listen).catch(() => undefined);
         if (status) source = `daemon at ${config.admin.listen}`;
       }

@@ -5,7 +5,7 @@ import type { Sink, SinkBatch, SendOutcome } from '../sinks/contract.js';
 import { describeError } from '../errors.js';
 import { formatDuration } from '../time/duration.js';
 import { checkOutcome } from './outcome-check.js';
-import { TIMED_OUT, within } from './bounded.js';
+import { TIMED_OUT, within } from '../time/bounded.js';
 
 /** How a sink's sends are guarded. */
 export interface SendGuard {

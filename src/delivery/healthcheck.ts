@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { Sink } from '../sinks/contract.js';
 import { describeError } from '../errors.js';
 import { formatDuration } from '../time/duration.js';
-import { TIMED_OUT, within } from './bounded.js';
+import { TIMED_OUT, within } from '../time/bounded.js';
 
 /** How long the daemon waits for a sink's healthcheck (a TCP connect or a look at a folder). */
 export const HEALTHCHECK_BOUND_MS = 5_000;

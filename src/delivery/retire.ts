@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { SinkConfig } from '../config/index.js';
 import type { Sink } from '../sinks/contract.js';
 import type { SinkDelivery } from './sink-delivery.js';
-import { withinOrFail } from './bounded.js';
+import { withinOrFail } from '../time/bounded.js';
 import { describeError } from '../errors.js';
 
 /** The bound of a flush or close of a sink without a timeout of its own (file, stdout). */

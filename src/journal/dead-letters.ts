@@ -1,7 +1,7 @@
 //! The dead-letter table: batches a sink rejected for good, kept whole for inspection and
 //! replay (`mls dlq`, or a running daemon asked to send them again).
 import type Database from 'better-sqlite3';
-import type { SinkEntry } from '../sinks/contract.js';
+import type { SinkEntry } from '../records/entry.js';
 import type { Cursors } from './cursors.js';
 import type { DB, StateDb, Tx } from './db.js';
 

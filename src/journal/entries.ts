@@ -2,7 +2,7 @@
 //! going backwards. Appends (inside a page's transaction), reads as page slices up to the
 //! durable seq, recent pages held decoded (page-cache.ts), and deletion of the oldest rows.
 import type Database from 'better-sqlite3';
-import type { SinkEntry } from '../sinks/contract.js';
+import type { SinkEntry } from '../records/entry.js';
 import type { DB, StateDb, Tx } from './db.js';
 import { PageCache } from './page-cache.js';
 import { JournalPage, packTimes, sliceEntries, unpackTimes, type PageSlice } from './pages.js';

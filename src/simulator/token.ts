@@ -40,6 +40,7 @@ export class TokenCodec {
       const n = a as [string, number, number, number, number, number, number, number, number];
       return { modelId: n[0], fromMs: n[1], toMs: n[2], snapTime: n[3], snapSeq: n[4], after: [n[5], n[6], n[7]], issuedAt: n[8] };
     } catch {
+      // Not a token this simulator issued: the caller answers 400 as the service would.
       return undefined;
     }
   }

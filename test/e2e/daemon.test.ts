@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
-import { ROOT, readNdjsonTree, readState, runMls, sleep, startMls, waitFor, type MlsProcess } from './harness.js';
+import { ROOT, readNdjsonTree, readState, runMls, sleep, startMls, waitFor, type MlsProcess, adminAddress } from './harness.js';
 
 const TOKEN = 'tok-daemon-test-51b2e8';
 let dir: string;
@@ -46,15 +46,6 @@ function write(name: string, cfg: unknown): string {
 
 const env = { MLS_API_TOKEN: TOKEN };
 
-async function adminAddress(p: MlsProcess): Promise<string> {
-  let address = '';
-  await waitFor(() => {
-    const m = /"address":"([^"]+)"[^\n]*admin server listening/.exec(p.stderr());
-    if (m) address = m[1]!;
-    return address !== '';
-  }, 15_000, 'the admin server to listen');
-  return address;
-}
 
 describe('mls run', () => {
   it('refuses a second daemon on the same state file, and stops cleanly on SIGTERM', { timeout: 60_000 }, async () => {
@@ -206,7 +197,7 @@ describe('mls run', () => {
     const file = write('idle', config('idle'));
     const dist = (path: string) => JSON.stringify(pathToFileURL(join(ROOT, 'dist', path)).href);
     const script = `
-      const { loadConfig } = await import(${dist('config/index.js')});
+      const { loadConfig } = await import(${dist('cli/config.js')});
       const { createLogger } = await import(${dist('telemetry/logger.js')});
       const { Daemon } = await import(${dist('daemon/index.js')});
       const { waitForShutdown } = await import(${dist('cli/run.js')});

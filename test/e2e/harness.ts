@@ -136,3 +136,14 @@ export function truthSince<T extends { model_id: string; time: string }>(truth: 
     return start !== undefined && t.ok && t.ns / 1_000_000n >= BigInt(start);
   });
 }
+
+/** The admin server's address, from the daemon's "admin server listening" line. */
+export async function adminAddress(p: MlsProcess): Promise<string> {
+  let address = '';
+  await waitFor(() => {
+    const m = /"address":"([^"]+)"[^\n]*admin server listening/.exec(p.stderr());
+    if (m) address = m[1]!;
+    return address !== '';
+  }, 15_000, 'the admin server to listen');
+  return address;
+}

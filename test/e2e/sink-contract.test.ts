@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { writeHostileSink } from '../helpers/hostile-sink.js';
-import { compareMultisets, entryKey, readNdjsonTree, readState, startMls, truthSince, waitFor, type MlsProcess } from './harness.js';
+import { compareMultisets, entryKey, readNdjsonTree, readState, startMls, truthSince, waitFor, type MlsProcess, adminAddress } from './harness.js';
 
 const TOKEN = 'tok-sink-contract-7c3e';
 const env = { MLS_API_TOKEN: TOKEN };
@@ -28,15 +28,6 @@ function write(name: string, cfg: unknown): string {
   return p;
 }
 
-async function adminAddress(p: MlsProcess): Promise<string> {
-  let address = '';
-  await waitFor(() => {
-    const m = /"address":"([^"]+)"[^\n]*admin server listening/.exec(p.stderr());
-    if (m) address = m[1]!;
-    return address !== '';
-  }, 15_000, 'the admin server to listen');
-  return address;
-}
 
 interface SinkStatus {
   name: string;

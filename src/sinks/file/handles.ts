@@ -119,6 +119,7 @@ export class FileHandles {
       if (entry.usedAt > limit) continue;
       this.#open.delete(path);
       closed.push(path);
+      // Closing only releases the descriptor: what was written is already synced per policy, and a failed close changes nothing on disk.
       await entry.fh.close().catch(() => undefined);
     }
     return closed;
@@ -128,6 +129,7 @@ export class FileHandles {
   async closeAll(): Promise<void> {
     const all = [...this.#open.values()];
     this.#open.clear();
+    // As above: a failed close loses nothing, and one must not keep the others open.
     await Promise.all(all.map((e) => e.fh.close().catch(() => undefined)));
   }
 }

@@ -28,7 +28,7 @@ export async function matchDisk(state: FileSinkState, o: ReconcileOptions): Prom
     const gz = gzName(rot.path);
     let size = await sizeOf(rot.path);
     if (size === undefined && existsSync(gz)) {
-      await unlink(gzTempName(rot.path)).catch(() => undefined);
+      await unlink(gzTempName(rot.path)).catch(() => undefined); // an unfinished compression's leftover; absent is fine
       continue;
     }
     if (size !== undefined && existsSync(gz)) {
@@ -49,7 +49,7 @@ export async function matchDisk(state: FileSinkState, o: ReconcileOptions): Prom
       continue;
     }
     rot.renamed = true;
-    await unlink(gzTempName(rot.path)).catch(() => undefined);
+    await unlink(gzTempName(rot.path)).catch(() => undefined); // an unfinished compression's leftover; absent is fine
     rot.off = await cutBack(rot.path, size, rot.off, o);
     if (rot.off === 0) {
       await unlink(rot.path);

@@ -70,6 +70,7 @@ export async function compressFile(path: string, opts: { fileMode: number; sync:
     await rename(tmp, gzName(path));
     if (opts.sync) await fsyncDir(dirname(path));
   } catch (err) {
+    // Best effort: a temporary file left behind is removed at the next start (reconcile), and the original error is the one to report.
     await unlink(tmp).catch(() => undefined);
     throw err;
   }

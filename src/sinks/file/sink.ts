@@ -94,6 +94,7 @@ export class FileSink implements Sink {
 
   #exclusive<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.#chain.then(fn, fn);
+    // The chain only orders the writes; the caller of `run` gets its failure.
     this.#chain = run.catch(() => undefined);
     return run;
   }

@@ -4,7 +4,7 @@
 import { pathToFileURL } from 'node:url';
 import { ConfigError, describeError } from '../../errors.js';
 import type { Sink, SinkContext, SinkFactory } from '../contract.js';
-import { TIMED_OUT, within } from '../../delivery/bounded.js';
+import { TIMED_OUT, within } from '../../time/bounded.js';
 import { formatDuration } from '../../time/duration.js';
 
 /**

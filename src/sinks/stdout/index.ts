@@ -89,6 +89,7 @@ export function createStdoutSink(config: StdoutSinkOptions, ctx: SinkContext, st
     send(batch: SinkBatch, signal: AbortSignal): Promise<SendOutcome> {
       if (signal.aborted) return Promise.resolve({ status: 'retry', error: 'aborted' });
       const run = chain.then(() => send(batch));
+      // The chain only orders the writes; the caller of `run` gets its failure.
       chain = run.catch(() => undefined);
       return run;
     },

@@ -1,8 +1,8 @@
-//! Bounds on work done by sinks: a send, flush, close or the stop of a delivery loop
-//! finishes within its bound, or the caller goes on without it. The work itself is not
+//! Time bounds on work that may never finish (a sink's send, flush or close, the stop of a
+//! delivery loop, a healthcheck): it finishes within its bound, or the caller goes on without it. The work itself is not
 //! cancelled (a sink that ignores its abort signal cannot be); its late result is ignored.
 import { describeError } from '../errors.js';
-import { formatDuration } from '../time/duration.js';
+import { formatDuration } from './duration.js';
 
 /** What {@link within} resolves to when the bound passed first. */
 export const TIMED_OUT: unique symbol = Symbol('timed out');
