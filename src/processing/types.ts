@@ -1,0 +1,29 @@
+//! The vocabulary of the processing stages (levels, multiline groups, JSON lines, filters
+//! and redaction): pure functions of the lines they are given, with no clock and no I/O, so
+//! that the same journal always gives the same records.
+
+/** A record's severity, as the sinks name it. */
+export type Level = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
+
+/** Levels from the least to the most severe. */
+export const LEVELS: readonly Level[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
+
+/** A level found in a line, with the word as it was written (`WARNING`, `E`, `40`…). */
+export interface DetectedLevel {
+  level: Level;
+  /** The level as the line wrote it; OTLP's `severityText`. */
+  text: string;
+}
+
+/** One journal line as the stages see it. */
+export interface ProcessLine {
+  /** Journal sequence number. */
+  seq: number;
+  /** Exact time of the entry, nanoseconds since the epoch. */
+  timeNs: bigint;
+  /** The service's time string, unchanged. */
+  time: string;
+  stream: string;
+  /** The text of the line. */
+  log: string;
+}
