@@ -18,6 +18,7 @@ export interface JsonLine {
   /**
    * The object's other fields, JSON types kept, nested objects kept as objects. Fields this
    * module lifted out (the message, the level field, a valid trace or span id) are not in it.
+   * For loguru, the fields of `record`; its `text` (the same line, formatted) is dropped.
    */
   attributes: Record<string, unknown>;
   /**
