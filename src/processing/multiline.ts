@@ -1,0 +1,237 @@
+//! Multiline grouping: the 10–40 log entries of one Python traceback (or of a block matched by
+//! a custom rule) become one record. Groups close by data alone — a line that does not carry
+//! them on, the model's checkpoint passing their last line by the maximum gap, a size cap — so
+//! the same lines always give the same records, whatever the clock and the page boundaries.
+import type { ProcessLine } from './types.js';
+import { defaultHeadsBlock, pythonContinues, pythonOpens, type BlockPhase } from './multiline-python.js';
+
+/** A custom block: a line matching `start` opens it, the following lines matching `continue` join it. */
+export interface MultilineRule {
+  /** Opens a block. Flags `g` and `y` are refused: they make `test` depend on earlier calls. */
+  start: RegExp;
+  /** Carries an open block on; tried before `start`, so a line matching both joins the open block. */
+  continue: RegExp;
+}
+
+/** Options of a {@link MultilineGrouper}. */
+export interface MultilineOptions {
+  /** `'python'` (the default): tracebacks, with an error-level logging line just before as their head. Or a custom rule. */
+  rule?: 'python' | MultilineRule;
+  /**
+   * Whether a line may head a traceback (python rule only); such a line is held until the next
+   * line of its stream shows whether a traceback follows. Default: {@link defaultHeadsBlock}.
+   */
+  headsBlock?: (text: string) => boolean;
+  /** Most lines in one record; the line that would exceed it starts a new group. Default 500. */
+  maxLines?: number;
+  /** Most UTF-8 bytes of a record's `log` (lines joined by `\n`); the line that would exceed it starts a new group (a lone line larger than this is a record alone). Default 262144 (256 KiB). */
+  maxBytes?: number;
+  /** A group closes when the next line of its stream, or the watermark, is more than this many milliseconds of entry time after its last line. Default 2000. */
+  maxGapMs?: number;
+}
+
+/** Why a record closed. A line that starts nothing closes itself: `next_line`. */
+export type ClosedBy = 'next_line' | 'gap' | 'max_lines' | 'max_bytes' | 'flush';
+
+/** One record of one or more lines of one stream. */
+export interface GroupedRecord {
+  /** The lines, in time order (equal times in arrival order). */
+  lines: ProcessLine[];
+  /** The first line's seq. */
+  firstSeq: number;
+  /** The last line's seq. */
+  lastSeq: number;
+  /** The first line's time string. */
+  time: string;
+  /** The first line's time. */
+  timeNs: bigint;
+  /** The last line's time string. */
+  timeEnd: string;
+  stream: string;
+  /** The lines' text joined by `\n`. */
+  log: string;
+  lineCount: number;
+  /** `single`: one line that started nothing, or a heading line no traceback followed; `traceback` and `custom`: a block of the python or the custom rule (the part after a cap included). */
+  kind: 'single' | 'traceback' | 'custom';
+  closedBy: ClosedBy;
+}
+
+interface OpenGroup {
+  lines: ProcessLine[];
+  phase: BlockPhase;
+  /** UTF-8 bytes of the lines joined by `\n`. */
+  bytes: number;
+  minSeq: number;
+}
+
+interface StreamState {
+  open: OpenGroup | undefined;
+  lastTimeNs: bigint;
+}
+
+function positiveInteger(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`multiline ${name} must be a positive integer, got ${value}`);
+  return value;
+}
+
+function checkRule(rule: MultilineRule): MultilineRule {
+  for (const key of ['start', 'continue'] as const) {
+    if (!(rule[key] instanceof RegExp)) throw new TypeError(`multiline rule.${key} must be a RegExp`);
+    if (rule[key].global || rule[key].sticky) throw new RangeError(`multiline rule.${key} must not have the g or y flag (/${rule[key].source}/${rule[key].flags})`);
+  }
+  return rule;
+}
+
+function byteLength(text: string): number {
+  return Buffer.byteLength(text, 'utf8');
+}
+
+function timeOrder(a: GroupedRecord, b: GroupedRecord): number {
+  if (a.timeNs !== b.timeNs) return a.timeNs < b.timeNs ? -1 : 1;
+  return a.firstSeq - b.firstSeq;
+}
+
+/**
+ * Groups the lines of one model, per stream, into records. Feed it lines in time order; it holds
+ * the lines of open groups and returns each record when it closes. Lines of one stream never
+ * join or close a group of another.
+ *
+ * Determinism: the same calls give the same records. An `advance(w)` whose watermark is not
+ * later than any line still to come changes no grouping: it only closes earlier a group the
+ * next line of its stream would have closed by gap, or one `flush` would have closed (then
+ * `gap` instead of `flush`). A line older than the last line already pushed on its stream (a
+ * late re-read) becomes a single record at once and leaves the open group alone.
+ */
+export class MultilineGrouper {
+  readonly #rule: MultilineRule | undefined;
+  readonly #headsBlock: (text: string) => boolean;
+  readonly #maxLines: number;
+  readonly #maxBytes: number;
+  readonly #maxGapNs: bigint;
+  readonly #streams = new Map<string, StreamState>();
+
+  constructor(options: MultilineOptions = {}) {
+    this.#rule = options.rule === undefined || options.rule === 'python' ? undefined : checkRule(options.rule);
+    this.#headsBlock = options.headsBlock ?? defaultHeadsBlock;
+    this.#maxLines = positiveInteger('maxLines', options.maxLines, 500);
+    this.#maxBytes = positiveInteger('maxBytes', options.maxBytes, 256 * 1024);
+    const gap = options.maxGapMs ?? 2000;
+    if (!Number.isSafeInteger(gap) || gap < 0) throw new RangeError(`multiline maxGapMs must be a non-negative integer, got ${gap}`);
+    this.#maxGapNs = BigInt(gap) * 1_000_000n;
+  }
+
+  /** Takes the next line; returns the records it closed, and the line itself if it is a record alone. */
+  push(line: ProcessLine): GroupedRecord[] {
+    const state = this.#streams.get(line.stream);
+    if (state === undefined) {
+      const fresh: StreamState = { open: undefined, lastTimeNs: line.timeNs };
+      this.#streams.set(line.stream, fresh);
+      return this.#start(fresh, line, undefined);
+    }
+    if (line.timeNs < state.lastTimeNs) return [this.#single(line)];
+    state.lastTimeNs = line.timeNs;
+    const group = state.open;
+    if (group === undefined) return this.#start(state, line, undefined);
+    const out: GroupedRecord[] = [];
+    if (this.#gapPassed(group, line.timeNs)) {
+      out.push(this.#close(state, 'gap'));
+      out.push(...this.#start(state, line, undefined));
+      return out;
+    }
+    const next = this.#rule === undefined ? pythonContinues(group.phase, line.log) : this.#rule.continue.test(line.log) ? 'custom' : undefined;
+    if (next === undefined) {
+      out.push(this.#close(state, 'next_line'));
+      out.push(...this.#start(state, line, undefined));
+      return out;
+    }
+    const bytes = group.bytes + 1 + byteLength(line.log);
+    if (group.lines.length + 1 > this.#maxLines || bytes > this.#maxBytes) {
+      out.push(this.#close(state, group.lines.length + 1 > this.#maxLines ? 'max_lines' : 'max_bytes'));
+      out.push(...this.#start(state, line, next));
+      return out;
+    }
+    group.lines.push(line);
+    group.phase = next;
+    group.bytes = bytes;
+    group.minSeq = Math.min(group.minSeq, line.seq);
+    return out;
+  }
+
+  /** Closes, with `gap`, the open groups whose last line is more than the maximum gap older than `watermarkNs` (the model's checkpoint). */
+  advance(watermarkNs: bigint): GroupedRecord[] {
+    const out: GroupedRecord[] = [];
+    for (const state of this.#streams.values()) {
+      if (state.open !== undefined && this.#gapPassed(state.open, watermarkNs)) out.push(this.#close(state, 'gap'));
+    }
+    return out.sort(timeOrder);
+  }
+
+  /** Closes every open group, with `flush` (the model stopped or was removed). */
+  flush(): GroupedRecord[] {
+    const out: GroupedRecord[] = [];
+    for (const state of this.#streams.values()) if (state.open !== undefined) out.push(this.#close(state, 'flush'));
+    return out.sort(timeOrder);
+  }
+
+  /** The lowest seq of any line held in an open group: a sink's cursor may not pass it. Undefined when nothing is held. */
+  openFirstSeq(): number | undefined {
+    let min: number | undefined;
+    for (const { open } of this.#streams.values()) if (open !== undefined && (min === undefined || open.minSeq < min)) min = open.minSeq;
+    return min;
+  }
+
+  /** How many lines the open groups hold, and their UTF-8 bytes (each group's lines joined by `\n`). */
+  held(): { lines: number; bytes: number } {
+    let lines = 0;
+    let bytes = 0;
+    for (const { open } of this.#streams.values()) {
+      if (open === undefined) continue;
+      lines += open.lines.length;
+      bytes += open.bytes;
+    }
+    return { lines, bytes };
+  }
+
+  #gapPassed(group: OpenGroup, timeNs: bigint): boolean {
+    const last = group.lines[group.lines.length - 1]!;
+    return last.timeNs < timeNs - this.#maxGapNs;
+  }
+
+  /** Opens a group with `line` in `phase` (or in the phase the line opens), or returns it as a record alone. */
+  #start(state: StreamState, line: ProcessLine, phase: BlockPhase | undefined): GroupedRecord[] {
+    const opened = phase ?? (this.#rule === undefined ? pythonOpens(line.log, this.#headsBlock) : this.#rule.start.test(line.log) ? 'custom' : undefined);
+    if (opened === undefined) return [this.#single(line)];
+    state.open = { lines: [line], phase: opened, bytes: byteLength(line.log), minSeq: line.seq };
+    return [];
+  }
+
+  #close(state: StreamState, closedBy: ClosedBy): GroupedRecord {
+    const group = state.open!;
+    state.open = undefined;
+    const kind = group.phase === 'heading' ? 'single' : group.phase === 'custom' ? 'custom' : 'traceback';
+    return record(group.lines, kind, closedBy);
+  }
+
+  #single(line: ProcessLine): GroupedRecord {
+    return record([line], 'single', 'next_line');
+  }
+}
+
+function record(lines: ProcessLine[], kind: GroupedRecord['kind'], closedBy: ClosedBy): GroupedRecord {
+  const first = lines[0]!;
+  const last = lines[lines.length - 1]!;
+  return {
+    lines,
+    firstSeq: first.seq,
+    lastSeq: last.seq,
+    time: first.time,
+    timeNs: first.timeNs,
+    timeEnd: last.time,
+    stream: first.stream,
+    log: lines.map((l) => l.log).join('\n'),
+    lineCount: lines.length,
+    kind,
+    closedBy,
+  };
+}
