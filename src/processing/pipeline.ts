@@ -1,0 +1,159 @@
+//! The processing stages of one model in their order: redaction of each line, multiline
+//! grouping, the level (from a JSON line's level field, else from the start of the text;
+//! a traceback without a level of its own is an error), JSON structure, and the filter.
+//! Pure and deterministic like each stage: the same lines and calls give the same records.
+import type { Level, ProcessLine } from './types.js';
+import type { Redactor } from './redact.js';
+import type { RecordFilter } from './filter.js';
+import { MultilineGrouper, type GroupedRecord, type MultilineOptions } from './multiline.js';
+import { detectLevel, levelFromJsonObject, type CompiledLevelRules } from './levels.js';
+import { parseJsonLine } from './json-line.js';
+
+/** The compiled settings of a {@link ModelProcessor}. */
+export interface ProcessorOptions {
+  /** Multiline grouping (default: the python preset with its defaults); `false`: every line is a record. */
+  multiline?: MultilineOptions | false;
+  /** User level rules, tried before the built-in patterns. */
+  levelRules?: CompiledLevelRules;
+  /** Applied to every line's text before anything else reads it. */
+  redact?: Redactor;
+  /** Decides which records are kept. */
+  filter?: RecordFilter;
+}
+
+/** One record after processing. */
+export interface ProcessedRecord {
+  /** The first line's time string, unchanged, and its exact time. */
+  time: string;
+  timeNs: bigint;
+  /** The last line's time string, for a record of several lines. */
+  timeEnd?: string;
+  stream: string;
+  /** The text after redaction: the lines joined by `\n`; for a JSON line, the line as written. */
+  log: string;
+  /** How many lines the record holds, when more than one. */
+  lines?: number;
+  /** The detected level; absent when the text names none. */
+  level?: Level;
+  /** The level as the line wrote it (OTLP `severityText`). */
+  levelText?: string;
+  /** A JSON line's message (`message`, `msg` or `event`). */
+  message?: string;
+  /** A JSON line's other fields. */
+  attributes?: Record<string, unknown>;
+  traceId?: string;
+  spanId?: string;
+  /** Seqs of the record's first and last lines. */
+  firstSeq: number;
+  lastSeq: number;
+}
+
+/** Records that came out of a call, and how many records the filter dropped. */
+export interface Processed {
+  records: ProcessedRecord[];
+  dropped: number;
+}
+
+/** The processing of one model's lines. */
+export class ModelProcessor {
+  readonly #grouper: MultilineGrouper | undefined;
+  readonly #options: ProcessorOptions;
+
+  constructor(options: ProcessorOptions = {}) {
+    this.#options = options;
+    this.#grouper = options.multiline === false ? undefined : new MultilineGrouper(options.multiline ?? {});
+  }
+
+  /**
+   * Takes one page of lines in any order; they are put in time order (equal times keep their
+   * order). Returns the records that closed, in time order.
+   */
+  push(lines: readonly ProcessLine[]): Processed {
+    const ordered = lines
+      .map((line, i) => ({ line, i }))
+      .sort((a, b) => (a.line.timeNs < b.line.timeNs ? -1 : a.line.timeNs > b.line.timeNs ? 1 : a.i - b.i));
+    const groups: GroupedRecord[] = [];
+    const singles: ProcessLine[] = [];
+    for (const { line } of ordered) {
+      const redacted = this.#redacted(line);
+      if (this.#grouper) groups.push(...this.#grouper.push(redacted));
+      else singles.push(redacted);
+    }
+    return this.#finish(groups, singles);
+  }
+
+  /** Closes the groups the model's checkpoint (`watermarkNs`) has passed by the maximum gap. */
+  advance(watermarkNs: bigint): Processed {
+    return this.#finish(this.#grouper?.advance(watermarkNs) ?? [], []);
+  }
+
+  /** Closes every open group (the model stopped, or the end of the input). */
+  flush(): Processed {
+    return this.#finish(this.#grouper?.flush() ?? [], []);
+  }
+
+  /** The lowest seq held in an open group: nothing at or after it may be acknowledged yet. */
+  openFirstSeq(): number | undefined {
+    return this.#grouper?.openFirstSeq();
+  }
+
+  #redacted(line: ProcessLine): ProcessLine {
+    const redact = this.#options.redact;
+    if (!redact) return line;
+    const log = redact(line.log);
+    return log === line.log ? line : { ...line, log };
+  }
+
+  #finish(groups: readonly GroupedRecord[], singles: readonly ProcessLine[]): Processed {
+    const out: Processed = { records: [], dropped: 0 };
+    for (const g of groups) this.#keep(out, this.#record(g.lines[0]!, g.lastSeq, g.log, g.lineCount, g.timeEnd, g.kind === 'traceback'));
+    for (const l of singles) this.#keep(out, this.#record(l, l.seq, l.log, 1, l.time, false));
+    // Streams close their groups at different lines: what one call returns is put in time order.
+    out.records.sort((a, b) => (a.timeNs < b.timeNs ? -1 : a.timeNs > b.timeNs ? 1 : a.firstSeq - b.firstSeq));
+    return out;
+  }
+
+  #keep(out: Processed, record: ProcessedRecord): void {
+    const decision = this.#options.filter?.({ log: record.log, level: record.level });
+    if (decision === undefined || decision === 'keep') out.records.push(record);
+    else out.dropped++;
+  }
+
+  #record(first: ProcessLine, lastSeq: number, log: string, lineCount: number, timeEnd: string, traceback: boolean): ProcessedRecord {
+    const record: ProcessedRecord = { time: first.time, timeNs: first.timeNs, stream: first.stream, log, firstSeq: first.seq, lastSeq };
+    if (lineCount > 1) {
+      record.lines = lineCount;
+      record.timeEnd = timeEnd;
+    }
+    const json = lineCount === 1 ? parseJsonLine(log) : undefined;
+    let level = json?.levelField ? levelFromJsonObject({ [json.levelField.key]: json.levelField.value }) : undefined;
+    level ??= detectLevel(first.log, this.#options.levelRules);
+    if (level === undefined && traceback) level = { level: 'error', text: 'ERROR' };
+    if (level) {
+      record.level = level.level;
+      record.levelText = level.text;
+    }
+    if (json) {
+      if (json.message !== undefined) record.message = json.message;
+      if (Object.keys(json.attributes).length > 0) record.attributes = json.attributes;
+      if (json.traceId) record.traceId = json.traceId;
+      if (json.spanId) record.spanId = json.spanId;
+    }
+    return record;
+  }
+}
+
+/** A record as the NDJSON line of files, stdout and webhooks, with `model_id` first. */
+export function recordFields(modelId: string, r: ProcessedRecord): Record<string, unknown> {
+  const out: Record<string, unknown> = { model_id: modelId, time: r.time, stream: r.stream, log: r.log };
+  if (r.level) out.level = r.level;
+  if (r.lines) {
+    out.lines = r.lines;
+    out.time_end = r.timeEnd;
+  }
+  if (r.message !== undefined) out.message = r.message;
+  if (r.attributes) out.attributes = r.attributes;
+  if (r.traceId) out.trace_id = r.traceId;
+  if (r.spanId) out.span_id = r.spanId;
+  return out;
+}
