@@ -13,6 +13,7 @@ import { systemClock, type Clock } from '../time/clock.js';
 import { formatDuration, parseDuration } from '../time/duration.js';
 import { msToNs, nsToMs, nsToMsCeil, parseEntryTime } from '../time/timestamp.js';
 import { sleepOrAbort as sleep } from '../time/backoff.js';
+import { processedOutput, rawOutput, type LogsFormat, type LogsOutput } from './logs-output.js';
 import { addApiOptions, OutputClosedError, OutputWriter, processIo, refuseTokenFlag, resolveApiOptions, runCommand, type ApiCliOptions, type CommandIo } from './common.js';
 
 /** Options of `mls logs` as commander parses them. */
@@ -25,6 +26,7 @@ export interface LogsCliOptions extends ApiCliOptions {
   interval?: string;
   output?: string;
   lessLogs?: boolean;
+  process?: boolean;
 }
 
 /** What `mls logs` depends on besides its streams; tests replace parts. */
@@ -58,7 +60,8 @@ export function register(program: Command, io: CommandIo = processIo(), deps: Lo
     .option('-f, --follow', 'keep printing new lines until interrupted')
     .option('--interval <duration>', 'time between polls when following', DEFAULT_INTERVAL)
     .option('--output <format>', 'ndjson or text', 'ndjson')
-    .option('--less-logs', 'ask the service for fewer logs (is_less_logs)');
+    .option('--less-logs', 'ask the service for fewer logs (is_less_logs)')
+    .option('--process', 'print records as the daemon ships them: tracebacks whole, levels from the text, JSON lines structured');
   addApiOptions(cmd);
   cmd.action(runCommand(io, (opts: LogsCliOptions) => runLogs(opts, io, deps)));
 }
@@ -86,8 +89,9 @@ interface Plan {
   toMs: number | undefined;
   follow: boolean;
   intervalMs: number;
-  format: 'ndjson' | 'text';
+  format: LogsFormat;
   isLessLogs: boolean | undefined;
+  process: boolean;
 }
 
 function plan(opts: LogsCliOptions, nowMs: number): Plan {
@@ -126,7 +130,7 @@ function plan(opts: LogsCliOptions, nowMs: number): Plan {
     fromMs = nowMs - sinceMs;
     toMs = follow ? undefined : nowMs;
   }
-  return { modelId, fromMs, toMs, follow, intervalMs, format, isLessLogs: opts.lessLogs === true ? true : undefined };
+  return { modelId, fromMs, toMs, follow, intervalMs, format, isLessLogs: opts.lessLogs === true ? true : undefined, process: opts.process === true };
 }
 
 /**
@@ -179,11 +183,6 @@ export class OccurrenceFilter {
   }
 }
 
-function formatEntry(modelId: string, e: LogEntry, format: 'ndjson' | 'text'): string {
-  if (format === 'text') return `${e.time} ${e.stream} ${e.log}\n`;
-  return `${JSON.stringify({ model_id: modelId, time: e.time, stream: e.stream, log: e.log })}\n`;
-}
-
 /**
  * Fetches every page of one window and prints the lines the filter admits. A rejected
  * continuation token restarts the window from its start; the filter keeps the restart
@@ -195,6 +194,7 @@ async function fetchWindow(
   fromMs: number,
   toMs: number,
   filter: OccurrenceFilter,
+  output: LogsOutput,
   out: OutputWriter,
   io: CommandIo,
   signal: AbortSignal | undefined,
@@ -211,9 +211,7 @@ async function fetchWindow(
           { modelId: p.modelId, fromMs, toMs, ...(p.isLessLogs !== undefined ? { isLessLogs: p.isLessLogs } : {}), ...(token !== undefined ? { nextToken: token } : {}) },
           signal,
         );
-        let chunk = '';
-        for (const e of page.entries) if (filter.admit(e, minNs, fallbackNs)) chunk += formatEntry(p.modelId, e, p.format);
-        await out.write(chunk);
+        await out.write(output.page(page.entries.filter((e) => filter.admit(e, minNs, fallbackNs)), toMs));
         // A token followed before in this window (A → B → A …) would loop forever, printing the same pages again.
         const verdict = guard.check(page.nextToken);
         if (verdict.kind === 'end') return;
@@ -244,12 +242,14 @@ export async function runLogs(opts: LogsCliOptions, io: CommandIo, deps: LogsDep
   const client = (deps.createClient ?? createApiClient)(apiOptions);
   const out = new OutputWriter(io.stdout);
   const filter = new OccurrenceFilter();
+  const output = p.process ? processedOutput(p.modelId, p.format) : rawOutput(p.modelId, p.format);
   try {
     if (!p.follow) {
-      await fetchWindow(client, p, p.fromMs, p.toMs!, filter, out, io, undefined);
-      return;
+      await fetchWindow(client, p, p.fromMs, p.toMs!, filter, output, out, io, undefined);
+    } else {
+      await follow(client, p, filter, output, out, io, clock);
     }
-    await follow(client, p, filter, out, io, clock);
+    await out.write(output.end());
   } catch (err) {
     if (err instanceof OutputClosedError) return;
     throw err;
@@ -259,7 +259,7 @@ export async function runLogs(opts: LogsCliOptions, io: CommandIo, deps: LogsDep
   }
 }
 
-async function follow(client: ApiClient, p: Plan, filter: OccurrenceFilter, out: OutputWriter, io: CommandIo, clock: Clock): Promise<void> {
+async function follow(client: ApiClient, p: Plan, filter: OccurrenceFilter, output: LogsOutput, out: OutputWriter, io: CommandIo, clock: Clock): Promise<void> {
   let signal = io.signal;
   let removeHandlers = (): void => {};
   if (signal === undefined) {
@@ -281,7 +281,8 @@ async function follow(client: ApiClient, p: Plan, filter: OccurrenceFilter, out:
       const toMs = clock.now();
       if (toMs > fromMs) {
         try {
-          await fetchWindow(client, p, fromMs, toMs, filter, out, io, signal);
+          await fetchWindow(client, p, fromMs, toMs, filter, output, out, io, signal);
+          await out.write(output.advance(toMs));
           if (failing) io.stderr.write('mls: the service answers again\n');
           failing = false;
           fromMs = Math.max(p.fromMs, toMs - overlapMs);

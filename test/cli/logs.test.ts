@@ -107,6 +107,26 @@ describe('mls logs (one window)', () => {
     expect(r.stderr).toMatch(/came back to one already followed in this window \(a cycle of 2 pages\)/);
   });
 
+  it('with --process prints what the daemon would ship: a traceback split across pages as one record, levels from the text', async () => {
+    const t = (s: number) => `2024-05-01T12:00:${String(s).padStart(2, '0')}.000Z`;
+    const pages = [
+      logsPage([e(t(1), 'INFO:     127.0.0.1:5000 - "POST /predict HTTP/1.1" 200 OK', 'stderr'), e(t(2), 'Traceback (most recent call last):', 'stderr'), e(t(2), '  File "/app/m.py", line 3, in f', 'stderr')], 'p2'),
+      logsPage([e(t(2), 'ValueError: bad input', 'stderr'), e(t(3), 'a plain print()', 'stdout')], ''),
+    ];
+    const s = await serve((req, res) => sendJson(res, 200, pages[tokenOf(req.body) === undefined ? 0 : 1]));
+    const r = await runCli(register, ['logs', '--model', 'm', ...FROM, '--process'], env(s));
+    expect(r.stderr).toBe('');
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l))).toEqual([
+      { model_id: 'm', time: t(1), stream: 'stderr', log: 'INFO:     127.0.0.1:5000 - "POST /predict HTTP/1.1" 200 OK', level: 'info' },
+      // The traceback is held until nothing more can join it: here, the end of the window.
+      { model_id: 'm', time: t(3), stream: 'stdout', log: 'a plain print()' },
+      { model_id: 'm', time: t(2), stream: 'stderr', log: 'Traceback (most recent call last):\n  File "/app/m.py", line 3, in f\nValueError: bad input', level: 'error', lines: 3, time_end: t(2) },
+    ]);
+    const text = await runCli(register, ['logs', '--model', 'm', ...FROM, '--process', '--output', 'text'], env(s));
+    expect(text.stdout).toContain(`${t(2)} stderr ERROR Traceback (most recent call last):\n  File`);
+  });
+
   it('waits for the output to drain instead of buffering', async () => {
     const entries = Array.from({ length: 200 }, (_, i) => e(`2024-05-01T12:00:${String(i % 60).padStart(2, '0')}.${i}Z`, `line ${i} ${'z'.repeat(50)}`));
     const s = await serve((req, res) => {
