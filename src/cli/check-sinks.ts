@@ -3,9 +3,8 @@
 //! the sink's bound. One line per sink says what it answered.
 import type { Config } from '../config/index.js';
 import { TIMED_OUT, within } from '../time/bounded.js';
-import { sinkBoundMs } from '../delivery/retire.js';
 import { describeError } from '../errors.js';
-import { buildSink } from '../sinks/registry.js';
+import { buildSink, stepBoundMs } from '../sinks/registry.js';
 import type { SinkLogger } from '../sinks/contract.js';
 import { formatDuration } from '../time/duration.js';
 
@@ -19,11 +18,11 @@ export interface SinkCheck {
 
 /** Checks every sink of `config`, at once; results in config order. Never rejects. */
 export function checkSinks(config: Config, logger: SinkLogger): Promise<SinkCheck[]> {
-  const env = { modelResources: new Map(config.models.map((m) => [m.id, m.resource])) };
+  const env = { models: config.models };
   return Promise.all(
     config.sinks.map(async (sc): Promise<SinkCheck> => {
       const result = (ok: boolean, detail?: string): SinkCheck => ({ name: sc.name, type: sc.type, ok, detail });
-      const boundMs = sinkBoundMs(sc);
+      const boundMs = stepBoundMs(sc);
       const late = (what: string) => result(false, `${what} did not finish within ${formatDuration(boundMs)}`);
       let built;
       try {

@@ -104,7 +104,7 @@ async function replayDirectly(config: Config, only: string | undefined): Promise
       const letters = store.listDeadLetters(sc.name, 1_000_000);
       if (letters.length === 0) continue;
       const row = store.ensureSink(sc.name);
-      const sink = await buildSink(sc, { name: sc.name, state: row.state, now: Date.now, logger: logger.child({ sink: sc.name }), commitState: (s) => store.setSinkState(sc.name, s) }, { modelResources: new Map(config.models.map((m) => [m.id, m.resource])) });
+      const sink = await buildSink(sc, { name: sc.name, state: row.state, now: Date.now, logger: logger.child({ sink: sc.name }), commitState: (s) => store.setSinkState(sc.name, s) }, { models: config.models });
       try {
         for (const d of letters) {
           const batch = { id: batchId(store.installationId!, sc.name, d.firstSeq, d.lastSeq), firstSeq: d.firstSeq, lastSeq: d.lastSeq, entries: d.entries };

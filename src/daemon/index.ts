@@ -83,7 +83,7 @@ export class Daemon {
       logger,
       clock,
       onAck: () => this.backpressure.afterAck(),
-      environment: () => ({ modelResources: new Map(this.config.models.map((m) => [m.id, m.resource])) }),
+      environment: () => ({ models: this.config.models }),
     });
     this.pollers = new RunningPollers({
       poll: config.poll,

@@ -5,9 +5,9 @@ import type { Logger } from 'pino';
 import type { SinkConfig } from '../config/index.js';
 import type { StateStore } from '../journal/store.js';
 import { SinkDelivery } from '../delivery/sink-delivery.js';
-import { retireSink, sinkBoundMs } from '../delivery/retire.js';
+import { retireSink } from '../delivery/retire.js';
 import { logHealthcheck } from '../delivery/healthcheck.js';
-import { buildSink, type SinkEnvironment } from '../sinks/registry.js';
+import { buildSink, stepBoundMs, type SinkEnvironment } from '../sinks/registry.js';
 import type { Sink } from '../sinks/contract.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import type { Clock } from '../time/clock.js';
@@ -55,7 +55,7 @@ export class RunningSinks {
     for (const [name, running] of [...this.sinks]) {
       const sc = wanted.get(name);
       if (sc && sinkUnchanged(running.config, sc)) continue;
-      await retireSink({ name, sink: running.sink, delivery: running.delivery }, sinkBoundMs(running.config), logger);
+      await retireSink({ name, sink: running.sink, delivery: running.delivery }, stepBoundMs(running.config), logger);
       this.sinks.delete(name);
       if (!sc) {
         store.removeSinksExcept(next.map((s) => s.name));
@@ -95,7 +95,7 @@ export class RunningSinks {
 
   /** Stops every delivery loop, then flushes and closes every sink, each step within its bound and `capMs`. */
   async retireAll(capMs: number): Promise<void> {
-    await Promise.all([...this.sinks].map(([name, s]) => retireSink({ name, sink: s.sink, delivery: s.delivery }, sinkBoundMs(s.config), this.d.logger, capMs)));
+    await Promise.all([...this.sinks].map(([name, s]) => retireSink({ name, sink: s.sink, delivery: s.delivery }, stepBoundMs(s.config), this.d.logger, capMs)));
   }
 
   /** Builds the sink, starts its delivery loop, and runs its healthcheck without waiting for it. */

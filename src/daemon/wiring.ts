@@ -8,7 +8,7 @@ import type { BodyPool } from '../api/body-pool.js';
 import type { ModelPollerSettings } from '../poller/model-poller.js';
 import type { DeliverySettings } from '../delivery/sink-delivery.js';
 import { statusClass, type Metrics } from '../telemetry/metrics.js';
-import { deliveryConcurrency } from '../sinks/registry.js';
+import { deliveryConcurrency, sendTimeoutMs } from '../sinks/registry.js';
 
 /** The api client of `config`, reporting each attempt and retry to `metrics`. */
 export function clientOptions(config: Config, metrics: Metrics, logger: Logger, bodies: BodyPool | undefined): ApiClientOptions {
@@ -69,6 +69,6 @@ export function deliverySettings(sc: SinkConfig): DeliverySettings {
     retryMaxMs: sc.retry.max_delay,
     models: sc.models ? new Set(sc.models) : undefined,
     concurrency: deliveryConcurrency(sc),
-    sendTimeoutMs: sc.type === 'module' ? sc.timeout : undefined,
+    sendTimeoutMs: sendTimeoutMs(sc),
   };
 }

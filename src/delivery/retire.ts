@@ -2,25 +2,16 @@
 //! loop is stopped, then the sink flushed and closed, each step within the sink's bound, so
 //! a sink that hangs can delay a reload or a shutdown by its bound at most, never forever.
 import type { Logger } from 'pino';
-import type { SinkConfig } from '../config/index.js';
 import type { Sink } from '../sinks/contract.js';
 import type { SinkDelivery } from './sink-delivery.js';
 import { withinOrFail } from '../time/bounded.js';
 import { describeError } from '../errors.js';
-
-/** The bound of a flush or close of a sink without a timeout of its own (file, stdout). */
-export const DEFAULT_SINK_BOUND_MS = 30_000;
 
 /**
  * Grace beyond the sink's own bound for its delivery loop to stop: the send in flight ends
  * by the sink's timeout, then the loop needs a moment to notice.
  */
 const STOP_GRACE_MS = 1_000;
-
-/** How long a step of `sc` (stop, flush, close) may take: its `timeout`, or {@link DEFAULT_SINK_BOUND_MS}. */
-export function sinkBoundMs(sc: SinkConfig): number {
-  return sc.type === 'module' || sc.type === 'webhook' || sc.type === 'otlp' ? sc.timeout : DEFAULT_SINK_BOUND_MS;
-}
 
 /** A running sink and its delivery loop. */
 export interface RetiringSink {

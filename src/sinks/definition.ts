@@ -8,8 +8,8 @@ import type { Sink, SinkContext } from './contract.js';
 
 /** What sinks may need from the rest of the config. */
 export interface SinkEnvironment {
-  /** Per-model OTLP resource attributes (`models[].resource`). */
-  modelResources?: ReadonlyMap<string, Readonly<Record<string, string>>>;
+  /** The configured models, with the keys sink types add to them (e.g. OTLP's `resource`). */
+  models?: readonly ModelConfig[];
 }
 
 /** A parsed block of one sink type, with its place in `sinks`. */
@@ -37,6 +37,13 @@ export interface SinkDefinition<C extends SinkBlock = SinkBlock> {
   validate?(blocks: ReadonlyArray<PlacedBlock<C>>, models: readonly ModelConfig[]): RawProblem[];
   /** Batches its delivery loop may have in flight at once. One when absent. */
   concurrency?(config: C): number;
+  /**
+   * How long one send may take before the delivery loop fires its signal and counts a retry;
+   * absent for sinks that bound their own sends (their requests carry a timeout).
+   */
+  sendTimeoutMs?(config: C): number;
+  /** How long a stop, flush or close of it may take at a reload or shutdown; 30 s when absent. */
+  stepBoundMs?(config: C): number;
   /**
    * Builds a sink. With `context.checkOnly` the sink is only asked for its `healthcheck()`
    * and closed: it must take no state and write nothing.

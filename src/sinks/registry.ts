@@ -15,6 +15,9 @@ import { webhookSink } from './webhook/definition.js';
 export type { SinkEnvironment } from './definition.js';
 
 /** The built-in sink types, in the order the config schema lists them. */
+/** The bound of a stop, flush or close of a sink type that names none (file, stdout). */
+export const DEFAULT_STEP_BOUND_MS = 30_000;
+
 export const BUILTIN_SINKS: readonly SinkDefinition[] = [fileSink, stdoutSink, webhookSink, otlpSink, moduleSink];
 
 /** A set of sink types, told apart by `type`. */
@@ -75,6 +78,16 @@ export class SinkRegistry {
     return Math.max(1, this.#definition(sc).concurrency?.(sc) ?? 1);
   }
 
+  /** The bound the delivery loop puts on one send of `sc`, if its type asks for one. */
+  sendTimeoutMs(sc: SinkBlock): number | undefined {
+    return this.#definition(sc).sendTimeoutMs?.(sc);
+  }
+
+  /** How long a stop, flush or close of `sc` may take. */
+  stepBoundMs(sc: SinkBlock): number {
+    return this.#definition(sc).stepBoundMs?.(sc) ?? DEFAULT_STEP_BOUND_MS;
+  }
+
   /** Builds the sink that `config` describes. */
   async build(config: SinkBlock, context: SinkContext, env: SinkEnvironment = {}): Promise<Sink> {
     return this.#definition(config).create(config, context, env);
@@ -98,4 +111,14 @@ export function buildSink(config: SinkConfig, context: SinkContext, env: SinkEnv
 /** How many batches the delivery loop of `sc` may have in flight at once (the webhook's `concurrency`, else 1). */
 export function deliveryConcurrency(sc: SinkConfig): number {
   return sinkRegistry.deliveryConcurrency(sc);
+}
+
+/** The bound the delivery loop puts on one send of `sc`, if its type asks for one (module sinks). */
+export function sendTimeoutMs(sc: SinkConfig): number | undefined {
+  return sinkRegistry.sendTimeoutMs(sc);
+}
+
+/** How long a stop, flush or close of `sc` may take at a reload or shutdown. */
+export function stepBoundMs(sc: SinkConfig): number {
+  return sinkRegistry.stepBoundMs(sc);
 }

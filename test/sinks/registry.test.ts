@@ -10,7 +10,7 @@ import { ConfigError } from '../../src/errors.js';
 import type { Sink, SinkContext } from '../../src/sinks/contract.js';
 import { defineSink } from '../../src/sinks/definition.js';
 import { fileSink } from '../../src/sinks/file/definition.js';
-import { deliveryConcurrency, sinkRegistry } from '../../src/sinks/registry.js';
+import { deliveryConcurrency, sendTimeoutMs, sinkRegistry, stepBoundMs } from '../../src/sinks/registry.js';
 
 const tinySchema = z
   .strictObject({
@@ -32,6 +32,8 @@ const tinySink = defineSink<TinyConfig>({
   check: (block) => (block.lanes !== undefined && block.api_key === undefined ? [{ path: ['api_key'], message: 'is required when lanes is set' }] : []),
   validate: (blocks) => blocks.slice(1).map((b) => ({ path: ['sinks', b.index, 'type'], message: 'only one tiny sink may be configured' })),
   concurrency: (config) => config.lanes,
+  sendTimeoutMs: (config) => config.lanes * 1_000,
+  stepBoundMs: () => 7_000,
   create(config, context): Sink {
     built.push({ config, context });
     return { healthcheck: async () => ({ ok: true }), send: async () => ({ status: 'ok' }), flush: async () => {}, close: async () => {} };
@@ -107,6 +109,9 @@ describe('a sink type added through the registry', () => {
     const config = loader.parse({ api: API, models: [{ id: 'a' }], sinks: [tiny()] }, { env: {} });
     const sc = config.sinks[0]!;
     expect(registry.deliveryConcurrency(sc)).toBe(3);
+    // Its bounds come from its definition too, not from a list of types in the daemon.
+    expect(registry.sendTimeoutMs(sc)).toBe(3_000);
+    expect(registry.stepBoundMs(sc)).toBe(7_000);
     const context: SinkContext = { name: 'small', state: undefined, now: Date.now, logger: { debug() {}, info() {}, warn() {}, error() {} } };
     const sink = await registry.build(sc, context);
     expect(await sink.healthcheck()).toEqual({ ok: true });
@@ -153,6 +158,16 @@ describe('the registry', () => {
       ['o', 1],
       ['s', 1],
       ['m', 1],
+    ]);
+    // Only module sinks get a send timeout from the loop (the others time their own requests);
+    // a reload or shutdown waits on each at most its timeout, 30 s for file and stdout.
+    expect(config.sinks.map((sc) => [sc.name, sendTimeoutMs(sc), stepBoundMs(sc)])).toEqual([
+      ['hook', undefined, 30_000],
+      ['hook1', undefined, 30_000],
+      ['f', undefined, 30_000],
+      ['o', undefined, 10_000],
+      ['s', undefined, 30_000],
+      ['m', 30_000, 30_000],
     ]);
   });
 });

@@ -7,5 +7,7 @@ import { buildModuleSink } from './index.js';
 export const moduleSink = defineSink<ModuleSinkConfig>({
   type: 'module',
   schema: moduleSinkSchema,
+  sendTimeoutMs: (config) => config.timeout,
+  stepBoundMs: (config) => config.timeout,
   create: (config, context) => buildModuleSink(config.path, config.options ?? {}, context, config.timeout),
 });

@@ -9,8 +9,10 @@ export const otlpSink = defineSink<OtlpSinkConfig>({
   schema: otlpSinkSchema,
   modelKeys: otlpModelKeys,
   check: checkOtlpBlock,
+  stepBoundMs: (config) => config.timeout,
   async create(config, context, env) {
     const { createOtlpSink } = await import('./index.js');
-    return createOtlpSink(config, context, { modelResources: env.modelResources });
+    const modelResources = new Map((env.models ?? []).map((m) => [m.id, m.resource]));
+    return createOtlpSink(config, context, { modelResources });
   },
 });

@@ -7,6 +7,7 @@ export const webhookSink = defineSink<WebhookSinkConfig>({
   type: 'webhook',
   schema: webhookSinkSchema,
   concurrency: (config) => config.concurrency,
+  stepBoundMs: (config) => config.timeout,
   async create(config, context) {
     const { createWebhookSink } = await import('./index.js');
     return createWebhookSink(config, context);
