@@ -6,7 +6,7 @@ import { loadConfig } from './config.js';
 import { StateStore } from '../journal/store.js';
 import { StateReader } from '../journal/reader.js';
 import { acquireStateLock } from '../journal/lock.js';
-import { buildSink } from '../sinks/registry.js';
+import { buildSink, sendTimeoutMs } from '../sinks/registry.js';
 import { batchId } from '../delivery/batch-id.js';
 import { guardedSend } from '../delivery/guarded-send.js';
 import { createLogger } from '../telemetry/logger.js';
@@ -108,7 +108,7 @@ async function replayDirectly(config: Config, only: string | undefined): Promise
       try {
         for (const d of letters) {
           const batch = { id: batchId(store.installationId!, sc.name, d.firstSeq, d.lastSeq), firstSeq: d.firstSeq, lastSeq: d.lastSeq, entries: d.entries };
-          const { outcome } = await guardedSend(sink, batch, AbortSignal.timeout(60_000), { sink: sc.name, timeoutMs: sc.type === 'module' ? sc.timeout : undefined, maxAfterMs: sc.retry.max_delay });
+          const { outcome } = await guardedSend(sink, batch, AbortSignal.timeout(60_000), { sink: sc.name, timeoutMs: sendTimeoutMs(sc), maxAfterMs: sc.retry.max_delay });
           if (outcome.status === 'ok') {
             if (outcome.state !== undefined) store.setSinkState(sc.name, outcome.state);
             store.deleteDeadLetters([d.id]);
