@@ -1,7 +1,7 @@
 //! What the journal commits for a fetched page: each entry's exact time and content hash
 //! (computed by the poller), and the NDJSON lines of the entries the dedupe keeps.
 import type { LogEntry } from '../records/entry.js';
-import { NdjsonLineBuilder } from '../records/ndjson.js';
+import { renderEntryLines } from '../records/ndjson.js';
 import { LEGACY_CONTENT_HASH, entryHash } from '../dedupe/key.js';
 
 /** An entry ready to be committed: parsed time and content hash computed by the caller. */
@@ -66,13 +66,6 @@ export class EntryObjectsPage implements PreparedPage {
   }
 
   render(modelId: string, kept: Uint32Array, n: number): Buffer {
-    const lines = new NdjsonLineBuilder(modelId);
-    // Pieces joined once at the end: a string grown line by line is a rope that every reader would flatten.
-    const text: string[] = [];
-    for (let k = 0; k < n; k++) {
-      const e = this.entries[kept[k]!]!;
-      lines.push(text, e.time, e.stream, e.log);
-    }
-    return Buffer.from(text.join(''));
+    return renderEntryLines(modelId, this.entries, kept, n);
   }
 }

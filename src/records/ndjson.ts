@@ -1,5 +1,5 @@
 //! The NDJSON line every sink that writes text emits for one entry, and the journal stores.
-import type { NdjsonChunk, SinkEntry } from './entry.js';
+import type { LogEntry, NdjsonChunk, SinkEntry } from './entry.js';
 
 /**
  * Renders one entry as a JSON object on one line, keys in the order
@@ -57,6 +57,18 @@ export class NdjsonLineBuilder {
     if (plainJsonString(time)) out.push(this.#head, '"', time, '"', this.#middle, JSON.stringify(log), '}\n');
     else out.push(this.#head, JSON.stringify(time), this.#middle, JSON.stringify(log), '}\n');
   }
+}
+
+/** The lines of the entries at `kept[0..n)` of `entries`, in that order, as UTF-8. */
+export function renderEntryLines(modelId: string, entries: readonly LogEntry[], kept: Uint32Array, n: number): Buffer {
+  const lines = new NdjsonLineBuilder(modelId);
+  // Pieces joined once at the end: a string grown line by line is a rope that every reader would flatten.
+  const text: string[] = [];
+  for (let k = 0; k < n; k++) {
+    const e = entries[kept[k]!]!;
+    lines.push(text, e.time, e.stream, e.log);
+  }
+  return Buffer.from(text.join(''));
 }
 
 /** The lines of a batch's NDJSON chunks as one buffer (the chunk itself when there is one). */

@@ -4,7 +4,7 @@
 //! path that explains a malformed body (`ApiProtocolError`).
 import type { EntryField, ParsedPage } from '../types.js';
 import type { LogEntry } from '../../records/entry.js';
-import { NdjsonLineBuilder } from '../../records/ndjson.js';
+import { renderEntryLines } from '../../records/ndjson.js';
 import { CONTENT_HASH, entryHash, type ContentHash } from '../../dedupe/key.js';
 import { entryTimeNs } from '../../time/timestamp.js';
 import { parseSuccessObject, protocolError, type WireOptions } from '../wire.js';
@@ -91,14 +91,7 @@ export class ObjectsPage implements ParsedPage {
   }
 
   render(modelId: string, kept: Uint32Array, n: number): Buffer {
-    const lines = new NdjsonLineBuilder(modelId);
-    // Pieces joined once at the end: a string grown line by line is a rope that every reader would flatten.
-    const text: string[] = [];
-    for (let k = 0; k < n; k++) {
-      const e = this.entries[kept[k]!]!;
-      lines.push(text, e.time, e.stream, e.log);
-    }
-    return Buffer.from(text.join(''));
+    return renderEntryLines(modelId, this.entries, kept, n);
   }
 }
 
