@@ -1,5 +1,5 @@
 //! Small real HTTP servers on 127.0.0.1 for the client and command tests.
-import { ApiError } from '../../src/api/errors.js';
+import { ApiError, ApiProtocolError } from '../../src/api/errors.js';
 import { expect } from 'vitest';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -98,4 +98,15 @@ export async function failure(p: Promise<unknown>): Promise<ApiError> {
     return err as ApiError;
   }
   throw new Error('expected the request to fail');
+}
+
+/** The ApiProtocolError that `fn` throws; fails the test when it throws anything else or nothing. */
+export function protocolError(fn: () => unknown): ApiProtocolError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ApiProtocolError);
+    return err as ApiProtocolError;
+  }
+  throw new Error('expected a protocol error');
 }

@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ApiProtocolError } from '../../src/api/errors.js';
 import { parseErrorDetails, parseSettingsBody } from '../../src/api/wire.js';
-
-function protocolError(fn: () => unknown): ApiProtocolError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ApiProtocolError);
-    return err as ApiProtocolError;
-  }
-  throw new Error('expected a protocol error');
-}
+import { protocolError } from './helpers.js';
 
 describe('parseSettingsBody', () => {
   it('returns the confirmation text', () => {

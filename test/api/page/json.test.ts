@@ -3,18 +3,9 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { ApiProtocolError } from '../../../src/api/errors.js';
 import { parseLogsBody } from '../../../src/api/page/json.js';
+import { protocolError } from '../helpers.js';
 
 const entry = { time: '2024-05-01T12:00:00.5Z', log: 'hello', stream: 'stdout' };
-
-function protocolError(fn: () => unknown): ApiProtocolError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(ApiProtocolError);
-    return err as ApiProtocolError;
-  }
-  throw new Error('expected a protocol error');
-}
 
 describe('parseLogsBody', () => {
   it.each([
