@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { Fail, parseListen, parseRateLimitValue, parseStartAtValue, show, type RateLimit, type StartAt } from './units.js';
 import { duration, filePath, httpUrl, leaf, scalar, secret, size, text } from './fields.js';
+import { processingSchema } from './processing.js';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
 
@@ -187,6 +188,7 @@ export function buildConfigSchema(sinkSchemas: readonly SinkSchema[], modelKeys:
       poll: pollSchema.prefault({}),
       models: z.array(modelSchema).min(1).describe('The models to poll; at least one, ids unique.'),
       sinks: z.array(sinkSchema).min(1).describe('Where entries go; at least one, names unique.'),
+      processing: processingSchema,
       buffer: bufferSchema.prefault({}),
       admin: adminSchema.optional(),
       health: healthSchema.prefault({}),

@@ -25,6 +25,7 @@ import { buildStatus, type DaemonStatus } from './status.js';
 import { restartSections } from './reload.js';
 import { RunningSinks } from './sinks.js';
 import { RunningPollers } from './pollers.js';
+import { RecordsMeter } from './records-meter.js';
 
 /** Options of {@link Daemon.start}. */
 export interface DaemonOptions {
@@ -84,6 +85,18 @@ export class Daemon {
       clock,
       onAck: () => this.backpressure.afterAck(),
       environment: () => ({ models: this.config.models }),
+      processing: () => this.config.processing,
+      progress: {
+        watermarkNs: (model) => {
+          const ms = this.store.getCheckpoint(model)?.watermarkMs;
+          return ms === undefined ? undefined : BigInt(ms) * 1_000_000n;
+        },
+        journaledThrough: (model) => this.store.journaledThrough(model),
+        // Polling paused by a full journal moves no checkpoint: open groups close rather than
+        // keep the rows that would make room.
+        stopped: (model) => this.backpressure.blocked || this.pollers.stopped(model),
+      },
+      meter: new RecordsMeter(metrics, () => this.config),
     });
     this.pollers = new RunningPollers({
       poll: config.poll,
@@ -189,7 +202,7 @@ export class Daemon {
     }
     for (const id of await this.pollers.removeExcept(new Set(next.models.map((m) => m.id)))) this.logger.info({ model: id }, 'reload: model removed (its checkpoint is kept)');
     for (const id of this.pollers.start(this.config)) this.logger.info({ model: id }, 'reload: model added');
-    await this.sinks.apply(next.sinks);
+    await this.sinks.apply(next.sinks, JSON.stringify(prev.processing) !== JSON.stringify(next.processing));
     this.logger.info({ models: next.models.length, sinks: next.sinks.length }, 'configuration reloaded');
   }
 
@@ -210,13 +223,14 @@ export class Daemon {
   private async waitDrained(drainMs: number): Promise<void> {
     const deadline = Date.now() + drainMs;
     for (;;) {
+      this.sinks.drain();
       const last = this.store.lastSeq();
-      if (this.store.listSinks().every((s) => s.cursor >= last)) return;
+      // A sink holding lines in open groups closes them once drained, then acknowledges their records.
+      if (this.store.listSinks().every((s) => s.cursor >= last && s.holdSeq === undefined)) return;
       if (Date.now() >= deadline) {
         this.logger.info({ backlog: this.status().sinks.map((s) => ({ sink: s.name, entries: s.backlogEntries })) }, 'shutdown: undelivered entries stay in the journal for the next start');
         return;
       }
-      this.sinks.drain();
       await sleep(50);
     }
   }

@@ -134,4 +134,17 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE checkpoints ADD COLUMN start_at TEXT;
     `,
   },
+  {
+    version: 6,
+    sql: `
+      -- What a sink with processing holds in open multiline groups (JSON; NULL: nothing),
+      -- committed with its cursor, and the lowest seq held: the journal keeps that line and
+      -- every later one until the group closes and its record is acknowledged.
+      ALTER TABLE sinks ADD COLUMN held TEXT;
+      ALTER TABLE sinks ADD COLUMN hold_seq INTEGER;
+      -- The groups a batch in flight closed besides its lines (by the model's checkpoint, or
+      -- because the model stopped), so that a restart rebuilds the same records (JSON; NULL: none).
+      ALTER TABLE inflight ADD COLUMN closes TEXT;
+    `,
+  },
 ];

@@ -22,7 +22,7 @@ export class StateReader implements StatusStore {
   ) {
     this.installationId = readInstallationId(db);
     this.checkpoints = new CheckpointReads(db);
-    this.sinks = new SinkReads(db, schemaVersion(db) >= 5);
+    this.sinks = new SinkReads(db, schemaVersion(db));
     this.deadLetters = new DeadLetterReads(db);
     this.totals = new JournalTotalsQuery(db);
     // Read once at open, as the store does: damaged journal pages then make a corrupt-file

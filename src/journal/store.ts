@@ -10,7 +10,7 @@
 //! page-commit.ts); the commands that only read use StateReader (reader.ts).
 import type { SinkEntry } from '../records/entry.js';
 import { Checkpoints, type Checkpoint, type PageContinuation, type WindowStart } from './checkpoints.js';
-import { Cursors, type SinkCursor } from './cursors.js';
+import { Cursors, type HeldGroups, type SinkCursor } from './cursors.js';
 import { DeadLetters, type DeadLetter } from './dead-letters.js';
 import { DedupeCounts } from './dedupe-counts.js';
 import { StateDb, ensureInstallationId, integrityCheck, openWritable, type WalSync } from './db.js';
@@ -21,7 +21,7 @@ import type { PreparedEntry } from './prepared.js';
 import type { StatusStore } from './status-store.js';
 
 export type { Checkpoint, PageContinuation, WindowStart } from './checkpoints.js';
-export type { InflightBatch, SinkCursor } from './cursors.js';
+export type { HeldGroups, InflightBatch, SinkCursor } from './cursors.js';
 export type { DeadLetter } from './dead-letters.js';
 export type { WalSync } from './db.js';
 export type { PageCommit, PageToCommit } from './page-commit.js';
@@ -154,6 +154,11 @@ export class StateStore implements StatusStore {
     return this.state.lastSeq;
   }
 
+  /** The highest seq of an entry of `modelId` committed to the journal (0: none). */
+  journaledThrough(modelId: string): number {
+    return this.entries.journaledThrough(modelId);
+  }
+
   /** Highest seq whose entries are on disk: what sinks may read. */
   durableSeq(): number {
     return this.state.durableSeq;
@@ -230,16 +235,16 @@ export class StateStore implements StatusStore {
   }
 
   /** Records the seq range of a batch about to be sent and its key: a restart rebuilds it and sends it under that key. */
-  setInflight(name: string, firstSeq: number, lastSeq: number, key: string): void {
-    this.cursors.setInflight(name, firstSeq, lastSeq, key);
+  setInflight(name: string, firstSeq: number, lastSeq: number, key: string, closes?: string): void {
+    this.cursors.setInflight(name, firstSeq, lastSeq, key, closes);
   }
 
   /**
    * Moves a sink's cursor after an acknowledged batch, with the sink's state, and forgets
    * the in-flight ranges it covers, in one transaction not waiting for the disk (see {@link Cursors.ack}).
    */
-  ack(name: string, lastSeq: number, delivered: number, state?: string): void {
-    this.cursors.ack(name, lastSeq, delivered, state);
+  ack(name: string, lastSeq: number, delivered: number, state?: string, held?: HeldGroups): void {
+    this.cursors.ack(name, lastSeq, delivered, state, held);
   }
 
   /** Stores a sink's state without moving its cursor. */
@@ -250,8 +255,8 @@ export class StateStore implements StatusStore {
   // ---- dead letters ------------------------------------------------------------------
 
   /** Stores a rejected batch and moves the sink's cursor past it, in one transaction. */
-  deadLetter(name: string, firstSeq: number, lastSeq: number, entries: readonly SinkEntry[], error: string): number {
-    return this.deadLetters.add(name, firstSeq, lastSeq, entries, error);
+  deadLetter(name: string, firstSeq: number, lastSeq: number, entries: readonly SinkEntry[], error: string, held?: HeldGroups): number {
+    return this.deadLetters.add(name, firstSeq, lastSeq, entries, error, held);
   }
 
   /** Dead letters, oldest first, optionally of one sink. */

@@ -56,6 +56,15 @@ export interface GroupedRecord {
   closedBy: ClosedBy;
 }
 
+/** An open group as a sink commits it with its cursor, to reopen after a restart. */
+export interface OpenGroupSnapshot {
+  stream: string;
+  /** Where the block stands after its last line. */
+  phase: BlockPhase;
+  /** Its lines, in the order they joined it. */
+  lines: readonly ProcessLine[];
+}
+
 interface OpenGroup {
   lines: ProcessLine[];
   phase: BlockPhase;
@@ -179,6 +188,33 @@ export class MultilineGrouper {
     let min: number | undefined;
     for (const { open } of this.#streams.values()) if (open !== undefined && (min === undefined || open.minSeq < min)) min = open.minSeq;
     return min;
+  }
+
+  /** The open groups, to commit with a cursor and {@link restore} after a restart. */
+  openGroups(): OpenGroupSnapshot[] {
+    const out: OpenGroupSnapshot[] = [];
+    for (const [stream, { open }] of this.#streams) if (open !== undefined) out.push({ stream, phase: open.phase, lines: open.lines });
+    return out;
+  }
+
+  /**
+   * Reopens a group saved by {@link openGroups} on a grouper that has none open on its
+   * stream: it then goes on exactly as the grouper that held it. (Only the time of the last
+   * line pushed on a stream without an open group is not kept: a late line on such a stream
+   * right after a restart may open a group instead of being a record alone.)
+   */
+  restore(group: OpenGroupSnapshot): void {
+    if (group.lines.length === 0) return;
+    if (this.#streams.get(group.stream)?.open !== undefined) throw new Error(`bug: a group is already open on ${group.stream}`);
+    let bytes = -1;
+    let minSeq = Number.POSITIVE_INFINITY;
+    let lastTimeNs = group.lines[0]!.timeNs;
+    for (const line of group.lines) {
+      bytes += 1 + byteLength(line.log);
+      minSeq = Math.min(minSeq, line.seq);
+      if (line.timeNs > lastTimeNs) lastTimeNs = line.timeNs;
+    }
+    this.#streams.set(group.stream, { open: { lines: [...group.lines], phase: group.phase, bytes, minSeq }, lastTimeNs });
   }
 
   /** How many lines the open groups hold, and their UTF-8 bytes (each group's lines joined by `\n`). */

@@ -5,7 +5,7 @@
 import type { Level, ProcessLine } from './types.js';
 import type { Redactor } from './redact.js';
 import type { RecordFilter } from './filter.js';
-import { MultilineGrouper, type GroupedRecord, type MultilineOptions } from './multiline.js';
+import { MultilineGrouper, type GroupedRecord, type MultilineOptions, type OpenGroupSnapshot } from './multiline.js';
 import { detectLevel, levelFromJsonObject, type CompiledLevelRules } from './levels.js';
 import { parseJsonLine } from './json-line.js';
 
@@ -19,6 +19,8 @@ export interface ProcessorOptions {
   redact?: Redactor;
   /** Decides which records are kept. */
   filter?: RecordFilter;
+  /** Called with every record's level (undefined: none) before the filter decides (the records meter). */
+  onRecord?: (level: Level | undefined) => void;
 }
 
 /** One record after processing. */
@@ -46,6 +48,8 @@ export interface ProcessedRecord {
   /** Seqs of the record's first and last lines. */
   firstSeq: number;
   lastSeq: number;
+  /** Its first line's fetch time, when the line had one. */
+  fetchedAtMs?: number;
 }
 
 /** Records that came out of a call, and how many records the filter dropped. */
@@ -69,12 +73,9 @@ export class ModelProcessor {
    * order). Returns the records that closed, in time order.
    */
   push(lines: readonly ProcessLine[]): Processed {
-    const ordered = lines
-      .map((line, i) => ({ line, i }))
-      .sort((a, b) => (a.line.timeNs < b.line.timeNs ? -1 : a.line.timeNs > b.line.timeNs ? 1 : a.i - b.i));
     const groups: GroupedRecord[] = [];
     const singles: ProcessLine[] = [];
-    for (const { line } of ordered) {
+    for (const line of inTimeOrder(lines)) {
       const redacted = this.#redacted(line);
       if (this.#grouper) groups.push(...this.#grouper.push(redacted));
       else singles.push(redacted);
@@ -90,6 +91,21 @@ export class ModelProcessor {
   /** Closes every open group (the model stopped, or the end of the input). */
   flush(): Processed {
     return this.#finish(this.#grouper?.flush() ?? [], []);
+  }
+
+  /** The open groups (their lines redacted), to commit with a cursor; see {@link MultilineGrouper.openGroups}. */
+  openGroups(): OpenGroupSnapshot[] {
+    return this.#grouper?.openGroups() ?? [];
+  }
+
+  /** Reopens a group saved by {@link openGroups}, from its lines as the journal holds them (they are redacted again). */
+  restore(group: OpenGroupSnapshot): void {
+    this.#grouper?.restore({ ...group, lines: group.lines.map((l) => this.#redacted(l)) });
+  }
+
+  /** Lines and bytes held in open groups. */
+  held(): { lines: number; bytes: number } {
+    return this.#grouper?.held() ?? { lines: 0, bytes: 0 };
   }
 
   /** The lowest seq held in an open group: nothing at or after it may be acknowledged yet. */
@@ -109,11 +125,12 @@ export class ModelProcessor {
     for (const g of groups) this.#keep(out, this.#record(g.lines[0]!, g.lastSeq, g.log, g.lineCount, g.timeEnd, g.kind === 'traceback'));
     for (const l of singles) this.#keep(out, this.#record(l, l.seq, l.log, 1, l.time, false));
     // Streams close their groups at different lines: what one call returns is put in time order.
-    out.records.sort((a, b) => (a.timeNs < b.timeNs ? -1 : a.timeNs > b.timeNs ? 1 : a.firstSeq - b.firstSeq));
+    if (!sortedByTime(out.records)) out.records.sort(recordOrder);
     return out;
   }
 
   #keep(out: Processed, record: ProcessedRecord): void {
+    this.#options.onRecord?.(record.level);
     const decision = this.#options.filter?.({ log: record.log, level: record.level });
     if (decision === undefined || decision === 'keep') out.records.push(record);
     else out.dropped++;
@@ -121,6 +138,7 @@ export class ModelProcessor {
 
   #record(first: ProcessLine, lastSeq: number, log: string, lineCount: number, timeEnd: string, traceback: boolean): ProcessedRecord {
     const record: ProcessedRecord = { time: first.time, timeNs: first.timeNs, stream: first.stream, log, firstSeq: first.seq, lastSeq };
+    if (first.fetchedAtMs !== undefined) record.fetchedAtMs = first.fetchedAtMs;
     if (lineCount > 1) {
       record.lines = lineCount;
       record.timeEnd = timeEnd;
@@ -141,6 +159,25 @@ export class ModelProcessor {
     }
     return record;
   }
+}
+
+function recordOrder(a: ProcessedRecord, b: ProcessedRecord): number {
+  return a.timeNs < b.timeNs ? -1 : a.timeNs > b.timeNs ? 1 : a.firstSeq - b.firstSeq;
+}
+
+function sortedByTime(records: readonly ProcessedRecord[]): boolean {
+  for (let i = 1; i < records.length; i++) if (recordOrder(records[i - 1]!, records[i]!) > 0) return false;
+  return true;
+}
+
+/** The lines in time order, equal times in their given order; the array itself when it is in order already (the usual page). */
+function inTimeOrder(lines: readonly ProcessLine[]): readonly ProcessLine[] {
+  let sorted = true;
+  for (let i = 1; i < lines.length && sorted; i++) sorted = lines[i - 1]!.timeNs <= lines[i]!.timeNs;
+  if (sorted) return lines;
+  const index = lines.map((_, i) => i);
+  index.sort((a, b) => (lines[a]!.timeNs < lines[b]!.timeNs ? -1 : lines[a]!.timeNs > lines[b]!.timeNs ? 1 : a - b));
+  return index.map((i) => lines[i]!);
 }
 
 /** A record as the NDJSON line of files, stdout and webhooks, with `model_id` first. */
