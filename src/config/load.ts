@@ -1,6 +1,6 @@
-//! Loads the configuration: reads the YAML file, interpolates `${VAR}`, validates against
-//! the schema, checks what spans several fields, resolves relative paths and the API
-//! token, then freezes the result. Every problem is collected before one ConfigError.
+//! Loads the configuration: reads the YAML file, interpolates `${VAR}`, joins the models of
+//! `models_file` to the inline ones, validates against the schema, checks what spans several
+//! fields, resolves relative paths and the API token, then freezes the result. Every problem is collected before one ConfigError.
 //! The schema and the checks of the sink types come from whoever builds the loader.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -11,6 +11,7 @@ import { SecretScrubber } from '../telemetry/secrets.js';
 import { crossCheck } from './cross-check.js';
 import { interpolate, type PathSegment } from './interpolate.js';
 import { markedFields, secretStrings } from './marks.js';
+import { joinModelsFile } from './models-file.js';
 import { configErrorMap, formatProblem, issuesToProblems, type RawProblem } from './problems.js';
 import type { Config, ConfigSchema } from './schema.js';
 import { resolveToken } from './token.js';
@@ -114,10 +115,14 @@ export class ConfigLoader {
     const interpolated = interpolate(raw, env);
     const value = interpolated.value;
     const problems: RawProblem[] = [...interpolated.problems];
-    const secrets = this.#secretValues(isObj(value) ? value : {}, interpolated.substituted);
     if (!isObj(value)) {
+      const secrets = this.#secretValues({}, interpolated.substituted);
       fail(options.source, [{ path: [], message: `expected a mapping of sections (api, models, sinks, ...), got ${show(value)}` }], secrets);
     }
+    // The models of models_file join the inline ones before validation, and are checked as they are.
+    const models = joinModelsFile(value, baseDir, env);
+    problems.push(...models.problems);
+    const secrets = this.#secretValues(value, [...interpolated.substituted, ...models.substituted]);
 
     const parsed = this.#parts.schema.safeParse(value, { error: configErrorMap });
     // A value whose interpolation failed was replaced by '', so its own problem says it all.
@@ -144,7 +149,7 @@ export class ConfigLoader {
     }
 
     if (problems.length > 0 || !data || token === undefined) {
-      fail(options.source, problems, token === undefined ? secrets : [...secrets, token]);
+      fail(options.source, models.locate(problems), token === undefined ? secrets : [...secrets, token]);
     }
     return deepFreeze({ ...data, api: { ...data.api, token } } as Config);
   }

@@ -186,7 +186,13 @@ export function buildConfigSchema(sinkSchemas: readonly SinkSchema[], modelKeys:
       api: apiSchema,
       state: stateSchema.prefault({}),
       poll: pollSchema.prefault({}),
-      models: z.array(modelSchema).min(1).describe('The models to poll; at least one, ids unique.'),
+      models: z
+        .array(modelSchema)
+        .optional()
+        .describe('The models to poll, ids unique. With models_file, these and the file\'s models together; at least one model in all.'),
+      models_file: filePath(
+        'File listing more models (e.g. thousands): YAML (.yaml, .yml, .json), a list of entries like those of models or of plain ids, or plain text (.txt), one model id per line, blank lines and # comments skipped; another name is read as YAML when its first line (past blanks and comments) starts with - or [. Its models join those of models; an id listed twice is an error. Read again at every reload.',
+      ).optional(),
       sinks: z.array(sinkSchema).min(1).describe('Where entries go; at least one, names unique.'),
       processing: processingSchema,
       buffer: bufferSchema.prefault({}),
@@ -195,7 +201,11 @@ export function buildConfigSchema(sinkSchemas: readonly SinkSchema[], modelKeys:
       shutdown_timeout: duration('Longest a graceful shutdown may take before the daemon exits anyway.', { positive: true }).prefault('30s'),
       log: logSchema.prefault({}),
     })
-    .meta({ title: 'model-log-shipper (mls) configuration', description: 'Configuration file of mls, the model log shipper (YAML).' });
+    .meta({
+      title: 'model-log-shipper (mls) configuration',
+      description: 'Configuration file of mls, the model log shipper (YAML).',
+      anyOf: [{ required: ['models'] }, { required: ['models_file'] }],
+    });
 }
 
 /** A schema made by {@link buildConfigSchema}. */
