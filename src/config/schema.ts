@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { Fail, parseListen, parseRateLimitValue, parseStartAtValue, show, type RateLimit, type StartAt } from './units.js';
 import { duration, filePath, httpUrl, leaf, scalar, secret, size, text } from './fields.js';
+import { settingsApplySchema, settingsSchema } from './settings-fields.js';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
 
@@ -122,6 +123,7 @@ const baseModelSchema = z.strictObject({
   id: text('The model_id of the model on the service.'),
   is_less_logs: scalar(z.boolean().optional()).describe('Sent as is_less_logs with every request for this model; left out when not set.'),
   start_at: startAt('Overrides poll.start_at for this model.').optional(),
+  settings: settingsSchema.optional(),
 });
 
 // ---------------------------------------------------------------------------------------
@@ -186,6 +188,11 @@ export function buildConfigSchema(sinkSchemas: readonly SinkSchema[], modelKeys:
       state: stateSchema.prefault({}),
       poll: pollSchema.prefault({}),
       models: z.array(modelSchema).min(1).describe('The models to poll; at least one, ids unique.'),
+      model_defaults: modelSchema
+        .omit({ id: true })
+        .optional()
+        .describe('Defaults of every key of `models[]` but `id`: a model\'s own value wins; `settings` are merged field by field.'),
+      settings_apply: settingsApplySchema,
       sinks: z.array(sinkSchema).min(1).describe('Where entries go; at least one, names unique.'),
       buffer: bufferSchema.prefault({}),
       admin: adminSchema.optional(),
