@@ -43,7 +43,12 @@ export class DaemonOperations {
     if (req.baseUrl !== own) {
       throw new UsageError(`the running daemon applies settings through ${own}, not ${req.baseUrl}: give the same api.base_url, or apply with the daemon stopped`);
     }
-    return this.serialized(signal, (s) => applySettings(req, { client: this.o.client, state: this.o.store.settings, signal: s, onResult }));
+    const log = this.o.logger.child({ component: 'settings' });
+    const report = (r: ModelApplyResult) => {
+      logResult(log, r);
+      onResult(r);
+    };
+    return this.serialized(signal, (s) => applySettings(req, { client: this.o.client, state: this.o.store.settings, signal: s, onResult: report }));
   }
 
   /** With `settings_apply: on_reload`: applies the config's pending settings, logging each change. */
@@ -91,6 +96,7 @@ export class DaemonOperations {
 
 function logResult(log: Logger, r: ModelApplyResult): void {
   if (r.outcome === 'applied') log.info({ model: r.modelId, fields: r.fields, details: r.details }, 'model settings applied');
+  else if (r.outcome === 'recorded') log.info({ model: r.modelId, fields: r.fields }, 'model settings recorded as applied, not sent');
   else if (r.outcome === 'failed') log.error({ model: r.modelId, fields: r.fields, err: r.error?.message }, 'model settings not applied');
 }
 
