@@ -138,7 +138,7 @@ export async function runApply(opts: SelectOptions & { all?: boolean; dryRun?: b
 
 async function applyDirectly(config: Config, declared: DeclaredModel[], opts: { all?: boolean; recordOnly?: boolean }, onResult: (r: ModelApplyResult) => void): Promise<ApplySummary> {
   const store = StateStore.open(config.state.path);
-  const client = createApiClient(clientOptions(config, new Metrics(), createLogger({ level: 'warn' }).child({ component: 'api' }), undefined));
+  const client = createApiClient(clientOptions(config, new Metrics({ processMetrics: false }), createLogger({ level: 'warn' }).child({ component: 'api' }), undefined));
   try {
     return await applySettings({ declared, all: opts.all, recordOnly: opts.recordOnly }, { client, state: store.settings, onResult });
   } finally {
