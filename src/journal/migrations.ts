@@ -139,8 +139,9 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: `
       -- Model settings as mls last applied them (settings as code): one row per model and
       -- field, the value as JSON. The service cannot be read back, so this is what a plan
-      -- compares the config with.
-      CREATE TABLE applied_settings (
+      -- compares the config with. (IF NOT EXISTS: a file rolled back to an earlier version
+      -- number by hand, as tests of upgrades do, may still hold the tables.)
+      CREATE TABLE IF NOT EXISTS applied_settings (
         model_id   TEXT    NOT NULL,
         field      TEXT    NOT NULL,
         value      TEXT    NOT NULL,
@@ -149,7 +150,7 @@ export const MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
       -- Every apply of a model's settings: what was sent (or recorded) and how it ended.
       -- Kept to a bounded number of rows per model (applied-settings.ts).
-      CREATE TABLE settings_history (
+      CREATE TABLE IF NOT EXISTS settings_history (
         id       INTEGER PRIMARY KEY AUTOINCREMENT,
         model_id TEXT    NOT NULL,
         at_ms    INTEGER NOT NULL,
@@ -157,7 +158,7 @@ export const MIGRATIONS: readonly Migration[] = [
         outcome  TEXT    NOT NULL,   -- applied | failed | recorded
         details  TEXT    NOT NULL    -- the service's details, or the error
       );
-      CREATE INDEX settings_history_model ON settings_history (model_id, id);
+      CREATE INDEX IF NOT EXISTS settings_history_model ON settings_history (model_id, id);
     `,
   },
 ];
