@@ -12,8 +12,10 @@ import { crossCheck } from './cross-check.js';
 import { interpolate, type PathSegment } from './interpolate.js';
 import { markedFields, secretStrings } from './marks.js';
 import { joinModelsFile } from './models-file.js';
+import { applyModelDefaults } from './model-defaults.js';
 import { configErrorMap, formatProblem, issuesToProblems, type RawProblem } from './problems.js';
 import type { Config, ConfigSchema } from './schema.js';
+import { checkModelSettings } from './settings-fields.js';
 import { resolveToken } from './token.js';
 import { show } from './units.js';
 
@@ -124,12 +126,15 @@ export class ConfigLoader {
     problems.push(...models.problems);
     const secrets = this.#secretValues(value, [...interpolated.substituted, ...models.substituted]);
 
-    const parsed = this.#parts.schema.safeParse(value, { error: configErrorMap });
-    // A value whose interpolation failed was replaced by '', so its own problem says it all.
+    const merged = applyModelDefaults(value);
+    const parsed = this.#parts.schema.safeParse(merged.value, { error: configErrorMap });
+    // A value whose interpolation failed was replaced by '', so its own problem says it all;
+    // a bad default is said once, at model_defaults.
     const failedPaths = interpolated.problems.map((p) => p.path);
     const notShadowed = (p: RawProblem): boolean => !failedPaths.some((f) => startsWith(p.path, f));
-    if (!parsed.success) problems.push(...issuesToProblems(parsed.error.issues).filter(notShadowed));
+    if (!parsed.success) problems.push(...issuesToProblems(parsed.error.issues).filter((p) => notShadowed(p) && !merged.inherited(p.path)));
     problems.push(...crossCheck(value, this.#parts.checkSink).filter(notShadowed));
+    problems.push(...checkModelSettings(merged.value.models).filter(notShadowed));
     const data = parsed.success ? (parsed.data as unknown as Omit<Config, 'api'> & { api: Omit<Config['api'], 'token'> & { token?: string } }) : undefined;
     if (data) {
       this.#resolvePaths(data, baseDir);

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { Fail, parseListen, parseRateLimitValue, parseStartAtValue, show, type RateLimit, type StartAt } from './units.js';
 import { duration, filePath, httpUrl, leaf, scalar, secret, size, text } from './fields.js';
 import { processingSchema } from './processing.js';
+import { settingsApplySchema, settingsSchema } from './settings-fields.js';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
 
@@ -123,6 +124,7 @@ const baseModelSchema = z.strictObject({
   id: text('The model_id of the model on the service.'),
   is_less_logs: scalar(z.boolean().optional()).describe('Sent as is_less_logs with every request for this model; left out when not set.'),
   start_at: startAt('Overrides poll.start_at for this model.').optional(),
+  settings: settingsSchema.optional(),
 });
 
 // ---------------------------------------------------------------------------------------
@@ -193,6 +195,11 @@ export function buildConfigSchema(sinkSchemas: readonly SinkSchema[], modelKeys:
       models_file: filePath(
         'File listing more models (e.g. thousands): YAML (.yaml, .yml, .json), a list of entries like those of models or of plain ids, or plain text (.txt), one model id per line, blank lines and # comments skipped; another name is read as YAML when its first line (past blanks and comments) starts with - or [. Its models join those of models; an id listed twice is an error. Read again at every reload.',
       ).optional(),
+      model_defaults: modelSchema
+        .omit({ id: true })
+        .optional()
+        .describe('Defaults of every key of `models[]` but `id`: a model\'s own value wins; `settings` are merged field by field.'),
+      settings_apply: settingsApplySchema,
       sinks: z.array(sinkSchema).min(1).describe('Where entries go; at least one, names unique.'),
       processing: processingSchema,
       buffer: bufferSchema.prefault({}),

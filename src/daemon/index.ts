@@ -26,6 +26,7 @@ import { restartSections } from './reload.js';
 import { RunningSinks } from './sinks.js';
 import { RunningPollers } from './pollers.js';
 import { RecordsMeter } from './records-meter.js';
+import { DaemonOperations } from './operations.js';
 
 /** Options of {@link Daemon.start}. */
 export interface DaemonOptions {
@@ -50,6 +51,8 @@ export interface DaemonOptions {
 /** The running daemon. */
 export class Daemon {
   readonly metrics: Metrics;
+  /** What commands ask of the running daemon over the control channel (settings apply, dead letters). */
+  readonly operations: DaemonOperations;
   private readonly pollers: RunningPollers;
   private readonly sinks: RunningSinks;
   private readonly groupCommit: GroupCommit;
@@ -115,6 +118,7 @@ export class Daemon {
       onWindowDone: () => this.sinks.flushSoon(),
     });
     this.heartbeat = new Heartbeat({ store, metrics, heapGrowth: this.heapGrowth, logger });
+    this.operations = new DaemonOperations({ store, client, logger, config: () => this.config, notifySinks: () => this.sinks.notify() });
     metrics.setLagSource(() => modelLags(this.store, this.config.models, this.clock.now()));
   }
 
@@ -136,6 +140,7 @@ export class Daemon {
       await daemon.sinks.startAll(config.sinks);
       daemon.pollers.start(config);
       daemon.heartbeat.beat();
+      void daemon.operations.applyOnReload('start');
       logger.info({ models: config.models.length, sinks: config.sinks.map((s) => s.name), state: config.state.path }, 'mls daemon started');
       return daemon;
     } catch (err) {
@@ -204,6 +209,7 @@ export class Daemon {
     for (const id of this.pollers.start(this.config)) this.logger.info({ model: id }, 'reload: model added');
     await this.sinks.apply(next.sinks, JSON.stringify(prev.processing) !== JSON.stringify(next.processing));
     this.logger.info({ models: next.models.length, sinks: next.sinks.length }, 'configuration reloaded');
+    void this.operations.applyOnReload('reload');
   }
 
   /**
@@ -245,6 +251,7 @@ export class Daemon {
     };
     this.logger.info('stopping');
     try {
+      await step('stop applying settings', () => this.operations.stop());
       await step('stop polling', () => this.pollers.stopAll());
       if (drainMs > 0) await step('drain sinks', () => this.waitDrained(drainMs));
       // Each sink's stop, flush and close are bounded by its timeout and by a sixth of

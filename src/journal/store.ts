@@ -9,6 +9,7 @@
 //! (db.ts, checkpoints.ts, dedupe-counts.ts, entries.ts, cursors.ts, dead-letters.ts,
 //! page-commit.ts); the commands that only read use StateReader (reader.ts).
 import type { SinkEntry } from '../records/entry.js';
+import { AppliedSettings } from './applied-settings.js';
 import { Checkpoints, type Checkpoint, type PageContinuation, type WindowStart } from './checkpoints.js';
 import { Cursors, type HeldGroups, type SinkCursor } from './cursors.js';
 import { DeadLetters, type DeadLetter } from './dead-letters.js';
@@ -24,6 +25,7 @@ export type { Checkpoint, PageContinuation, WindowStart } from './checkpoints.js
 export type { HeldGroups, InflightBatch, SinkCursor } from './cursors.js';
 export type { DeadLetter } from './dead-letters.js';
 export type { WalSync } from './db.js';
+export type { AppliedFields, AppliedValue, SettingsHistoryEntry, SettingsOutcome } from './applied-settings.js';
 export type { PageCommit, PageToCommit } from './page-commit.js';
 export type { PreparedEntry, PreparedPage } from './prepared.js';
 export type { StatusStore } from './status-store.js';
@@ -41,6 +43,8 @@ export interface StoreOptions {
 export class StateStore implements StatusStore {
   /** Random id of this state file, part of every batch id (see {@link ensureInstallationId}). */
   readonly installationId: string;
+  /** Model settings as last applied, and the history of applies (see applied-settings.ts). */
+  readonly settings: AppliedSettings;
   private readonly checkpoints: Checkpoints;
   private readonly dedupe: DedupeCounts;
   private readonly entries: JournalEntries;
@@ -59,6 +63,7 @@ export class StateStore implements StatusStore {
     this.cursors = new Cursors(state, now);
     this.deadLetters = new DeadLetters(state, this.cursors, now);
     this.pages = new PageCommitter(state, this.checkpoints, this.dedupe, this.entries);
+    this.settings = new AppliedSettings(state, now);
     this.installationId = ensureInstallationId(state.db);
   }
 

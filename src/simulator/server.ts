@@ -12,7 +12,7 @@ import { errorAnswer, readBody, send, sendTruncated, type Answer, type Credentia
 import { LogsEndpoint } from './logs-endpoint.js';
 import { validateFaults, validateOptions, type SimulatorOptions } from './options.js';
 import { hashString, mixSeed, mulberry32 } from './prng.js';
-import { answerSettings, type SettingsUpdate } from './settings-endpoint.js';
+import { answerSettings, type SettingsCall, type SettingsFailure, type SettingsUpdate } from './settings-endpoint.js';
 import { emptyStats, type SimulatorStats } from './stats.js';
 import { ModelLog, type GenerationParams } from './store.js';
 import { parseEntryTime } from './timefmt.js';
@@ -44,6 +44,10 @@ export interface Simulator {
   denyModels(modelIds: readonly string[]): void;
   /** Accepted settings updates, oldest first. */
   settingsUpdates: SettingsUpdate[];
+  /** Every settings request that reached the service's checks, with its answer's status, oldest first. */
+  settingsCalls: SettingsCall[];
+  /** Test hook: answer settings requests for these models with `status` (default 400) and `details`; [] restores. */
+  failSettings(modelIds: readonly string[], failure?: Partial<SettingsFailure>): void;
   /** Counters of what was answered so far. */
   stats(): SimulatorStats;
 }
@@ -99,7 +103,9 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     endStyle: options.endStyle ?? 'absent',
     stats,
   });
-  const settings = { credentials, models, now, updates: settingsUpdates };
+  const settingsCalls: SettingsCall[] = [];
+  const failingSettings = new Map<string, SettingsFailure>();
+  const settings = { credentials, models, now, updates: settingsUpdates, calls: settingsCalls, failing: failingSettings };
 
   /** Sends an answer, counted by status; cut short when the fault says so. */
   function reply(res: ServerResponse, a: Answer, truncated = false): void {
@@ -178,6 +184,11 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     url: `http://${urlHost}:${port}`,
     port,
     settingsUpdates,
+    settingsCalls,
+    failSettings(modelIds, failure = {}) {
+      failingSettings.clear();
+      for (const id of modelIds) failingSettings.set(id, { status: failure.status ?? 400, details: failure.details ?? `Model ${id} cannot be updated now.` });
+    },
     close() {
       closing ??= new Promise<void>((resolve) => {
         for (const t of timers) clearTimeout(t);
