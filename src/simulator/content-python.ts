@@ -52,7 +52,8 @@ const SHARES: readonly (readonly [number, number])[] = [
   [SOME_WEIGHTS, 0.002],
   [ERROR_LINE, 0.015],
   [TRACEBACK, 0.03],
-  [STARTUP, 0.002],
+  // A restart: rare, as its shards take seconds to load, during which the model writes nothing else.
+  [STARTUP, 0.000_001],
 ];
 const U32 = 4_294_967_296;
 /** Upper bounds of the seeds of each kind in SHARES order; ACCESS takes the seeds from the last bound up. */
