@@ -1,7 +1,5 @@
-//! The entries of one simulated model, kept columnar and sorted by (time, sequence).
-//!
-//! Each entry costs about 40 bytes until it is first served, then also its cached JSON
-//! text. Keep `history × rate × models` below about 5 million entries.
+//! The entries of one simulated model (columns.ts keeps them): their generation up to "now",
+//! the pages picked from a window, their rendering, and the traceback episodes served.
 //!
 //! With `plain` content each generated entry is one event with a content seed of its own; with
 //! `python` content an event is a burst of consecutive lines (see content-python.ts) sharing
@@ -11,10 +9,8 @@ import { renderContent, type ContentRates } from './content.js';
 import { episodeLines, layoutPython, lineStepNs, MAX_EVENT_LINES, renderPythonLine, startupSeed } from './content-python.js';
 import type { ContentProfile } from './options.js';
 import type { Prng } from './prng.js';
+import { EntryColumns, INJECTED } from './columns.js';
 import { formatEntryTime, truncateTime } from './timefmt.js';
-
-/** Marks an entry whose content was injected rather than generated. */
-const INJECTED = 255;
 
 // The `part` of an entry of python content: its line index in the burst, and two flags.
 const PART_INDEX = 0x3f;
@@ -65,19 +61,8 @@ export interface PageSlice {
 }
 
 /** The entries of one model: generated lazily up to "now", plus injected ones. */
-export class ModelLog {
+export class ModelLog extends EntryColumns {
   readonly id: string;
-  length = 0;
-  nextSeq = 0;
-  private cap = 0;
-  private ms = new Float64Array(0);
-  private ns = new Int32Array(0);
-  private vis = new Float64Array(0);
-  private seq = new Uint32Array(0);
-  private cseed = new Uint32Array(0);
-  private digits = new Uint8Array(0);
-  private part = new Uint8Array(0);
-  private frags: (string | undefined)[] = [];
   private readonly injected: LogEntry[] = [];
 
   private readonly params: GenerationParams;
@@ -94,6 +79,7 @@ export class ModelLog {
   private readonly episodesServed = new Map<number, number>();
 
   constructor(id: string, params: GenerationParams, rng: Prng, startMs: number) {
+    super();
     this.id = id;
     this.params = params;
     this.rng = rng;
@@ -249,32 +235,6 @@ export class ModelLog {
     return { time: nowMs, seq: this.nextSeq };
   }
 
-  /** Index of the first entry whose millisecond is ≥ `fromMs`. */
-  lowerBoundMs(fromMs: number): number {
-    let lo = 0;
-    let hi = this.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.ms[mid]! < fromMs) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
-
-  /** Index of the first entry ordered after (ms, ns, seq). */
-  afterKey(ms: number, ns: number, seq: number): number {
-    let lo = 0;
-    let hi = this.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const m = this.ms[mid]!;
-      const after = m > ms || (m === ms && (this.ns[mid]! > ns || (this.ns[mid] === ns && this.seq[mid]! > seq)));
-      if (after) hi = mid;
-      else lo = mid + 1;
-    }
-    return lo;
-  }
-
   /**
    * Picks up to `size` entries of the snapshot from index `start` whose millisecond is
    * ≤ `toMs`, and tells whether any remain after them.
@@ -295,11 +255,6 @@ export class ModelLog {
       }
     }
     return { indexes, more };
-  }
-
-  /** The (ms, ns, seq) key of an entry, to resume after it. */
-  key(i: number): [number, number, number] {
-    return [this.ms[i]!, this.ns[i]!, this.seq[i]!];
   }
 
   /** The entry's JSON text, rendered once and cached. */
@@ -326,13 +281,6 @@ export class ModelLog {
     return { time: formatEntryTime(ms, ns, d), log, stream };
   }
 
-  /** Indexes of every entry visible at `nowMs`, in time order. */
-  visibleIndexes(nowMs: number): number[] {
-    const out: number[] = [];
-    for (let i = 0; i < this.length; i++) if (this.vis[i]! <= nowMs) out.push(i);
-    return out;
-  }
-
   /** Moves the next event's time on by a gap drawn for `lines` entries at the model's rate. */
   private advance(lines = 1): void {
     const u = this.rng.next();
@@ -342,43 +290,5 @@ export class ModelLog {
     ns -= carry * 1e6;
     this.nextMs += carry;
     this.nextNs = ns;
-  }
-
-  private add(ms: number, ns: number, visibleAt: number, content: number, digits: number, part = 0): void {
-    if (this.length === this.cap) this.grow();
-    const n = this.length;
-    let pos = n;
-    if (n > 0 && (this.ms[n - 1]! > ms || (this.ms[n - 1] === ms && this.ns[n - 1]! > ns))) {
-      pos = this.afterKey(ms, ns, Number.MAX_SAFE_INTEGER);
-      for (const a of [this.ms, this.ns, this.vis, this.seq, this.cseed, this.digits, this.part]) a.copyWithin(pos + 1, pos, n);
-      this.frags.splice(pos, 0, undefined);
-    } else {
-      this.frags.push(undefined);
-    }
-    this.ms[pos] = ms;
-    this.ns[pos] = ns;
-    this.vis[pos] = visibleAt;
-    this.seq[pos] = this.nextSeq++;
-    this.cseed[pos] = content;
-    this.digits[pos] = digits;
-    this.part[pos] = part;
-    this.length = n + 1;
-  }
-
-  private grow(): void {
-    const cap = Math.max(1024, this.cap * 2);
-    const g = <T extends Float64Array | Int32Array | Uint32Array | Uint8Array>(old: T, make: (n: number) => T): T => {
-      const a = make(cap);
-      a.set(old);
-      return a;
-    };
-    this.ms = g(this.ms, (k) => new Float64Array(k));
-    this.ns = g(this.ns, (k) => new Int32Array(k));
-    this.vis = g(this.vis, (k) => new Float64Array(k));
-    this.seq = g(this.seq, (k) => new Uint32Array(k));
-    this.cseed = g(this.cseed, (k) => new Uint32Array(k));
-    this.digits = g(this.digits, (k) => new Uint8Array(k));
-    this.part = g(this.part, (k) => new Uint8Array(k));
-    this.cap = cap;
   }
 }
