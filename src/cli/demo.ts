@@ -9,6 +9,8 @@ import { parseConfig } from './config.js';
 import { createLogger } from '../telemetry/logger.js';
 import { parseDuration, formatDuration } from '../time/duration.js';
 import { UsageError } from '../errors.js';
+import { CONTENT_PROFILES } from './simulate.js';
+import type { ContentProfile } from '../simulator/index.js';
 
 /** The simulated ingestion delay is at most 3 s; spans are read again once 5 s old. */
 const MAX_INGEST_DELAY_MS = 3_000;
@@ -19,6 +21,7 @@ interface DemoOptions {
   duration?: string;
   models: string;
   rate: string;
+  content: string;
 }
 
 /** Adds `mls demo`. */
@@ -30,6 +33,7 @@ export function register(program: Command): void {
     .option('--duration <d>', 'stop after this long (default: run until Ctrl-C)')
     .option('--models <n>', 'number of simulated models', '3')
     .option('--rate <n>', 'log entries per second per model', '20')
+    .option('--content <profile>', 'what the models write: python (a Python model server, one line per entry) or plain', 'python')
     .action(async (opts: DemoOptions) => {
       const durationMs = opts.duration === undefined ? undefined : parseDuration(opts.duration);
       if (opts.duration !== undefined && durationMs === undefined) throw new UsageError(`--duration: "${opts.duration}" is not a duration; use e.g. 30s, 5m`);
@@ -37,11 +41,12 @@ export function register(program: Command): void {
       const rate = Number(opts.rate);
       if (!Number.isInteger(modelCount) || modelCount < 1 || modelCount > 100) throw new UsageError('--models must be an integer from 1 to 100');
       if (!Number.isFinite(rate) || rate <= 0) throw new UsageError('--rate must be a positive number');
-      await runDemo({ out: resolve(opts.out), durationMs, modelCount, rate });
+      if (!(CONTENT_PROFILES as readonly string[]).includes(opts.content)) throw new UsageError(`--content must be one of ${CONTENT_PROFILES.join(', ')}, got ${JSON.stringify(opts.content)}`);
+      await runDemo({ out: resolve(opts.out), durationMs, modelCount, rate, content: opts.content as ContentProfile });
     });
 }
 
-async function runDemo(o: { out: string; durationMs: number | undefined; modelCount: number; rate: number }): Promise<void> {
+async function runDemo(o: { out: string; durationMs: number | undefined; modelCount: number; rate: number; content: ContentProfile }): Promise<void> {
   prepareOutDir(o.out);
   const [{ Daemon }, { startSimulator }, { StateReader }] = await Promise.all([import('../daemon/index.js'), import('../simulator/index.js'), import('../journal/reader.js')]);
   const token = `demo-${randomBytes(12).toString('hex')}`;
@@ -56,6 +61,7 @@ async function runDemo(o: { out: string; durationMs: number | undefined; modelCo
     order: 'shuffled',
     endStyle: 'rotate',
     twinRate: 0.02,
+    content: o.content,
     multilineRate: 0.02,
     unicodeRate: 0.05,
     faults: { error500: 0.02, error503: 0.01, truncated: 0.01 },

@@ -14,7 +14,7 @@ import { validateFaults, validateOptions, type SimulatorOptions } from './option
 import { hashString, mixSeed, mulberry32 } from './prng.js';
 import { answerSettings, type SettingsCall, type SettingsFailure, type SettingsUpdate } from './settings-endpoint.js';
 import { emptyStats, type SimulatorStats } from './stats.js';
-import { ModelLog, type GenerationParams } from './store.js';
+import { ModelLog, type GenerationParams, type TracebackEpisode } from './store.js';
 import { parseEntryTime } from './timefmt.js';
 import { TokenCodec } from './token.js';
 
@@ -32,6 +32,11 @@ export interface Simulator {
   close(): Promise<void>;
   /** Every entry visible now (visibleAt ≤ now), per model, sorted by time, with model_id. */
   groundTruth(modelId?: string): Array<LogEntry & { model_id: string }>;
+  /**
+   * The traceback episodes of python content whose lines are all visible now, per model, in
+   * time order: what a multiline processor must turn into one record each.
+   */
+  tracebackEpisodes(modelId?: string): Array<TracebackEpisode & { model_id: string }>;
   /** Stop producing new entries (already-produced ones still become visible after their delay). */
   stopProducing(): void;
   /** Test hook: add specific entries now, visible after `visibleAfterMs` (default 0). */
@@ -70,6 +75,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     delayMax: Math.round(options.ingestDelayMs?.max ?? 0),
     twinRate: options.twinRate ?? 0,
     shortDigitsRate: options.shortDigitsRate ?? 0.1,
+    profile: options.content ?? 'plain',
     content: {
       multilineRate: options.multilineRate ?? 0.02,
       unicodeRate: options.unicodeRate ?? 0.02,
@@ -208,6 +214,16 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       }
       return out;
     },
+    tracebackEpisodes(modelId) {
+      const t = now();
+      const list = modelId === undefined ? [...models.values()] : [modelOrFail(modelId)];
+      const out: Array<TracebackEpisode & { model_id: string }> = [];
+      for (const m of list) {
+        m.generateUntil(t);
+        for (const e of m.tracebacks(t)) out.push({ model_id: m.id, ...e });
+      }
+      return out;
+    },
     stopProducing() {
       const t = now();
       for (const m of models.values()) {
@@ -234,7 +250,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       faults = { ...faults, ...f };
     },
     stats() {
-      return { ...stats, faultsInjected: { ...stats.faultsInjected }, byStatus: { ...stats.byStatus } };
+      return { ...stats, faultsInjected: { ...stats.faultsInjected }, byStatus: { ...stats.byStatus }, tracebacksServed: { ...stats.tracebacksServed } };
     },
     resetStats() {
       Object.assign(stats, emptyStats());

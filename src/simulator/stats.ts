@@ -10,6 +10,13 @@ export interface SimulatorStats {
   settingsRequests: number;
   /** Entries sent in complete, successful pages. */
   entriesServed: number;
+  /**
+   * Per model (absent: none), traceback episodes of python content every line of which has
+   * been sent in complete, successful pages, each counted once, when its last line not yet
+   * sent is (its lines may come in different pages or windows). An episode counted before
+   * {@link Simulator.resetStats} is not counted again.
+   */
+  tracebacksServed: Record<string, number>;
   faultsInjected: Record<string, number>;
   /** Answers per HTTP status (as a string). */
   byStatus: Record<string, number>;
@@ -25,6 +32,7 @@ export function emptyStats(): SimulatorStats {
     lessLogsRequests: 0,
     settingsRequests: 0,
     entriesServed: 0,
+    tracebacksServed: {},
     faultsInjected: Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])),
     byStatus: {},
     firstLogsRequestMs: undefined,
