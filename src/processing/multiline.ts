@@ -110,7 +110,8 @@ function timeOrder(a: GroupedRecord, b: GroupedRecord): number {
  * later than any line still to come changes no grouping: it only closes earlier a group the
  * next line of its stream would have closed by gap, or one `flush` would have closed (then
  * `gap` instead of `flush`). A line older than the last line already pushed on its stream (a
- * late re-read) becomes a single record at once and leaves the open group alone.
+ * late re-read) leaves the open group alone: late lines group among themselves within their
+ * page and close with it ({@link endPage}).
  */
 export class MultilineGrouper {
   readonly #rule: MultilineRule | undefined;
@@ -119,6 +120,8 @@ export class MultilineGrouper {
   readonly #maxBytes: number;
   readonly #maxGapNs: bigint;
   readonly #streams = new Map<string, StreamState>();
+  /** Groups of late lines in the page being pushed (closed by {@link endPage}). */
+  readonly #late = new Map<string, StreamState>();
 
   constructor(options: MultilineOptions = {}) {
     this.#rule = options.rule === undefined || options.rule === 'python' ? undefined : checkRule(options.rule);
@@ -130,7 +133,11 @@ export class MultilineGrouper {
     this.#maxGapNs = BigInt(gap) * 1_000_000n;
   }
 
-  /** Takes the next line; returns the records it closed, and the line itself if it is a record alone. */
+  /**
+   * Takes the next line; returns the records it closed, and the line itself if it is a record
+   * alone. A line older than the last one pushed on its stream (a late re-read) is grouped
+   * with the other late lines of the same call only: see {@link endPage}.
+   */
   push(line: ProcessLine): GroupedRecord[] {
     const state = this.#streams.get(line.stream);
     if (state === undefined) {
@@ -138,7 +145,34 @@ export class MultilineGrouper {
       this.#streams.set(line.stream, fresh);
       return this.#start(fresh, line, undefined);
     }
+    if (line.timeNs < state.lastTimeNs) return this.#pushLate(line);
+    return this.#pushInto(state, line);
+  }
+
+  /**
+   * Ends a page: closes the groups of late lines. Lines that become visible late come
+   * together (a whole traceback in one re-read), so they are grouped among themselves, but
+   * never held past their page: they cannot join the groups of the lines already read.
+   */
+  endPage(): GroupedRecord[] {
+    const out: GroupedRecord[] = [];
+    for (const state of this.#late.values()) if (state.open !== undefined) out.push(this.#close(state, 'flush'));
+    this.#late.clear();
+    return out.sort(timeOrder);
+  }
+
+  #pushLate(line: ProcessLine): GroupedRecord[] {
+    const state = this.#late.get(line.stream);
+    if (state === undefined) {
+      const fresh: StreamState = { open: undefined, lastTimeNs: line.timeNs };
+      this.#late.set(line.stream, fresh);
+      return this.#start(fresh, line, undefined);
+    }
     if (line.timeNs < state.lastTimeNs) return [this.#single(line)];
+    return this.#pushInto(state, line);
+  }
+
+  #pushInto(state: StreamState, line: ProcessLine): GroupedRecord[] {
     state.lastTimeNs = line.timeNs;
     const group = state.open;
     if (group === undefined) return this.#start(state, line, undefined);

@@ -80,6 +80,7 @@ export class ModelProcessor {
       if (this.#grouper) groups.push(...this.#grouper.push(redacted));
       else singles.push(redacted);
     }
+    if (this.#grouper) groups.push(...this.#grouper.endPage());
     return this.#finish(groups, singles);
   }
 
