@@ -3,7 +3,8 @@
 //! fields), so that a person sees what would be shipped.
 import type { LogEntry } from '../records/entry.js';
 import { entryTimeNs, msToNs } from '../time/timestamp.js';
-import { ModelProcessor, recordFields, type ProcessedRecord } from '../processing/pipeline.js';
+import { ModelProcessor, recordEntry, type ProcessedRecord } from '../processing/pipeline.js';
+import { entryToNdjson } from '../records/ndjson.js';
 
 /** Output format of `mls logs`. */
 export type LogsFormat = 'ndjson' | 'text';
@@ -49,6 +50,6 @@ export function processedOutput(modelId: string, format: LogsFormat): LogsOutput
 }
 
 function formatRecord(modelId: string, r: ProcessedRecord, format: LogsFormat): string {
-  if (format === 'ndjson') return `${JSON.stringify(recordFields(modelId, r))}\n`;
+  if (format === 'ndjson') return entryToNdjson(recordEntry(modelId, r));
   return `${r.time} ${r.stream}${r.level ? ` ${r.level.toUpperCase()}` : ''} ${r.log}\n`;
 }

@@ -2,6 +2,7 @@
 //! grouping, the level (from a JSON line's level field, else from the start of the text;
 //! a traceback without a level of its own is an error), JSON structure, and the filter.
 //! Pure and deterministic like each stage: the same lines and calls give the same records.
+import type { SinkEntry } from '../records/entry.js';
 import type { Level, ProcessLine } from './types.js';
 import type { Redactor } from './redact.js';
 import type { RecordFilter } from './filter.js';
@@ -181,17 +182,20 @@ function inTimeOrder(lines: readonly ProcessLine[]): readonly ProcessLine[] {
   return index.map((i) => lines[i]!);
 }
 
-/** A record as the NDJSON line of files, stdout and webhooks, with `model_id` first. */
-export function recordFields(modelId: string, r: ProcessedRecord): Record<string, unknown> {
-  const out: Record<string, unknown> = { model_id: modelId, time: r.time, stream: r.stream, log: r.log };
-  if (r.level) out.level = r.level;
-  if (r.lines) {
-    out.lines = r.lines;
-    out.time_end = r.timeEnd;
+/** A record as the sinks receive it (its NDJSON line is `entryToNdjson` of it). */
+export function recordEntry(modelId: string, r: ProcessedRecord): SinkEntry {
+  const e: SinkEntry = { seq: r.firstSeq, modelId, time: r.time, timeNs: r.timeNs, stream: r.stream, log: r.log, fetchedAtMs: r.fetchedAtMs ?? 0 };
+  if (r.level !== undefined) {
+    e.level = r.level;
+    if (r.levelText !== undefined) e.levelText = r.levelText;
   }
-  if (r.message !== undefined) out.message = r.message;
-  if (r.attributes) out.attributes = r.attributes;
-  if (r.traceId) out.trace_id = r.traceId;
-  if (r.spanId) out.span_id = r.spanId;
-  return out;
+  if (r.lines !== undefined) {
+    e.lines = r.lines;
+    e.timeEnd = r.timeEnd;
+  }
+  if (r.message !== undefined) e.message = r.message;
+  if (r.attributes !== undefined) e.attributes = r.attributes;
+  if (r.traceId !== undefined) e.traceId = r.traceId;
+  if (r.spanId !== undefined) e.spanId = r.spanId;
+  return e;
 }

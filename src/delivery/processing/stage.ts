@@ -8,7 +8,7 @@
 //! after a crash holds the same records under the same key.
 import type { PageSlice } from '../../journal/pages.js';
 import type { SinkEntry } from '../../records/entry.js';
-import { ModelProcessor, type ProcessedRecord, type Processed, type ProcessorOptions } from '../../processing/pipeline.js';
+import { ModelProcessor, recordEntry, type Processed, type ProcessorOptions } from '../../processing/pipeline.js';
 import type { Level } from '../../processing/types.js';
 import { decodeHeld, encodeHeld, type HeldGroup } from './held.js';
 
@@ -189,7 +189,7 @@ export class ProcessingStage {
 
   #take(out: StageOutput, modelId: string, processed: Processed): void {
     for (const r of processed.records) {
-      out.records.push(toEntry(modelId, r));
+      out.records.push(recordEntry(modelId, r));
       out.lines += r.lines ?? 1;
     }
     if (processed.dropped > 0) out.dropped.set(modelId, (out.dropped.get(modelId) ?? 0) + processed.dropped);
@@ -203,21 +203,4 @@ export class ProcessingStage {
     }
     out.lines += lines.length;
   }
-}
-
-function toEntry(modelId: string, r: ProcessedRecord): SinkEntry {
-  const e: SinkEntry = { seq: r.firstSeq, modelId, time: r.time, timeNs: r.timeNs, stream: r.stream, log: r.log, fetchedAtMs: r.fetchedAtMs ?? 0 };
-  if (r.level !== undefined) {
-    e.level = r.level;
-    if (r.levelText !== undefined) e.levelText = r.levelText;
-  }
-  if (r.lines !== undefined) {
-    e.lines = r.lines;
-    e.timeEnd = r.timeEnd;
-  }
-  if (r.message !== undefined) e.message = r.message;
-  if (r.attributes !== undefined) e.attributes = r.attributes;
-  if (r.traceId !== undefined) e.traceId = r.traceId;
-  if (r.spanId !== undefined) e.spanId = r.spanId;
-  return e;
 }
