@@ -20,8 +20,8 @@ export class RecordsMeter implements RecordMeter {
     return this.owners().get(modelId) === sink;
   }
 
-  record(modelId: string, level: Level | undefined): void {
-    this.metrics.modelRecords.inc({ model: modelId, level: level ?? 'unknown' });
+  record(modelId: string, level: Level | undefined, n: number): void {
+    this.metrics.modelRecords.inc({ model: modelId, level: level ?? 'unknown' }, n);
   }
 
   /** The counting sink of each model, worked out again when the config changes. */

@@ -344,7 +344,7 @@ export class SinkDelivery {
     const key = again ? (again.key ?? legacyBatchId(name, firstSeq, lastSeq)) : batchId(installationId, name, firstSeq, lastSeq, closes);
     if (!again && this.d.sink.stableBatchIds !== false) store.setInflight(name, firstSeq, lastSeq, key, closes);
     const fetchedMs = selected[0]?.page.fetchedMs ?? out.records[0]!.fetchedAtMs;
-    return this.sendSlot(recordBatch(key, firstSeq, lastSeq, out.records), out.lines, fetchedMs, held, heldLines, signal);
+    return this.sendSlot(recordBatch(key, firstSeq, lastSeq, out.records, out.sources), out.lines, fetchedMs, held, heldLines, signal);
   }
 
   private sendSlot(batch: SinkBatch, count: number, fetchedMs: number, held: HeldGroups | undefined, heldLines: number, signal: AbortSignal): Slot {

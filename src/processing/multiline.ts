@@ -150,6 +150,24 @@ export class MultilineGrouper {
   }
 
   /**
+   * Takes `line` when it is a record alone that leaves every group as it is (its stream has
+   * no open group, it is not late, and it opens none): the same as {@link push} returning it
+   * alone, without building a record. Returns false, taking nothing, otherwise.
+   */
+  pushSingle(line: ProcessLine): boolean {
+    const state = this.#streams.get(line.stream);
+    if (state !== undefined && (state.open !== undefined || line.timeNs < state.lastTimeNs)) return false;
+    if (this.#opens(line) !== undefined) return false;
+    if (state === undefined) this.#streams.set(line.stream, { open: undefined, lastTimeNs: line.timeNs });
+    else state.lastTimeNs = line.timeNs;
+    return true;
+  }
+
+  #opens(line: ProcessLine): BlockPhase | undefined {
+    return this.#rule === undefined ? pythonOpens(line.log, this.#headsBlock) : this.#rule.start.test(line.log) ? 'custom' : undefined;
+  }
+
+  /**
    * Ends a page: closes the groups of late lines. Lines that become visible late come
    * together (a whole traceback in one re-read), so they are grouped among themselves, but
    * never held past their page: they cannot join the groups of the lines already read.
@@ -270,7 +288,7 @@ export class MultilineGrouper {
 
   /** Opens a group with `line` in `phase` (or in the phase the line opens), or returns it as a record alone. */
   #start(state: StreamState, line: ProcessLine, phase: BlockPhase | undefined): GroupedRecord[] {
-    const opened = phase ?? (this.#rule === undefined ? pythonOpens(line.log, this.#headsBlock) : this.#rule.start.test(line.log) ? 'custom' : undefined);
+    const opened = phase ?? this.#opens(line);
     if (opened === undefined) return [this.#single(line)];
     state.open = { lines: [line], phase: opened, bytes: byteLength(line.log), minSeq: line.seq };
     return [];
@@ -299,7 +317,7 @@ function record(lines: ProcessLine[], kind: GroupedRecord['kind'], closedBy: Clo
     timeNs: first.timeNs,
     timeEnd: last.time,
     stream: first.stream,
-    log: lines.map((l) => l.log).join('\n'),
+    log: lines.length === 1 ? first.log : lines.map((l) => l.log).join('\n'),
     lineCount: lines.length,
     kind,
     closedBy,

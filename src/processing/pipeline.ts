@@ -22,10 +22,15 @@ export interface ProcessorOptions {
   filter?: RecordFilter;
   /** Called with every record's level (undefined: none) before the filter decides (the records meter). */
   onRecord?: (level: Level | undefined) => void;
+  /** The model whose lines these are: the records' `modelId` (default empty). */
+  modelId?: string;
 }
 
-/** One record after processing. */
-export interface ProcessedRecord {
+/**
+ * One record after processing. It is also the record as sinks receive it (a
+ * {@link SinkEntry}: `seq` is its first line's, `modelId` the processor's).
+ */
+export interface ProcessedRecord extends SinkEntry {
   /** The first line's time string, unchanged, and its exact time. */
   time: string;
   timeNs: bigint;
@@ -49,8 +54,6 @@ export interface ProcessedRecord {
   /** Seqs of the record's first and last lines. */
   firstSeq: number;
   lastSeq: number;
-  /** Its first line's fetch time, when the line had one. */
-  fetchedAtMs?: number;
 }
 
 /** Records that came out of a call, and how many records the filter dropped. */
@@ -63,9 +66,11 @@ export interface Processed {
 export class ModelProcessor {
   readonly #grouper: MultilineGrouper | undefined;
   readonly #options: ProcessorOptions;
+  readonly #modelId: string;
 
   constructor(options: ProcessorOptions = {}) {
     this.#options = options;
+    this.#modelId = options.modelId ?? '';
     this.#grouper = options.multiline === false ? undefined : new MultilineGrouper(options.multiline ?? {});
   }
 
@@ -76,10 +81,14 @@ export class ModelProcessor {
   push(lines: readonly ProcessLine[]): Processed {
     const groups: GroupedRecord[] = [];
     const singles: ProcessLine[] = [];
+    const grouper = this.#grouper;
     for (const line of inTimeOrder(lines)) {
       const redacted = this.#redacted(line);
-      if (this.#grouper) groups.push(...this.#grouper.push(redacted));
-      else singles.push(redacted);
+      if (grouper === undefined || grouper.pushSingle(redacted)) singles.push(redacted);
+      else {
+        const closed = grouper.push(redacted);
+        for (let i = 0; i < closed.length; i++) groups.push(closed[i]!);
+      }
     }
     if (this.#grouper) groups.push(...this.#grouper.endPage());
     return this.#finish(groups, singles);
@@ -139,8 +148,17 @@ export class ModelProcessor {
   }
 
   #record(first: ProcessLine, lastSeq: number, log: string, lineCount: number, timeEnd: string, traceback: boolean): ProcessedRecord {
-    const record: ProcessedRecord = { time: first.time, timeNs: first.timeNs, stream: first.stream, log, firstSeq: first.seq, lastSeq };
-    if (first.fetchedAtMs !== undefined) record.fetchedAtMs = first.fetchedAtMs;
+    const record: ProcessedRecord = {
+      seq: first.seq,
+      modelId: this.#modelId,
+      time: first.time,
+      timeNs: first.timeNs,
+      stream: first.stream,
+      log,
+      fetchedAtMs: first.fetchedAtMs ?? 0,
+      firstSeq: first.seq,
+      lastSeq,
+    };
     if (lineCount > 1) {
       record.lines = lineCount;
       record.timeEnd = timeEnd;
@@ -182,20 +200,3 @@ function inTimeOrder(lines: readonly ProcessLine[]): readonly ProcessLine[] {
   return index.map((i) => lines[i]!);
 }
 
-/** A record as the sinks receive it (its NDJSON line is `entryToNdjson` of it). */
-export function recordEntry(modelId: string, r: ProcessedRecord): SinkEntry {
-  const e: SinkEntry = { seq: r.firstSeq, modelId, time: r.time, timeNs: r.timeNs, stream: r.stream, log: r.log, fetchedAtMs: r.fetchedAtMs ?? 0 };
-  if (r.level !== undefined) {
-    e.level = r.level;
-    if (r.levelText !== undefined) e.levelText = r.levelText;
-  }
-  if (r.lines !== undefined) {
-    e.lines = r.lines;
-    e.timeEnd = r.timeEnd;
-  }
-  if (r.message !== undefined) e.message = r.message;
-  if (r.attributes !== undefined) e.attributes = r.attributes;
-  if (r.traceId !== undefined) e.traceId = r.traceId;
-  if (r.spanId !== undefined) e.spanId = r.spanId;
-  return e;
-}

@@ -6,10 +6,12 @@
 //! checkpoint has passed its last line by the maximum gap, or when the model stops; which
 //! groups a batch closed so is recorded with the batch in flight, so that the batch rebuilt
 //! after a crash holds the same records under the same key.
-import type { PageSlice } from '../../journal/pages.js';
+import type { JournalPage, PageSlice } from '../../journal/pages.js';
 import type { SinkEntry } from '../../records/entry.js';
-import { ModelProcessor, recordEntry, type Processed, type ProcessorOptions } from '../../processing/pipeline.js';
-import type { Level } from '../../processing/types.js';
+import { ModelProcessor, type Processed, type ProcessorOptions } from '../../processing/pipeline.js';
+import { LEVELS, type Level } from '../../processing/types.js';
+
+const LEVEL_INDEX = Object.fromEntries(LEVELS.map((l, i) => [l, i])) as Record<Level, number>;
 import { decodeHeld, encodeHeld, type HeldGroup } from './held.js';
 
 /** Where each model stands, as committed state says; the daemon provides it. */
@@ -32,8 +34,8 @@ export interface ModelProgress {
 export interface RecordMeter {
   /** Whether this sink is the one that counts the model's records. */
   counts(sink: string, modelId: string): boolean;
-  /** One record of the model, before any sink's filter. */
-  record(modelId: string, level: Level | undefined): void;
+  /** `n` records of the model at `level`, before any sink's filter. */
+  record(modelId: string, level: Level | undefined, n: number): void;
 }
 
 /** The settings of a sink's processing. */
@@ -54,6 +56,11 @@ export type Close = [modelId: string, watermarkNs: string | null];
 export interface StageOutput {
   /** The records, as the sink receives them. */
   records: SinkEntry[];
+  /**
+   * For each record, the journal page holding its line as it is to be written (a single line
+   * with nothing added but its level), whose NDJSON line can then be reused; else undefined.
+   */
+  sources: Array<JournalPage | undefined>;
   /** Lines the records hold. */
   lines: number;
   /** Records the sink's filter dropped, per model. */
@@ -68,6 +75,8 @@ export class ProcessingStage {
   readonly #processors = new Map<string, ModelProcessor>();
   /** Models with an open group. */
   readonly #open = new Set<string>();
+  /** Records made in the current build, per model and level (index in LEVELS; the last: none), for the meter. */
+  readonly #tally = new Map<string, Float64Array>();
 
   constructor(options: StageOptions) {
     this.#o = options;
@@ -106,7 +115,7 @@ export class ProcessingStage {
    * decides them from the models' progress; `closeAll` (a shutdown) closes every open group.
    */
   build(slices: readonly PageSlice[], throughSeq: number, recorded?: readonly Close[], closeAll = false): StageOutput {
-    const out: StageOutput = { records: [], lines: 0, dropped: new Map(), closes: [] };
+    const out: StageOutput = { records: [], sources: [], lines: 0, dropped: new Map(), closes: [] };
     for (const { page, from, to } of slices) {
       const all = page.entries();
       const lines = from === 0 && to === all.length ? all : all.slice(from, to);
@@ -115,10 +124,11 @@ export class ProcessingStage {
         continue;
       }
       const p = this.#processor(page.modelId);
-      this.#take(out, page.modelId, p.push(lines));
+      this.#take(out, page.modelId, p.push(lines), page);
       this.#track(page.modelId, p);
     }
     if (!this.#o.raw) this.#close(out, throughSeq, recorded, closeAll);
+    this.#meter();
     return out;
   }
 
@@ -173,13 +183,28 @@ export class ProcessingStage {
   #processor(modelId: string): ModelProcessor {
     let p = this.#processors.get(modelId);
     if (p === undefined) {
-      const { meter, sink } = this.#o;
-      // Asked per record: which sink counts a model can change at a reload.
-      const onRecord = meter && ((level: Level | undefined) => meter.counts(sink, modelId) && meter.record(modelId, level));
-      p = new ModelProcessor({ ...this.#o.processor, ...(onRecord ? { onRecord } : {}) });
+      const tally = new Float64Array(LEVELS.length + 1);
+      this.#tally.set(modelId, tally);
+      const onRecord = (level: Level | undefined): void => {
+        tally[level === undefined ? LEVELS.length : LEVEL_INDEX[level]]!++;
+      };
+      p = new ModelProcessor({ ...this.#o.processor, modelId, ...(this.#o.meter ? { onRecord } : {}) });
       this.#processors.set(modelId, p);
     }
     return p;
+  }
+
+  /** Hands the build's tally to the meter (asked per build: which sink counts a model can change at a reload). */
+  #meter(): void {
+    const { meter, sink } = this.#o;
+    if (meter === undefined) return;
+    for (const [modelId, tally] of this.#tally) {
+      for (let i = 0; i < tally.length; i++) {
+        if (tally[i] === 0) continue;
+        if (meter.counts(sink, modelId)) meter.record(modelId, LEVELS[i], tally[i]!);
+        tally[i] = 0;
+      }
+    }
   }
 
   #track(modelId: string, p: ModelProcessor): void {
@@ -187,9 +212,12 @@ export class ProcessingStage {
     else this.#open.add(modelId);
   }
 
-  #take(out: StageOutput, modelId: string, processed: Processed): void {
+  #take(out: StageOutput, modelId: string, processed: Processed, page?: JournalPage): void {
+    const all = page?.entries();
     for (const r of processed.records) {
-      out.records.push(recordEntry(modelId, r));
+      if (r.modelId !== modelId) throw new Error(`bug: a record of ${r.modelId} from the processor of ${modelId}`);
+      out.records.push(r);
+      out.sources.push(all !== undefined && asJournaled(r, all[r.firstSeq - page!.firstSeq]) ? page : undefined);
       out.lines += r.lines ?? 1;
     }
     if (processed.dropped > 0) out.dropped.set(modelId, (out.dropped.get(modelId) ?? 0) + processed.dropped);
@@ -200,7 +228,22 @@ export class ProcessingStage {
     for (const e of lines) {
       const log = redact ? redact(e.log) : e.log;
       out.records.push(log === e.log ? e : { ...e, log });
+      out.sources.push(undefined);
     }
     out.lines += lines.length;
   }
+}
+
+/** Whether record `e` is journal entry `j` with at most a level added (its line can be reused). */
+function asJournaled(e: SinkEntry, j: SinkEntry | undefined): boolean {
+  return (
+    j !== undefined &&
+    e.seq === j.seq &&
+    e.log === j.log &&
+    e.lines === undefined &&
+    e.message === undefined &&
+    e.attributes === undefined &&
+    e.traceId === undefined &&
+    e.spanId === undefined
+  );
 }

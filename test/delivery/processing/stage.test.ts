@@ -6,6 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ProcessingStage, type ModelProgress, type StageOptions } from '../../../src/delivery/processing/stage.js';
 import type { SinkEntry } from '../../../src/records/entry.js';
 import { compileRedactions } from '../../../src/processing/redact.js';
+import { recordBatch } from '../../../src/delivery/batch.js';
+import { entryToNdjson } from '../../../src/records/ndjson.js';
 import { TestJournal, tempDir } from '../../helpers/delivery.js';
 
 let tmp: ReturnType<typeof tempDir>;
@@ -100,6 +102,18 @@ describe('the processing stage of a sink', () => {
     }
   });
 
+  it('renders the NDJSON of records as entryToNdjson does, reusing the journal lines it can', () => {
+    fill();
+    journal.appendLines('c', ['{"event": "done", "level": "info", "latency_ms": 3}', 'token hf_abcdefghijklmnopqrstuvwxyz0123456789', 'plain ünïcode "quoted"']);
+    const s = stage({ processor: { redact: compileRedactions([], { secretsPreset: true }) } });
+    const out = s.build(journal.store.slicesAfter(0, 1000), 1000, undefined, true);
+    expect(out.sources.filter((x) => x !== undefined).length).toBeGreaterThan(5);
+    expect(out.sources.filter((x) => x === undefined).length).toBeGreaterThan(2);
+    const batch = recordBatch('id', 1, 1000, out.records, out.sources);
+    expect(Buffer.concat(batch.ndjson!.map((c) => c.bytes)).toString()).toBe(out.records.map(entryToNdjson).join(''));
+    expect(batch.ndjson!.every((c) => c.records === true && c.timesNs.length === c.bytes.toString().split('\n').length - 1)).toBe(true);
+  });
+
   it('commits the lowest held seq, and nothing once the groups close', () => {
     journal.appendLines('a', ['ok', ...TRACEBACK.slice(0, 4)]);
     const s = stage();
@@ -174,11 +188,11 @@ describe('the processing stage of a sink', () => {
     const counted: Array<string | undefined> = [];
     const s = stage({
       processor: { filter: (r) => (r.level === 'info' ? { drop: 'level' } : 'keep') },
-      meter: { counts: (sink, model) => sink === 's' && model === 'a', record: (_m, level) => void counted.push(level) },
+      meter: { counts: (sink, model) => sink === 's' && model === 'a', record: (_m, level, n) => void counted.push(`${level}×${n}`) },
     });
     const out = s.build(journal.store.slicesAfter(0, 100), 3);
     expect(out.records.map((r) => r.log)).toEqual(['WARNING:root:slow', 'plain']);
     expect(out.dropped).toEqual(new Map([['a', 1]]));
-    expect(counted).toEqual(['info', 'warn', undefined]);
+    expect(counted.sort()).toEqual(['info×1', 'undefined×1', 'warn×1']);
   });
 });
