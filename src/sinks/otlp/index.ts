@@ -19,7 +19,8 @@ import { createExporter, exportTarget, type ExporterConfig } from './exporter.js
 import { grpcFailure, httpFailure } from './outcome.js';
 import { RecordMapper } from './records.js';
 
-export { ATTR_LOG_IOSTREAM, ATTR_MODEL_ID, ATTR_SERVICE_NAME, msToHrTime, nsToHrTime } from './records.js';
+export { ATTR_LOG_IOSTREAM, ATTR_MODEL_ID, ATTR_RECORD_LINES, ATTR_RECORD_TIME_END, ATTR_SERVICE_NAME, msToHrTime, nsToHrTime } from './records.js';
+export { anyValue, validSpanId, validTraceId } from './attributes.js';
 export { DEFAULT_GRPC_ENDPOINT, DEFAULT_HTTP_ENDPOINT, exportTarget } from './exporter.js';
 export { grpcFailure, httpFailure, retryInfoDelayMs } from './outcome.js';
 
