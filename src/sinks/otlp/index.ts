@@ -1,7 +1,8 @@
 //! The OTLP sink: each journal batch becomes one export request of the official
 //! OpenTelemetry log exporter (http/protobuf, http/json or gRPC), answered `ok` only once
 //! the receiver accepted it. Records carry the entry's time exact to the nanosecond, the
-//! stream as `log.iostream` and the model id; each model gets its own resource.
+//! stream as `log.iostream` and the model id, and what processing found (level, message,
+//! JSON fields, trace context; see `records.ts`); each model gets its own resource.
 //!
 //! Retries belong to the delivery loop. The gRPC exporter never retries; the HTTP
 //! exporters retry 429/502/503/504 and network errors internally, but only within the
