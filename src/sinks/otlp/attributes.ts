@@ -52,12 +52,14 @@ export function spanContextOf(e: SinkEntry): SpanContext | undefined {
  * `span_id`, unless the JSON line has a field of that name.
  */
 export function recordAttributes(e: SinkEntry): Attributes {
-  // No prototype: a JSON field named `__proto__` is an ordinary attribute.
-  const out: Attributes = Object.create(null) as Attributes;
-  out[ATTR_LOG_IOSTREAM] = e.stream;
-  out[ATTR_MODEL_ID] = e.modelId;
+  const out: Attributes = { [ATTR_LOG_IOSTREAM]: e.stream, [ATTR_MODEL_ID]: e.modelId };
   if (e.attributes !== undefined) {
-    for (const key of Object.keys(e.attributes)) out[attributeKey(key)] = anyValue(e.attributes[key]);
+    for (const key of Object.keys(e.attributes)) {
+      const value = anyValue(e.attributes[key]);
+      // A JSON field named `__proto__` is an ordinary attribute, not the object's prototype.
+      if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+      else out[attributeKey(key)] = value;
+    }
   }
   if (e.lines !== undefined) {
     out[ATTR_RECORD_LINES] = e.lines;
