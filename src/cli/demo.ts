@@ -117,15 +117,14 @@ async function runDemo(o: { out: string; durationMs: number | undefined; modelCo
   // Everything before a model's re-read frontier for REREAD_AGE_MS was read when it was at
   // least that old, longer than the simulated ingestion delay: each such entry must be in the
   // files exactly once. (Younger late entries are caught by later re-reads.)
-  const settled = (modelId: string, time: string) => {
-    const c = checkpoints.get(modelId);
-    const frontier = (JSON.parse(c?.planState ?? '{}') as { f?: Record<string, number> }).f?.[String(REREAD_AGE_MS)];
-    const t = Date.parse(time);
-    return c !== undefined && t >= c.startMs && t <= (frontier ?? Number.NEGATIVE_INFINITY);
-  };
   const report = demoReport(join(o.out, 'raw'), join(o.out, 'records'), {
-    entries: truth.filter((e) => settled(e.model_id, e.time)),
-    tracebacks: tracebacks.filter((e) => settled(e.model_id, e.timeEnd)),
+    entries: truth,
+    tracebacks,
+    settled: (modelId) => {
+      const c = checkpoints.get(modelId);
+      const frontier = (JSON.parse(c?.planState ?? '{}') as { f?: Record<string, number> }).f?.[String(REREAD_AGE_MS)];
+      return c === undefined ? { fromMs: 0, toMs: Number.NEGATIVE_INFINITY } : { fromMs: c.startMs, toMs: frontier ?? Number.NEGATIVE_INFINITY };
+    },
   });
   process.stderr.write(`${tty ? '\n' : ''}${report.text}`);
   if (report.failed) process.exitCode = 1;

@@ -10,7 +10,9 @@ import type { Sink, SinkBatch } from '../sinks/contract.js';
 import type { DeadLetter, HeldGroups, InflightBatch, StateStore } from '../journal/store.js';
 import { sliceBytes, sliceCount, type PageSlice } from '../journal/pages.js';
 import { journalBatch, recordBatch } from './batch.js';
-import { ProcessingStage, type Close, type StageOptions } from './processing/stage.js';
+import type { ProcessingStage, StageOptions } from './processing/stage.js';
+import { openStage } from './processing/open.js';
+import { parseCloses, skipSlot, type DeliverResult, type Slot } from './slot.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { backoffDelay, sleep } from '../time/backoff.js';
 import { batchId, legacyBatchId } from './batch-id.js';
@@ -187,7 +189,7 @@ export class SinkDelivery {
     const initial = store.getSink(name);
     if (!initial) return;
     const installationId = store.installationId!;
-    const stage = this.openStage(initial.held);
+    const stage = this.d.processing && openStage({ ...this.d.processing, sink: name, logger: this.d.logger, models: settings.models, held: initial.held, readRange: (a, b) => store.slicesOfRange(a, b) });
     // Batches that were in flight at the last stop are rebuilt first, with the same ranges.
     const recovered = [...initial.inflightRanges];
     let readFrom = recovered.length > 0 ? recovered[recovered.length - 1]!.lastSeq : initial.cursor;
@@ -283,28 +285,6 @@ export class SinkDelivery {
     this.stateRetry.succeeded();
     this.d.onAck?.();
     this.health.settled();
-  }
-
-  /** The sink's processing, with the groups committed with its cursor reopened; undefined without processing. */
-  private openStage(held: string | undefined): ProcessingStage | undefined {
-    const { processing, settings, store, name, logger } = this.d;
-    if (processing === undefined) return undefined;
-    const models = settings.models;
-    const progress = processing.progress;
-    const stage = new ProcessingStage({
-      ...processing,
-      sink: name,
-      // A model this sink no longer gets has stopped moving for it.
-      progress: models === undefined ? progress : { ...progress, stopped: (m) => !models.has(m) || progress.stopped(m) },
-    });
-    let missing = 0;
-    try {
-      missing = stage.restore(held, (a, b) => store.slicesOfRange(a, b));
-    } catch (err) {
-      logger.error({ err, sink: name }, 'could not read the open multiline groups committed with the cursor; their lines before the cursor are not delivered');
-    }
-    if (missing > 0) logger.warn({ sink: name, lines: missing }, 'lines of open multiline groups were dropped from the journal (when_full: drop_oldest) before their record was delivered');
-    return stage;
   }
 
   /** A batch of the journal's entries as they are. */
@@ -407,30 +387,4 @@ export class SinkDelivery {
   }
 }
 
-type DeliverResult = { kind: 'ok'; state: string | undefined } | { kind: 'reject'; error: string } | { kind: 'skip' } | { kind: 'stopped' };
 
-function skipSlot(firstSeq: number, lastSeq: number, held: HeldGroups | undefined, heldLines: number): Slot {
-  return { firstSeq, lastSeq, batch: undefined, count: 0, fetchedMs: 0, held, heldLines, done: true, result: { kind: 'skip' }, promise: Promise.resolve() };
-}
-
-/** The closes recorded with a batch in flight. */
-function parseCloses(text: string | undefined): Close[] {
-  return text === undefined ? [] : (JSON.parse(text) as Close[]);
-}
-
-/** One batch in flight (or settled, waiting for the batches before it). */
-interface Slot {
-  firstSeq: number;
-  lastSeq: number;
-  /** With processing: the open groups after the batch, committed with its cursor. */
-  held: HeldGroups | undefined;
-  heldLines: number;
-  /** Undefined for a range with none of the sink's models (skipped). */
-  batch: SinkBatch | undefined;
-  /** Entries in the batch, and when the first of them was fetched (epoch ms). */
-  count: number;
-  fetchedMs: number;
-  done: boolean;
-  result: DeliverResult | undefined;
-  promise: Promise<void>;
-}

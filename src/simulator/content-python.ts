@@ -65,6 +65,9 @@ const STARTUP_LOW = BOUNDS[BOUNDS.length - 2]!;
 const STARTUP_HIGH = BOUNDS[BOUNDS.length - 1]!;
 
 /** Most lines of one event; the store keeps a line's index in 6 bits. */
+/** What the simulated models write: short service lines (`plain`) or a Python model server's output (`python`). */
+export type ContentProfile = 'plain' | 'python';
+
 export const MAX_EVENT_LINES = 63;
 
 // The layout of the event last laid out (module state: laying out allocates nothing).

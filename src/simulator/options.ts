@@ -7,7 +7,8 @@ import { FAULT_KINDS, type FaultRates } from './faults.js';
  * one entry (the rates below); `python`, the output of a Python model server one line per
  * entry (uvicorn, logging, loguru, vLLM, JSON loggers, tracebacks as consecutive entries).
  */
-export type ContentProfile = 'plain' | 'python';
+export type { ContentProfile } from './content-python.js';
+import type { ContentProfile } from './content-python.js';
 
 /** How the last page of a window fetch says that no more logs remain. */
 export type EndStyle = 'absent' | 'null' | 'empty' | 'rotate';

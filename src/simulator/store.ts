@@ -7,7 +7,7 @@
 import type { LogEntry } from '../records/entry.js';
 import { renderContent, type ContentRates } from './content.js';
 import { episodeLines, layoutPython, lineStepNs, MAX_EVENT_LINES, renderPythonLine, startupSeed } from './content-python.js';
-import type { ContentProfile } from './options.js';
+import type { ContentProfile } from './content-python.js';
 import type { Prng } from './prng.js';
 import { EntryColumns, INJECTED } from './columns.js';
 import { formatEntryTime, truncateTime } from './timefmt.js';
