@@ -119,6 +119,11 @@ describe('crash safety with processing on', () => {
       const r = grouped.get(`${e.model_id} ${e.time}`);
       return r !== undefined && r.lines === e.lines && r.time_end === e.timeEnd && r.level === 'error' && r.stream === e.stream;
     });
+    // A traceback not shipped whole is shown with the records that hold its lines.
+    for (const e of episodes.filter((x) => !whole.includes(x))) {
+      const parts = shipped.filter((r) => r.model_id === e.model_id && r.stream === e.stream && r.time >= e.time && r.time <= e.timeEnd);
+      console.log(`not whole: ${JSON.stringify(e)} in ${parts.length} records: ${JSON.stringify(parts.map((r) => [r.time, r.lines ?? 1, r.log.slice(0, 40)]))}`);
+    }
     const levels = new Map<string, number>();
     for (const r of shipped) levels.set(r.level ?? 'none', (levels.get(r.level ?? 'none') ?? 0) + 1);
     console.log(
