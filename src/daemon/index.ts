@@ -101,7 +101,7 @@ export class Daemon {
       onAppend: () => this.sinks.notify(),
       onWindowDone: () => this.sinks.flushSoon(),
     });
-    this.heartbeat = new Heartbeat({ store, metrics, heapGrowth: this.heapGrowth, logger });
+    this.heartbeat = new Heartbeat({ store, metrics, heapGrowth: this.heapGrowth, logger, moreGauges: () => this.pollers.updateGauges() });
     metrics.setLagSource(() => modelLags(this.store, this.config.models, this.clock.now()));
   }
 
@@ -150,6 +150,16 @@ export class Daemon {
       sinkErrors: sinks.errors,
       sinkFailingSince: sinks.failingSince,
     });
+  }
+
+  /**
+   * Asks that `modelId` be polled every `poll.min_interval` until `untilMs` (epoch ms of the
+   * daemon's clock), whatever its polls return: for a caller that needs the model's
+   * checkpoint to move soon (e.g. a multiline group held open until the checkpoint passes
+   * its last line). See {@link RunningPollers.hurry}.
+   */
+  hurry(modelId: string, untilMs: number): boolean {
+    return this.pollers.hurry(modelId, untilMs);
   }
 
   /** Liveness: the daemon's periodic work ran within the last 10 seconds, and it is not stopping. */
