@@ -105,6 +105,7 @@ export class LogsEndpoint {
       body: out,
       commit: () => {
         o.stats.entriesServed += indexes.length;
+        o.stats.logsAnswersByModel[model.id] = (o.stats.logsAnswersByModel[model.id] ?? 0) + 1;
         if (less === true) o.stats.lessLogsRequests++;
         this.#ends += endAdvance;
       },

@@ -10,6 +10,8 @@ export interface SimulatorStats {
   settingsRequests: number;
   /** Entries sent in complete, successful pages. */
   entriesServed: number;
+  /** Successful logs answers per model id. */
+  logsAnswersByModel: Record<string, number>;
   faultsInjected: Record<string, number>;
   /** Answers per HTTP status (as a string). */
   byStatus: Record<string, number>;
@@ -25,6 +27,7 @@ export function emptyStats(): SimulatorStats {
     lessLogsRequests: 0,
     settingsRequests: 0,
     entriesServed: 0,
+    logsAnswersByModel: {},
     faultsInjected: Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])),
     byStatus: {},
     firstLogsRequestMs: undefined,
