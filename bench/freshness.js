@@ -28,7 +28,7 @@ const SCENARIOS = {
 /** The poll settings of earlier versions: one poll per interval, settle fixed at 2 s. */
 const EARLIER = { settle: '2s', min_interval: '10s' };
 
-async function runScenario(name, spec, { warmupMs, spanMs, poll = {}, label = name }) {
+async function runScenario(name, spec, { warmupMs, spanMs, poll: pollSettings = {}, label = name }) {
   const active = Array.from({ length: ACTIVE }, (_, i) => `${name}-active-${i}`);
   const quiet = Array.from({ length: spec.quiet }, (_, i) => `${name}-quiet-${i}`);
   const models = [...active, ...quiet];
@@ -49,7 +49,7 @@ async function runScenario(name, spec, { warmupMs, spanMs, poll = {}, label = na
     const cfg = writeConfig(
       w.dir,
       baseConfig(sim.url, join(w.dir, 'state', 'state.db'), {
-        poll: { start_at: 'now', ...poll },
+        poll: { start_at: 'now', ...pollSettings },
         models: models.map((id) => ({ id })),
         sinks: [{ name: 'files', type: 'file', path: join(outDir, '{model_id}.ndjson') }],
       }),
@@ -116,7 +116,7 @@ async function runScenario(name, spec, { warmupMs, spanMs, poll = {}, label = na
       active_requests_per_min: round(activeRequests.reduce((a, b) => a + b, 0) / activeRequests.length, 1),
       // Entries served while the span was produced ÷ entries produced in it (≈ delivered).
       amplification: expected > 0 ? round(served / expected, 2) : null,
-      daemon_settings: poll,
+      daemon_settings: pollSettings,
     };
     say('freshness', `${label}: median ${r.median_ms} ms, p95 ${r.p95_ms} ms, p99 ${r.p99_ms} ms over ${lags.length} entries; missing ${missing}; quiet ${r.quiet_requests_per_min ?? '-'} req/min; amplification ${r.amplification}`);
     return r;

@@ -36,7 +36,7 @@ export class ReadLog {
     this.buf[i] = fromMs;
     this.buf[i + 1] = toMs;
     this.buf[i + 2] = readAtMs;
-    this.buf[i + 3] = readAtMs - toMs;
+    this.buf[i + 3] = readAtMs - toMs - 1; // the window holds its last millisecond whole
     this.size++;
   }
 
