@@ -36,6 +36,10 @@ export interface RunningPollersDeps {
   onAppend(): void;
   /** A window was fetched to its end. */
   onWindowDone(): void;
+  /** Sleeps between polls (default: one timer grid shared by all models); tests pass virtual time. */
+  sleep?(ms: number, signal: AbortSignal): Promise<void>;
+  /** Monotonic ms for the request budget's bookkeeping (default `performance.now`). */
+  monotonicNow?(): number;
 }
 
 /** The pollers of a running daemon, by model id. */
@@ -61,7 +65,7 @@ export class RunningPollers {
       ratePerSec: rate ? (rate.count * 1000) / rate.perMs : undefined,
       concurrency: poll.concurrency,
     });
-    this.fair = new FairSchedule(this.queue, poll.interval, undefined, (ms) => this.cadence.noteLatency(ms));
+    this.fair = new FairSchedule(this.queue, poll.interval, d.monotonicNow, (ms) => this.cadence.noteLatency(ms));
     this.timer = new TickTimer(pollGridMs(this.minIntervalMs));
   }
 
@@ -89,7 +93,7 @@ export class RunningPollers {
         clock: this.d.clock,
         logger: logger.child({ component: 'poller', model: m.id }),
         metrics: this.d.metrics,
-        sleep: (ms, signal) => this.timer.sleep(ms, signal),
+        sleep: (ms, signal) => (this.d.sleep ? this.d.sleep(ms, signal) : this.timer.sleep(ms, signal)),
         commit: (page) => this.d.commit(page),
       });
       this.pollers.set(m.id, poller);

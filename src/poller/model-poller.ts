@@ -259,7 +259,7 @@ export class ModelPoller {
     }
     const wake = new AbortController();
     this.wakeController = wake;
-    const startedAt = performance.now();
+    const startedAt = this.d.clock.now();
     try {
       await this.pause(jittered(period, this.d.settings.jitter), AbortSignal.any([this.stopController.signal, wake.signal]));
     } finally {
@@ -269,7 +269,7 @@ export class ModelPoller {
     if (wake.signal.aborted && !this.stopping) {
       this.periodMs = this.d.settings.minIntervalMs ?? this.d.settings.intervalMs;
       this.planning = this.planningSettings();
-      const rest = this.wakeWithinMs - (performance.now() - startedAt);
+      const rest = this.wakeWithinMs - (this.d.clock.now() - startedAt);
       if (rest > 0) await this.pause(rest);
     }
   }
