@@ -136,6 +136,11 @@ function summarise(r) {
     rows.push(['amplification', 'served ÷ delivered, sliding', String(a.sliding.amplification), '', '']);
     rows.push(['amplification', 'served ÷ delivered, sparse', String(a.sparse.amplification), `sliding ÷ sparse = ${a.ratio_sliding_to_sparse}`, '']);
     rows.push(['amplification', 'late entries missed (sliding / sparse)', `${a.sliding.late_missed} / ${a.sparse.late_missed}`, '0 / 0', verdict(a.sliding.missed === 0 && a.sparse.missed === 0)]);
+    if (a.auto) {
+      s.amplification_sparse_auto = a.auto.amplification;
+      s.late_entries_missed_sparse_auto = a.auto.late_missed;
+      rows.push(['amplification', 'served ÷ delivered, sparse with settle: auto; missed', `${a.auto.amplification}; ${a.auto.missed}`, '≤ 3; 0', verdict(a.auto.amplification <= 3 && a.auto.missed === 0)]);
+    }
   }
   if (r.idle) {
     const i = r.idle;

@@ -50,6 +50,7 @@ export class RunningPollers {
   private readonly timer: TickTimer;
   private readonly cadence: PollCadence;
   private readonly minIntervalMs: number;
+  private stopped = false;
 
   constructor(private readonly d: RunningPollersDeps) {
     const { poll } = d;
@@ -76,6 +77,7 @@ export class RunningPollers {
     const models = config.models.map((m) => ({ id: m.id, startAt: modelStartAt(config, m), checkpoint: store.getCheckpoint(m.id) }));
     logStartAtChanges(logger.child({ component: 'poller' }), startAtChanges(models, (id, setting) => store.recordStartAt(id, setting)));
     const started: string[] = [];
+    const toStart: ModelPoller[] = [];
     for (const m of config.models) {
       if (this.pollers.has(m.id)) continue;
       this.d.metrics.initModel(m.id);
@@ -98,10 +100,27 @@ export class RunningPollers {
       });
       this.pollers.set(m.id, poller);
       started.push(m.id);
-      void poller.start();
+      toStart.push(poller);
     }
+    this.startInTurns(toStart);
     this.warnIfShort();
     return started;
+  }
+
+  /**
+   * Starts pollers a few hundred at a time, yielding to the event loop in between: with
+   * thousands of models, the first requests go out while the rest are still starting.
+   */
+  private startInTurns(pollers: ModelPoller[]): void {
+    const TURN = 256;
+    const run = async () => {
+      for (let i = 0; i < pollers.length; i += TURN) {
+        if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+        if (this.stopped) return;
+        for (const p of pollers.slice(i, i + TURN)) void p.start();
+      }
+    };
+    void run();
   }
 
   /**
@@ -154,6 +173,8 @@ export class RunningPollers {
       this.pollers.delete(id);
       this.fair.forget(id);
       this.cadence.forget(id);
+      this.d.metrics.settle.remove({ model: id });
+      this.d.metrics.firstRereadAge.remove({ model: id });
       removed.push(id);
     }
     return removed;
@@ -166,6 +187,7 @@ export class RunningPollers {
 
   /** Stops every poller (the page in flight commits) and drops the requests still queued. */
   async stopAll(): Promise<void> {
+    this.stopped = true;
     try {
       await Promise.all([...this.pollers.values()].map((p) => p.stop()));
     } finally {

@@ -35,9 +35,8 @@ export const AUTO_SETTLE = {
 
 /** The ingest delays of one model, and the settle and first re-read age they call for. */
 export class IngestDelays {
-  readonly estimator = new DelayEstimator();
-  private readonly fresh = new ReadLog(32);
-  private readonly early = new ReadLog(32);
+  /** Made at the model's first entry: a model that never logs costs no more than this object. */
+  private learned: { estimator: DelayEstimator; fresh: ReadLog; early: ReadLog } | undefined;
   private current: number;
   private firstAge: number | undefined;
   private updatedAtMs = Number.NEGATIVE_INFINITY;
@@ -45,6 +44,16 @@ export class IngestDelays {
 
   constructor(private readonly s: AutoSettleSettings) {
     this.current = s.settle === 'auto' ? Math.min(s.fallbackSettleMs, capMs(s)) : s.settle;
+  }
+
+  /** The estimate of this model's delays (empty until its first entry). */
+  get estimator(): DelayEstimator {
+    return this.learn().estimator;
+  }
+
+  private learn(): { estimator: DelayEstimator; fresh: ReadLog; early: ReadLog } {
+    this.learned ??= { estimator: new DelayEstimator(), fresh: new ReadLog(32), early: new ReadLog(32) };
+    return this.learned;
   }
 
   /** The settle to plan with now (ms). */
@@ -68,7 +77,9 @@ export class IngestDelays {
    * these did not return learn from it.
    */
   noteRead(kind: 'fresh' | 'early', fromMs: number, toMs: number, sentAtMs: number): void {
-    const log = kind === 'fresh' ? this.fresh : this.early;
+    // Before the model's first entry there is nothing a bound could be told to.
+    if (!this.learned) return;
+    const log = kind === 'fresh' ? this.learned.fresh : this.learned.early;
     log.add(fromMs, toMs, sentAtMs);
     log.trimBefore(sentAtMs - this.s.lookbackMs - 60_000);
   }
@@ -81,15 +92,16 @@ export class IngestDelays {
    */
   observe(timesNs: BigInt64Array, n: number, receivedAtMs: number, onLate?: (lowerMs: number) => void): void {
     if (n <= 0) return;
+    const { estimator, fresh, early } = this.learn();
     const step = Math.max(1, Math.ceil(n / 64));
     for (let i = 0; i < n; i += step) {
       const weight = Math.min(step, n - i);
       const tMs = Number(timesNs[i]! / 1_000n) / 1_000;
-      const a = this.fresh.missedFor(tMs);
-      const b = this.early.missedFor(tMs);
+      const a = fresh.missedFor(tMs);
+      const b = early.missedFor(tMs);
       const lower = a === undefined ? b : b === undefined ? a : Math.max(a, b);
       const upper = Math.max(0, receivedAtMs - tMs);
-      this.estimator.observe(lower, upper, weight);
+      estimator.observe(lower, upper, weight);
       if (lower !== undefined && onLate) for (let k = 0; k < weight; k++) onLate(Math.max(0, lower));
     }
     this.observedSinceUpdate = true;
@@ -102,8 +114,8 @@ export class IngestDelays {
     this.updatedAtMs = nowMs;
     this.observedSinceUpdate = false;
     const before = [this.current, this.firstAge];
-    const est = this.estimator;
-    if (est.weight < AUTO_SETTLE.minWeight) return false;
+    const est = this.learned?.estimator;
+    if (!est || est.weight < AUTO_SETTLE.minWeight) return false;
     const target = Math.min(est.quantile(AUTO_SETTLE.settleShare), capMs(s));
     const next = target >= this.current ? target : Math.max(target, this.current * AUTO_SETTLE.maxDecrease);
     this.current = Math.round(next / 10) * 10;

@@ -119,8 +119,6 @@ export class ModelPoller {
     });
     this.periodMs = s.intervalMs;
     this.planning = this.planningSettings();
-    d.metrics.settle.set({ model: d.modelId }, this.delays.settleMs / 1000);
-    if (firstAge !== undefined) d.metrics.firstRereadAge.set({ model: d.modelId }, firstAge / 1000);
     // Cuts of a window keep the plan state the planner made it with (the learned first age included).
     const planning = () => this.planning;
     this.windowEvents = new WindowEvents({
@@ -145,6 +143,7 @@ export class ModelPoller {
 
   /** Starts the loop (once). */
   start(): Promise<void> {
+    if (this.stopping) return this.runPromise ?? Promise.resolve(); // removed before its turn to start came
     this.runPromise ??= this.loop().catch((err: unknown) => {
       this.d.logger.error({ err, model: this.d.modelId }, 'model poller stopped by an unexpected error');
     });
@@ -154,6 +153,7 @@ export class ModelPoller {
   /** Stops polling; resolves when the page in flight is committed. */
   stop(): Promise<void> {
     this.stopController.abort();
+    this.wakeController?.abort();
     return this.runPromise ?? Promise.resolve();
   }
 
@@ -191,7 +191,8 @@ export class ModelPoller {
 
   private async run(): Promise<void> {
     const { store, clock, settings, modelId, metrics, logger } = this.d;
-    store.ensureCheckpoint(modelId, resolveStart(settings.startAt, clock.now()), showStartAt(settings.startAt));
+    // A write transaction only for a model new to the state file: a restart with thousands of models would otherwise start with as many.
+    if (!store.getCheckpoint(modelId)) store.ensureCheckpoint(modelId, resolveStart(settings.startAt, clock.now()), showStartAt(settings.startAt));
     metrics.modelUp.set({ model: modelId }, 1);
     while (!this.stopping) {
       let cp = store.getCheckpoint(modelId)!;
@@ -239,6 +240,7 @@ export class ModelPoller {
       }
       if (this.delays.update(clock.now())) {
         this.planning = this.planningSettings();
+        // Series only for models whose settle was learned: thousands of quiet models need none.
         metrics.settle.set({ model: modelId }, this.delays.settleMs / 1000);
         const age = this.delays.firstAgeMs ?? this.delays.configuredFirstAgeMs;
         if (age !== undefined) metrics.firstRereadAge.set({ model: modelId }, age / 1000);
@@ -257,11 +259,12 @@ export class ModelPoller {
       this.periodMs = period;
       this.planning = this.planningSettings();
     }
+    // One signal for both: stop() aborts it too (a composite signal per pause costs more, for every model).
     const wake = new AbortController();
     this.wakeController = wake;
     const startedAt = this.d.clock.now();
     try {
-      await this.pause(jittered(period, this.d.settings.jitter), AbortSignal.any([this.stopController.signal, wake.signal]));
+      if (!this.stopping) await this.pause(jittered(period, this.d.settings.jitter), wake.signal);
     } finally {
       if (this.wakeController === wake) this.wakeController = undefined;
     }

@@ -90,23 +90,41 @@ interface Slot {
   chunkMs: number;
 }
 
-const slotsCache = new WeakMap<readonly number[], { lookbackMs: number; ages: readonly number[] }>();
+const agesCache = new WeakMap<readonly number[], { lookbackMs: number; ages: readonly number[] }>();
 
 /** The configured ages at which spans are read again, ascending, ending with the lookback. */
 export function rereadAges(s: PlannerSettings, agesMs: readonly number[]): readonly number[] {
   // Planned at every poll of every model: computed once per settings.
-  const hit = slotsCache.get(agesMs);
+  const hit = agesCache.get(agesMs);
   if (hit && hit.lookbackMs === s.lookbackMs) return hit.ages;
   const ages = [...new Set([...agesMs.filter((a) => a > 0 && a < s.lookbackMs), s.lookbackMs])].sort((a, b) => a - b);
-  slotsCache.set(agesMs, { lookbackMs: s.lookbackMs, ages });
+  agesCache.set(agesMs, { lookbackMs: s.lookbackMs, ages });
   return ages;
 }
 
+/** Slot lists by configured ages, then by the settings that shape them: planned at every poll of every model. */
+const slotsCache = new WeakMap<readonly number[], Map<string, Slot[]>>();
+
 /** The re-reads of the sparse schedule, the first one at `firstAgeMs` if given. */
 function slots(s: PlannerSettings, reread: { agesMs: readonly number[]; firstAgeMs?: number | undefined }): Slot[] {
-  const ages = rereadAges(s, reread.agesMs);
   const interval = Math.max(1, s.intervalMs ?? 1);
   const every = Math.max(1, s.pollEveryMs ?? interval);
+  const key = `${s.lookbackMs}/${s.maxWindowMs}/${interval}/${every}/${reread.firstAgeMs}`;
+  let byKey = slotsCache.get(reread.agesMs);
+  if (!byKey) {
+    byKey = new Map();
+    slotsCache.set(reread.agesMs, byKey);
+  }
+  const hit = byKey.get(key);
+  if (hit) return hit;
+  if (byKey.size >= 1_024) byKey.clear();
+  const made = makeSlots(s, reread, interval, every);
+  byKey.set(key, made);
+  return made;
+}
+
+function makeSlots(s: PlannerSettings, reread: { agesMs: readonly number[]; firstAgeMs?: number | undefined }, interval: number, every: number): Slot[] {
+  const ages = rereadAges(s, reread.agesMs);
   return ages.map((age, i) => {
     const moved = i === 0 && ages.length > 1 && reread.firstAgeMs !== undefined && reread.firstAgeMs < age;
     const ageMs = moved ? Math.max(1, reread.firstAgeMs!) : age;
@@ -116,11 +134,17 @@ function slots(s: PlannerSettings, reread: { agesMs: readonly number[]; firstAge
   });
 }
 
-/** Recently parsed plan states: a poller plans twice per poll from the same state. */
-const parsedStates = new Map<string, SparseState | undefined>();
+/**
+ * Recently parsed plan states: a poller plans twice per poll from the same state. Two
+ * generations, so that every model's current state stays cached however many models there
+ * are (one generation cleared when full made 10,000 models parse at every poll).
+ */
+let parsedStates = new Map<string, SparseState | undefined>();
+let olderStates = new Map<string, SparseState | undefined>();
 
 function parseState(text: string): SparseState | undefined {
-  if (parsedStates.has(text)) return parsedStates.get(text);
+  const hit = parsedStates.get(text) ?? olderStates.get(text);
+  if (hit !== undefined || parsedStates.has(text)) return hit;
   let parsed: SparseState | undefined;
   try {
     parsed = JSON.parse(text) as SparseState;
@@ -129,7 +153,10 @@ function parseState(text: string): SparseState | undefined {
     // (readState), which dedupe makes harmless; the checkpoint itself is intact.
     parsed = undefined;
   }
-  if (parsedStates.size >= 4096) parsedStates.clear();
+  if (parsedStates.size >= 16_384) {
+    olderStates = parsedStates;
+    parsedStates = new Map();
+  }
   parsedStates.set(text, parsed);
   return parsed;
 }

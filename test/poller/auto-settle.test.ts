@@ -117,6 +117,8 @@ describe('settle: auto', () => {
 
   it('tells for each entry found late how long after its time the read that missed it was', () => {
     const d = new IngestDelays(BASE);
+    d.noteRead('fresh', 0, 10_000, 12_000); // before the model's first entry: not logged (nothing to learn yet)
+    d.observe(BigInt64Array.of(9_000n * NS), 1, 12_000);
     d.noteRead('fresh', 0, 10_000, 12_000);
     d.noteRead('early', 0, 5_000, 20_000);
     const late: number[] = [];
