@@ -118,8 +118,11 @@ function summarise(r) {
     s.throughput_daemon_entries_per_sec = t.daemon_entries_per_sec;
     s.throughput_baseline_entries_per_sec = t.baseline_entries_per_sec;
     s.throughput_ratio_from_process_start = t.throughput_ratio_from_process_start;
+    s.raw_throughput_ratio = t.raw_throughput_ratio;
+    s.processing_vs_raw_ratio = t.processing_vs_raw_ratio;
     rows.push(['throughput', 'daemon end to end, from its first request (entries/s)', fmt(t.daemon_entries_per_sec), `baseline ${fmt(t.baseline_entries_per_sec)}`, `ratio ${t.throughput_ratio}`]);
     rows.push(['throughput', 'daemon from process start (entries/s)', fmt(t.daemon_entries_per_sec_from_process_start), '', `ratio ${t.throughput_ratio_from_process_start}`]);
+    rows.push(['throughput', 'default processing ÷ raw: true (file sink)', String(t.processing_vs_raw_ratio), '', `raw ratio ${t.raw_throughput_ratio}`]);
     if (t.floor) {
       const f = t.floor;
       s.throughput_commit_path_us_per_entry = f.commit_path_us_per_entry;

@@ -9,6 +9,8 @@ export const ExitCode = {
   auth: 3,
   service: 4,
   state: 5,
+  /** `mls settings plan --detailed-exitcode`: settings are waiting to be applied. */
+  pending: 6,
   config: 78,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];

@@ -1,14 +1,18 @@
 //! `mls demo`: starts the embedded simulator with a few models and runs the daemon
-//! against it with a file sink under ./demo-out/, showing a live progress line. At the
-//! end it compares what was shipped with what the simulator served.
+//! against it with two file sinks under ./demo-out/ (records with the default processing, and
+//! raw entries), showing a live progress line. At the end it compares what was shipped with
+//! what the simulator served, and shows what processing made of the models' output.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { demoReport } from './demo-report.js';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { parseConfig } from './config.js';
 import { createLogger } from '../telemetry/logger.js';
 import { parseDuration, formatDuration } from '../time/duration.js';
 import { UsageError } from '../errors.js';
+import { CONTENT_PROFILES } from './simulate.js';
+import type { ContentProfile } from '../simulator/index.js';
 
 /** The simulated ingestion delay is at most 3 s; spans are read again once 5 s old. */
 const MAX_INGEST_DELAY_MS = 3_000;
@@ -19,6 +23,7 @@ interface DemoOptions {
   duration?: string;
   models: string;
   rate: string;
+  content: string;
 }
 
 /** Adds `mls demo`. */
@@ -30,6 +35,7 @@ export function register(program: Command): void {
     .option('--duration <d>', 'stop after this long (default: run until Ctrl-C)')
     .option('--models <n>', 'number of simulated models', '3')
     .option('--rate <n>', 'log entries per second per model', '20')
+    .option('--content <profile>', 'what the models write: python (a Python model server, one line per entry) or plain', 'python')
     .action(async (opts: DemoOptions) => {
       const durationMs = opts.duration === undefined ? undefined : parseDuration(opts.duration);
       if (opts.duration !== undefined && durationMs === undefined) throw new UsageError(`--duration: "${opts.duration}" is not a duration; use e.g. 30s, 5m`);
@@ -37,11 +43,12 @@ export function register(program: Command): void {
       const rate = Number(opts.rate);
       if (!Number.isInteger(modelCount) || modelCount < 1 || modelCount > 100) throw new UsageError('--models must be an integer from 1 to 100');
       if (!Number.isFinite(rate) || rate <= 0) throw new UsageError('--rate must be a positive number');
-      await runDemo({ out: resolve(opts.out), durationMs, modelCount, rate });
+      if (!(CONTENT_PROFILES as readonly string[]).includes(opts.content)) throw new UsageError(`--content must be one of ${CONTENT_PROFILES.join(', ')}, got ${JSON.stringify(opts.content)}`);
+      await runDemo({ out: resolve(opts.out), durationMs, modelCount, rate, content: opts.content as ContentProfile });
     });
 }
 
-async function runDemo(o: { out: string; durationMs: number | undefined; modelCount: number; rate: number }): Promise<void> {
+async function runDemo(o: { out: string; durationMs: number | undefined; modelCount: number; rate: number; content: ContentProfile }): Promise<void> {
   prepareOutDir(o.out);
   const [{ Daemon }, { startSimulator }, { StateReader }] = await Promise.all([import('../daemon/index.js'), import('../simulator/index.js'), import('../journal/reader.js')]);
   const token = `demo-${randomBytes(12).toString('hex')}`;
@@ -56,6 +63,7 @@ async function runDemo(o: { out: string; durationMs: number | undefined; modelCo
     order: 'shuffled',
     endStyle: 'rotate',
     twinRate: 0.02,
+    content: o.content,
     multilineRate: 0.02,
     unicodeRate: 0.05,
     faults: { error500: 0.02, error503: 0.01, truncated: 0.01 },
@@ -66,7 +74,10 @@ async function runDemo(o: { out: string; durationMs: number | undefined; modelCo
       state: { path: join(o.out, 'state.db') },
       poll: { interval: '2s', lookback: '30s', settle: '1s', start_at: '-2m', max_window: '10m', concurrency: 4, rate_limit: 'none', reread: { mode: 'sparse', ages: [`${REREAD_AGE_MS}ms`] } },
       models: models.map((id) => ({ id })),
-      sinks: [{ name: 'demo-files', type: 'file', path: join(o.out, '{model_id}', '%Y-%m-%d.ndjson') }],
+      sinks: [
+        { name: 'demo-records', type: 'file', path: join(o.out, 'records', '{model_id}', '%Y-%m-%d.ndjson') },
+        { name: 'demo-raw', type: 'file', raw: true, path: join(o.out, 'raw', '{model_id}', '%Y-%m-%d.ndjson') },
+      ],
       shutdown_timeout: '10s',
     },
     { baseDir: process.cwd(), env: process.env },
@@ -75,14 +86,15 @@ async function runDemo(o: { out: string; durationMs: number | undefined; modelCo
   const daemon = await Daemon.start({ config, logger });
   process.stderr.write(
     `mls demo: simulator at ${sim.url} with ${models.length} models (${o.rate} entries/s each, late arrivals, faults)\n` +
-      `mls demo: shipping into ${join(o.out, '<model>', '<date>.ndjson')}${o.durationMs ? ` for ${formatDuration(o.durationMs)}` : '; Ctrl-C to stop'}\n`,
+      `mls demo: shipping records into ${join(o.out, 'records', '<model>', '<date>.ndjson')} and raw entries into ${join(o.out, 'raw', '…')}` +
+      `${o.durationMs ? ` for ${formatDuration(o.durationMs)}` : '; Ctrl-C to stop'}\n`,
   );
   const tty = process.stderr.isTTY;
   const progress = setInterval(() => {
     const st = daemon.status();
     const shipped = st.sinks.reduce((n, s) => n + s.delivered, 0);
     const lag = Math.max(0, ...st.models.map((m) => m.lagSeconds));
-    const line = `models ${st.models.length} · shipped ${shipped} entries · max lag ${lag.toFixed(1)}s · backlog ${st.sinks[0]?.backlogEntries ?? 0}`;
+    const line = `models ${st.models.length} · shipped ${shipped} entries · max lag ${lag.toFixed(1)}s · backlog ${Math.max(0, ...st.sinks.map((s) => s.backlogEntries))}`;
     process.stderr.write(tty ? `\r${line}   ` : `${line}\n`);
   }, tty ? 500 : 5_000);
   progress.unref();
@@ -96,6 +108,7 @@ async function runDemo(o: { out: string; durationMs: number | undefined; modelCo
   await daemon.stop();
   sim.stopProducing();
   const truth = sim.groundTruth();
+  const tracebacks = sim.tracebackEpisodes();
   await sim.close();
   const store = StateReader.open(config.state.path);
   const checkpoints = new Map(store.listCheckpoints().map((c) => [c.modelId, c]));
@@ -104,33 +117,17 @@ async function runDemo(o: { out: string; durationMs: number | undefined; modelCo
   // Everything before a model's re-read frontier for REREAD_AGE_MS was read when it was at
   // least that old, longer than the simulated ingestion delay: each such entry must be in the
   // files exactly once. (Younger late entries are caught by later re-reads.)
-  const settledBefore = (modelId: string) => {
-    const c = checkpoints.get(modelId);
-    const frontier = (JSON.parse(c?.planState ?? '{}') as { f?: Record<string, number> }).f?.[String(REREAD_AGE_MS)];
-    return frontier ?? Number.NEGATIVE_INFINITY;
-  };
-  const expected = new Map<string, number>();
-  for (const e of truth) {
-    const c = checkpoints.get(e.model_id);
-    const t = Date.parse(e.time);
-    if (!c || t < c.startMs || t > settledBefore(e.model_id)) continue;
-    const k = `${e.model_id}\u0000${e.time}\u0000${e.stream}\u0000${e.log}`;
-    expected.set(k, (expected.get(k) ?? 0) + 1);
-  }
-  const shipped = readShipped(o.out);
-  let missing = 0;
-  let duplicated = 0;
-  for (const [k, n] of expected) {
-    const got = shipped.counts.get(k) ?? 0;
-    if (got < n) missing += n - got;
-    if (got > n) duplicated += got - n;
-  }
-  const total = [...expected.values()].reduce((a, n) => a + n, 0);
-  process.stderr.write(
-    `${tty ? '\n' : ''}mls demo: ${shipped.lines} lines in ${shipped.files} files under ${o.out}\n` +
-      `mls demo: checked against the simulator: ${total} settled entries, ${missing} missing, ${duplicated} duplicated\n`,
-  );
-  if (missing > 0 || duplicated > 0) process.exitCode = 1;
+  const report = demoReport(join(o.out, 'raw'), join(o.out, 'records'), {
+    entries: truth,
+    tracebacks,
+    settled: (modelId) => {
+      const c = checkpoints.get(modelId);
+      const frontier = (JSON.parse(c?.planState ?? '{}') as { f?: Record<string, number> }).f?.[String(REREAD_AGE_MS)];
+      return c === undefined ? { fromMs: 0, toMs: Number.NEGATIVE_INFINITY } : { fromMs: c.startMs, toMs: frontier ?? Number.NEGATIVE_INFINITY };
+    },
+  });
+  process.stderr.write(`${tty ? '\n' : ''}${report.text}`);
+  if (report.failed) process.exitCode = 1;
 }
 
 /** A demo starts clean: its folder must be new, empty, or a previous demo's. */
@@ -143,26 +140,4 @@ function prepareOutDir(dir: string): void {
     rmSync(dir, { recursive: true, force: true });
   }
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-}
-
-function readShipped(dir: string): { files: number; lines: number; counts: Map<string, number> } {
-  const out = { files: 0, lines: 0, counts: new Map<string, number>() };
-  const walk = (d: string) => {
-    for (const name of readdirSync(d)) {
-      const p = join(d, name);
-      if (statSync(p).isDirectory()) walk(p);
-      else if (name.endsWith('.ndjson')) {
-        out.files++;
-        for (const line of readFileSync(p, 'utf8').split('\n')) {
-          if (line === '') continue;
-          out.lines++;
-          const e = JSON.parse(line) as { model_id: string; time: string; stream: string; log: string };
-          const k = `${e.model_id}\u0000${e.time}\u0000${e.stream}\u0000${e.log}`;
-          out.counts.set(k, (out.counts.get(k) ?? 0) + 1);
-        }
-      }
-    }
-  };
-  walk(dir);
-  return out;
 }

@@ -1,16 +1,17 @@
 //! `mls dlq list|replay|purge [--sink NAME]`: inspect, re-send and delete dead letters
-//! (batches a sink rejected permanently).
+//! (batches a sink rejected permanently). Replay and purge write the state file: directly
+//! when no daemon runs, through the running daemon's control socket otherwise.
 import type { Command } from 'commander';
 import type { Config } from '../config/index.js';
 import { loadConfig } from './config.js';
 import { StateStore } from '../journal/store.js';
 import { StateReader } from '../journal/reader.js';
-import { acquireStateLock } from '../journal/lock.js';
+import { writeState } from './state-writer.js';
 import { buildSink, sendTimeoutMs } from '../sinks/registry.js';
 import { batchId } from '../delivery/batch-id.js';
 import { guardedSend } from '../delivery/guarded-send.js';
 import { createLogger } from '../telemetry/logger.js';
-import { StateError, UsageError } from '../errors.js';
+import { UsageError } from '../errors.js';
 
 interface DlqOptions {
   config: string;
@@ -49,41 +50,34 @@ export function register(program: Command): void {
     .action(async (opts: DlqOptions) => {
       const config = await loadConfig(opts.config);
       checkSink(config, opts.sink);
-      let lock;
-      try {
-        lock = acquireStateLock(config.state.path);
-      } catch (err) {
-        if (!(err instanceof StateError) || err.code !== 'MLS_ERR_STATE_LOCKED') throw err;
-        const store = StateStore.open(config.state.path);
-        try {
-          const n = store.requestReplay(opts.sink);
-          process.stdout.write(`${n} dead letters marked for replay; the running daemon sends them within seconds (see 'mls dlq list')\n`);
-        } finally {
-          store.close();
-        }
-        return;
-      }
-      try {
-        await replayDirectly(config, opts.sink);
-      } finally {
-        lock.release();
-      }
+      await writeState(config.state.path, {
+        direct: () => replayDirectly(config, opts.sink),
+        viaDaemon: async (daemon) => {
+          const { marked } = (await daemon.request('dlq.replay', { sink: opts.sink })) as { marked: number };
+          process.stdout.write(`${marked} dead letters marked for replay; the running daemon sends them within seconds (see 'mls dlq list')\n`);
+        },
+      });
     });
   dlq
     .command('purge')
-    .description('delete dead letters for good')
+    .description('delete dead letters for good (through the running daemon, or directly when none runs)')
     .requiredOption('-c, --config <file>', 'configuration file (YAML)')
     .option('--sink <name>', 'only this sink')
     .action(async (opts: DlqOptions) => {
       const config = await loadConfig(opts.config);
       checkSink(config, opts.sink);
-      const store = StateStore.open(config.state.path);
-      try {
-        const ids = store.listDeadLetters(opts.sink, 1_000_000).map((d) => d.id);
-        process.stdout.write(`${store.deleteDeadLetters(ids)} dead letters purged\n`);
-      } finally {
-        store.close();
-      }
+      const purged = await writeState(config.state.path, {
+        direct: async () => {
+          const store = StateStore.open(config.state.path);
+          try {
+            return store.deleteDeadLetters(store.listDeadLetters(opts.sink, 1_000_000).map((d) => d.id));
+          } finally {
+            store.close();
+          }
+        },
+        viaDaemon: async (daemon) => ((await daemon.request('dlq.purge', { sink: opts.sink })) as { purged: number }).purged,
+      });
+      process.stdout.write(`${purged} dead letters purged\n`);
     });
 }
 

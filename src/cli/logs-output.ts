@@ -3,7 +3,8 @@
 //! fields), so that a person sees what would be shipped.
 import type { LogEntry } from '../records/entry.js';
 import { entryTimeNs, msToNs } from '../time/timestamp.js';
-import { ModelProcessor, recordFields, type ProcessedRecord } from '../processing/pipeline.js';
+import { ModelProcessor, type ProcessedRecord } from '../processing/pipeline.js';
+import { entryToNdjson } from '../records/ndjson.js';
 
 /** Output format of `mls logs`. */
 export type LogsFormat = 'ndjson' | 'text';
@@ -34,9 +35,9 @@ function formatEntry(modelId: string, e: LogEntry, format: LogsFormat): string {
 
 /** Prints the processed records, with the default processing settings. */
 export function processedOutput(modelId: string, format: LogsFormat): LogsOutput {
-  const processor = new ModelProcessor();
+  const processor = new ModelProcessor({ modelId });
   let seq = 0;
-  const print = (records: readonly ProcessedRecord[]) => records.map((r) => formatRecord(modelId, r, format)).join('');
+  const print = (records: readonly ProcessedRecord[]) => records.map((r) => formatRecord(r, format)).join('');
   return {
     page(entries, windowToMs) {
       // An entry whose time does not parse is placed at the window's end, as the daemon keys it.
@@ -48,7 +49,7 @@ export function processedOutput(modelId: string, format: LogsFormat): LogsOutput
   };
 }
 
-function formatRecord(modelId: string, r: ProcessedRecord, format: LogsFormat): string {
-  if (format === 'ndjson') return `${JSON.stringify(recordFields(modelId, r))}\n`;
+function formatRecord(r: ProcessedRecord, format: LogsFormat): string {
+  if (format === 'ndjson') return entryToNdjson(r);
   return `${r.time} ${r.stream}${r.level ? ` ${r.level.toUpperCase()}` : ''} ${r.log}\n`;
 }

@@ -1,10 +1,13 @@
 //! `mls run --config F`: validates the config, then runs the daemon until SIGTERM/SIGINT.
 //! SIGHUP re-reads the config.
 import type { Command } from 'commander';
+import type { Logger } from 'pino';
 import { loadConfig } from './config.js';
 import { createLogger } from '../telemetry/logger.js';
 import { ExitCode, describeError } from '../errors.js';
 import type { AdminServer } from '../admin/server.js';
+import type { ControlServer } from '../control/server.js';
+import type { Daemon } from '../daemon/index.js';
 
 /** Adds `mls run`. */
 export function register(program: Command): void {
@@ -22,10 +25,12 @@ export function register(program: Command): void {
       const daemon = await Daemon.start({ config, logger, onFatal: () => process.exit(ExitCode.state) });
       let admin: AdminServer | undefined;
       if (config.admin) admin = await (await import('../admin/server.js')).startAdminServer({ daemon, listen: config.admin.listen, maxLagMs: config.health.max_lag, logger: logger.child({ component: 'admin' }) });
+      const control = await startControl(daemon, config.state.path, logger.child({ component: 'control' }));
       await waitForShutdown({
         logger,
         timeoutMs: config.shutdown_timeout,
         stop: async () => {
+          await control?.close();
           await daemon.stop();
           await admin?.close();
         },
@@ -39,6 +44,33 @@ export function register(program: Command): void {
         },
       });
     });
+}
+
+/**
+ * The control channel of the running daemon (a Unix socket beside the state file): the
+ * commands that write to the state file go through it. Without it (a path too long for a
+ * socket) the daemon runs on, and those commands say why they cannot reach it.
+ */
+async function startControl(daemon: Daemon, statePath: string, logger: Logger): Promise<ControlServer | undefined> {
+  const { startControlServer } = await import('../control/server.js');
+  const { controlSocketPath } = await import('../control/protocol.js');
+  const ops = daemon.operations;
+  try {
+    const server = await startControlServer({
+      path: controlSocketPath(statePath),
+      logger,
+      handlers: {
+        'settings.apply': (args, emit, signal) => ops.applyRequested(args, emit, signal),
+        'dlq.replay': async (args) => ops.replayDeadLetters(args),
+        'dlq.purge': async (args) => ops.purgeDeadLetters(args),
+      },
+    });
+    logger.info({ path: server.path }, 'control socket listening');
+    return server;
+  } catch (err) {
+    logger.error({ err: describeError(err) }, "no control socket: 'mls settings apply', 'mls dlq replay' and 'mls dlq purge' cannot reach this daemon");
+    return undefined;
+  }
 }
 
 /** How long a stopped daemon's process may wait for what still holds it (within shutdown_timeout). */

@@ -5,6 +5,7 @@ import { createApiClient, type ApiClientOptions } from '../api/client.js';
 import type { ApiClient, ModelSettings } from '../api/types.js';
 import { UsageError } from '../errors.js';
 import { parseDuration } from '../time/duration.js';
+import { registerSettingsAsCode } from './settings-apply.js';
 import { addApiOptions, OutputWriter, processIo, refuseTokenFlag, resolveApiOptions, runCommand, type ApiCliOptions, type CommandIo } from './common.js';
 
 /** Options of `mls settings update` as commander parses them. */
@@ -32,7 +33,7 @@ const MAX_INT = 2_147_483_647;
 
 /** Adds `mls settings update` to the program. */
 export function register(program: Command, io: CommandIo = processIo(), deps: SettingsDeps = {}): void {
-  const settings = program.command('settings').description('change the settings of a model');
+  const settings = program.command('settings').description('change the settings of models: by hand (update), or as declared in the config (plan, apply, history)');
   const update = settings
     .command('update')
     .description('update settings of a model; only the settings given are sent')
@@ -50,6 +51,7 @@ export function register(program: Command, io: CommandIo = processIo(), deps: Se
     .option('--dry-run', 'print the request body and send nothing');
   addApiOptions(update);
   update.action(runCommand(io, (opts: SettingsUpdateCliOptions) => runSettingsUpdate(opts, io, deps)));
+  registerSettingsAsCode(settings, io);
 }
 
 function integer(flag: string, text: string): number {

@@ -27,6 +27,8 @@ export interface SimulateFlags {
   /** Overall probability of a fault per request, spread over the fault kinds. */
   faultRate?: string;
   twins?: string;
+  /** `python` or `plain`: what the models write. */
+  content?: string;
   seed?: string;
 }
 
@@ -44,7 +46,11 @@ export const SIMULATE_DEFAULTS = {
   tokenTtl: '5m',
   faultRate: '0',
   twins: '0',
+  content: 'python',
 } as const;
+
+/** The values of `--content`, as `mls simulate` and `mls demo` accept them. */
+export const CONTENT_PROFILES = ['python', 'plain'] as const;
 
 /** Token used when `MLS_API_TOKEN` is unset. */
 export const DEFAULT_SIMULATOR_TOKEN = 'sim-token';
@@ -109,6 +115,7 @@ export function simulatorOptionsFromFlags(flags: SimulateFlags, token: string): 
     tokenTtlMs: duration('token-ttl', f.tokenTtl),
     faults: spreadFaultRate(number('fault-rate', f.faultRate, 0, 1)),
     twinRate: number('twins', f.twins, 0, 1),
+    content: oneOf('content', f.content, CONTENT_PROFILES),
   };
   if (f.seed !== undefined) options.seed = number('seed', f.seed, 0, 2 ** 32 - 1, true);
   return options;
@@ -179,6 +186,7 @@ export function register(program: Command): void {
     .option('--token-ttl <duration>', 'age after which a next_token expires', SIMULATE_DEFAULTS.tokenTtl)
     .option('--fault-rate <p>', 'probability of a fault per request', SIMULATE_DEFAULTS.faultRate)
     .option('--twins <p>', 'probability that an entry has an identical twin', SIMULATE_DEFAULTS.twins)
+    .option('--content <profile>', 'what the models write: python (a Python model server, one line per entry) or plain', SIMULATE_DEFAULTS.content)
     .option('--seed <n>', 'seed of every random choice')
     .action(async (flags: SimulateFlags) => {
       await runSimulate(flags);

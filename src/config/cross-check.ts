@@ -82,10 +82,12 @@ export function crossCheck(raw: Obj, checkSink?: (block: Obj) => RawProblem[]): 
         s.models.forEach((id, j) => {
           if (typeof id !== 'string' || id.trim() === '') return;
           if (!modelIds.has(id)) {
+            // A models_file may list thousands: name a few.
             const known = [...modelIds.keys()];
+            const some = known.length > 10 ? `${known.slice(0, 10).join(', ')}, ... (${known.length} in all)` : known.join(', ');
             problems.push({
               path: ['sinks', i, 'models', j],
-              message: `${show(id)} is not a configured model id; use one of ${known.length > 0 ? known.join(', ') : '(none configured)'}`,
+              message: `${show(id)} is not a configured model id; use one of ${known.length > 0 ? some : '(none configured)'}`,
             });
           } else if (seen.has(id)) {
             problems.push({ path: ['sinks', i, 'models', j], message: `${show(id)} is listed twice; remove the duplicate` });

@@ -21,3 +21,12 @@ export { sinkFields, REQUEST_BATCHES, WRITE_BATCHES, type BatchDefaults, type Si
 export { mark, markedFields, type FieldMark, type MarkedField } from './marks.js';
 export { formatProblem, type RawProblem } from './problems.js';
 export { Fail, show, parseFileModeValue, parseListen, type ListenAddress, type RateLimit, type StartAt } from './units.js';
+export {
+  SETTINGS_FIELDS,
+  MAX_SETTING_INT,
+  settingsSchema,
+  checkModelSettings,
+  type SettingsField,
+  type SettingsValue,
+  type ModelSettingsConfig,
+} from './settings-fields.js';

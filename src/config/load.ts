@@ -1,6 +1,6 @@
-//! Loads the configuration: reads the YAML file, interpolates `${VAR}`, validates against
-//! the schema, checks what spans several fields, resolves relative paths and the API
-//! token, then freezes the result. Every problem is collected before one ConfigError.
+//! Loads the configuration: reads the YAML file, interpolates `${VAR}`, joins the models of
+//! `models_file` to the inline ones, validates against the schema, checks what spans several
+//! fields, resolves relative paths and the API token, then freezes the result. Every problem is collected before one ConfigError.
 //! The schema and the checks of the sink types come from whoever builds the loader.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -11,8 +11,11 @@ import { SecretScrubber } from '../telemetry/secrets.js';
 import { crossCheck } from './cross-check.js';
 import { interpolate, type PathSegment } from './interpolate.js';
 import { markedFields, secretStrings } from './marks.js';
+import { joinModelsFile } from './models-file.js';
+import { applyModelDefaults } from './model-defaults.js';
 import { configErrorMap, formatProblem, issuesToProblems, type RawProblem } from './problems.js';
 import type { Config, ConfigSchema } from './schema.js';
+import { checkModelSettings } from './settings-fields.js';
 import { resolveToken } from './token.js';
 import { show } from './units.js';
 
@@ -114,17 +117,24 @@ export class ConfigLoader {
     const interpolated = interpolate(raw, env);
     const value = interpolated.value;
     const problems: RawProblem[] = [...interpolated.problems];
-    const secrets = this.#secretValues(isObj(value) ? value : {}, interpolated.substituted);
     if (!isObj(value)) {
+      const secrets = this.#secretValues({}, interpolated.substituted);
       fail(options.source, [{ path: [], message: `expected a mapping of sections (api, models, sinks, ...), got ${show(value)}` }], secrets);
     }
+    // The models of models_file join the inline ones before validation, and are checked as they are.
+    const models = joinModelsFile(value, baseDir, env);
+    problems.push(...models.problems);
+    const secrets = this.#secretValues(value, [...interpolated.substituted, ...models.substituted]);
 
-    const parsed = this.#parts.schema.safeParse(value, { error: configErrorMap });
-    // A value whose interpolation failed was replaced by '', so its own problem says it all.
+    const merged = applyModelDefaults(value);
+    const parsed = this.#parts.schema.safeParse(merged.value, { error: configErrorMap });
+    // A value whose interpolation failed was replaced by '', so its own problem says it all;
+    // a bad default is said once, at model_defaults.
     const failedPaths = interpolated.problems.map((p) => p.path);
     const notShadowed = (p: RawProblem): boolean => !failedPaths.some((f) => startsWith(p.path, f));
-    if (!parsed.success) problems.push(...issuesToProblems(parsed.error.issues).filter(notShadowed));
+    if (!parsed.success) problems.push(...issuesToProblems(parsed.error.issues).filter((p) => notShadowed(p) && !merged.inherited(p.path)));
     problems.push(...crossCheck(value, this.#parts.checkSink).filter(notShadowed));
+    problems.push(...checkModelSettings(merged.value.models).filter(notShadowed));
     const data = parsed.success ? (parsed.data as unknown as Omit<Config, 'api'> & { api: Omit<Config['api'], 'token'> & { token?: string } }) : undefined;
     if (data) {
       this.#resolvePaths(data, baseDir);
@@ -144,7 +154,7 @@ export class ConfigLoader {
     }
 
     if (problems.length > 0 || !data || token === undefined) {
-      fail(options.source, problems, token === undefined ? secrets : [...secrets, token]);
+      fail(options.source, models.locate(problems), token === undefined ? secrets : [...secrets, token]);
     }
     return deepFreeze({ ...data, api: { ...data.api, token } } as Config);
   }

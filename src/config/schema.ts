@@ -6,6 +6,8 @@
 import { z } from 'zod';
 import { Fail, parseDurationValue, parseListen, parseRateLimitValue, parseStartAtValue, show, type RateLimit, type StartAt } from './units.js';
 import { duration, filePath, httpUrl, leaf, scalar, secret, size, text } from './fields.js';
+import { processingSchema } from './processing.js';
+import { settingsApplySchema, settingsSchema } from './settings-fields.js';
 
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
 
@@ -134,6 +136,7 @@ const baseModelSchema = z.strictObject({
   id: text('The model_id of the model on the service.'),
   is_less_logs: scalar(z.boolean().optional()).describe('Sent as is_less_logs with every request for this model; left out when not set.'),
   start_at: startAt('Overrides poll.start_at for this model.').optional(),
+  settings: settingsSchema.optional(),
 });
 
 // ---------------------------------------------------------------------------------------
@@ -197,15 +200,31 @@ export function buildConfigSchema(sinkSchemas: readonly SinkSchema[], modelKeys:
       api: apiSchema,
       state: stateSchema.prefault({}),
       poll: pollSchema.prefault({}),
-      models: z.array(modelSchema).min(1).describe('The models to poll; at least one, ids unique.'),
+      models: z
+        .array(modelSchema)
+        .optional()
+        .describe('The models to poll, ids unique. With models_file, these and the file\'s models together; at least one model in all.'),
+      models_file: filePath(
+        'File listing more models (e.g. thousands): YAML (.yaml, .yml, .json), a list of entries like those of models or of plain ids, or plain text (.txt), one model id per line, blank lines and # comments skipped; another name is read as YAML when its first line (past blanks and comments) starts with - or [. Its models join those of models; an id listed twice is an error. Read again at every reload.',
+      ).optional(),
+      model_defaults: modelSchema
+        .omit({ id: true })
+        .optional()
+        .describe('Defaults of every key of `models[]` but `id`: a model\'s own value wins; `settings` are merged field by field.'),
+      settings_apply: settingsApplySchema,
       sinks: z.array(sinkSchema).min(1).describe('Where entries go; at least one, names unique.'),
+      processing: processingSchema,
       buffer: bufferSchema.prefault({}),
       admin: adminSchema.optional(),
       health: healthSchema.prefault({}),
       shutdown_timeout: duration('Longest a graceful shutdown may take before the daemon exits anyway.', { positive: true }).prefault('30s'),
       log: logSchema.prefault({}),
     })
-    .meta({ title: 'model-log-shipper (mls) configuration', description: 'Configuration file of mls, the model log shipper (YAML).' });
+    .meta({
+      title: 'model-log-shipper (mls) configuration',
+      description: 'Configuration file of mls, the model log shipper (YAML).',
+      anyOf: [{ required: ['models'] }, { required: ['models_file'] }],
+    });
 }
 
 /** A schema made by {@link buildConfigSchema}. */

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { Fail, show } from './units.js';
 import { duration, leaf, scalar, size, text } from './fields.js';
+import { sinkProcessingFields } from './processing.js';
 
 const sinkName = leaf<string>(
   'Unique name of the sink: letters, digits, _ and -. Used in metrics, logs and state.',
@@ -48,6 +49,7 @@ export const sinkFields = (batch: BatchDefaults) => ({
     .min(1)
     .optional()
     .describe('Only these models go to this sink (each must be a configured model id). All models when not set.'),
+  ...sinkProcessingFields,
 });
 
 /** Batches that are requests (network and module sinks): at most 1,000 entries or 1 MiB of text. */
@@ -62,4 +64,9 @@ export interface SinkBlock {
   batch: { max_entries: number; max_bytes: number; max_delay: number };
   retry: { base_delay: number; max_delay: number };
   models?: string[] | undefined;
+  /** One record per entry as the journal holds it (redaction only). */
+  raw: boolean;
+  /** This sink's filter, instead of the `processing` section's. */
+  drop?: { match: string }[] | undefined;
+  min_level?: string | undefined;
 }

@@ -37,6 +37,11 @@ export class Backpressure {
 
   constructor(private readonly d: BackpressureDeps) {}
 
+  /** Whether polling is paused by a full journal (`when_full: block`): no checkpoint moves until sinks catch up. */
+  get blocked(): boolean {
+    return this.fullSince !== undefined;
+  }
+
   /** Resolves when the journal has room for another page (or `signal` aborts). */
   async waitForRoom(signal: AbortSignal): Promise<void> {
     const { metrics, logger, clock } = this.d;

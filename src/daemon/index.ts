@@ -25,6 +25,11 @@ import { buildStatus, type DaemonStatus } from './status.js';
 import { restartSections } from './reload.js';
 import { RunningSinks } from './sinks.js';
 import { RunningPollers } from './pollers.js';
+import { RecordsMeter } from './records-meter.js';
+import { DaemonOperations } from './operations.js';
+
+/** How long a model with an open multiline group is polled at `poll.min_interval` after the group was last seen open. */
+const HURRY_MS = 5_000;
 
 /** Options of {@link Daemon.start}. */
 export interface DaemonOptions {
@@ -49,6 +54,8 @@ export interface DaemonOptions {
 /** The running daemon. */
 export class Daemon {
   readonly metrics: Metrics;
+  /** What commands ask of the running daemon over the control channel (settings apply, dead letters). */
+  readonly operations: DaemonOperations;
   private readonly pollers: RunningPollers;
   private readonly sinks: RunningSinks;
   private readonly groupCommit: GroupCommit;
@@ -84,6 +91,20 @@ export class Daemon {
       clock,
       onAck: () => this.backpressure.afterAck(),
       environment: () => ({ models: this.config.models }),
+      processing: () => this.config.processing,
+      progress: {
+        watermarkNs: (model) => {
+          const ms = this.store.getCheckpoint(model)?.watermarkMs;
+          return ms === undefined ? undefined : BigInt(ms) * 1_000_000n;
+        },
+        journaledThrough: (model) => this.store.journaledThrough(model),
+        // Polling paused by a full journal moves no checkpoint: open groups close rather than
+        // keep the rows that would make room.
+        stopped: (model) => this.backpressure.blocked || this.pollers.modelStopped(model),
+        // Polled at min_interval for a while: the next poll moves the checkpoint past the group.
+        hurry: (model) => void this.pollers.hurry(model, this.clock.now() + HURRY_MS),
+      },
+      meter: new RecordsMeter(metrics, () => this.config),
     });
     this.pollers = new RunningPollers({
       poll: config.poll,
@@ -102,6 +123,7 @@ export class Daemon {
       onWindowDone: () => this.sinks.flushSoon(),
     });
     this.heartbeat = new Heartbeat({ store, metrics, heapGrowth: this.heapGrowth, logger, moreGauges: () => this.pollers.updateGauges() });
+    this.operations = new DaemonOperations({ store, client, logger, config: () => this.config, notifySinks: () => this.sinks.notify() });
     metrics.setLagSource(() => modelLags(this.store, this.config.models, this.clock.now()));
   }
 
@@ -123,6 +145,7 @@ export class Daemon {
       await daemon.sinks.startAll(config.sinks);
       daemon.pollers.start(config);
       daemon.heartbeat.beat();
+      void daemon.operations.applyOnReload('start');
       logger.info({ models: config.models.length, sinks: config.sinks.map((s) => s.name), state: config.state.path }, 'mls daemon started');
       return daemon;
     } catch (err) {
@@ -199,8 +222,9 @@ export class Daemon {
     }
     for (const id of await this.pollers.removeExcept(new Set(next.models.map((m) => m.id)))) this.logger.info({ model: id }, 'reload: model removed (its checkpoint is kept)');
     for (const id of this.pollers.start(this.config)) this.logger.info({ model: id }, 'reload: model added');
-    await this.sinks.apply(next.sinks);
+    await this.sinks.apply(next.sinks, JSON.stringify(prev.processing) !== JSON.stringify(next.processing));
     this.logger.info({ models: next.models.length, sinks: next.sinks.length }, 'configuration reloaded');
+    void this.operations.applyOnReload('reload');
   }
 
   /**
@@ -220,13 +244,14 @@ export class Daemon {
   private async waitDrained(drainMs: number): Promise<void> {
     const deadline = Date.now() + drainMs;
     for (;;) {
+      this.sinks.drain();
       const last = this.store.lastSeq();
-      if (this.store.listSinks().every((s) => s.cursor >= last)) return;
+      // A sink holding lines in open groups closes them once drained, then acknowledges their records.
+      if (this.store.listSinks().every((s) => s.cursor >= last && s.holdSeq === undefined)) return;
       if (Date.now() >= deadline) {
         this.logger.info({ backlog: this.status().sinks.map((s) => ({ sink: s.name, entries: s.backlogEntries })) }, 'shutdown: undelivered entries stay in the journal for the next start');
         return;
       }
-      this.sinks.drain();
       await sleep(50);
     }
   }
@@ -241,6 +266,7 @@ export class Daemon {
     };
     this.logger.info('stopping');
     try {
+      await step('stop applying settings', () => this.operations.stop());
       await step('stop polling', () => this.pollers.stopAll());
       if (drainMs > 0) await step('drain sinks', () => this.waitDrained(drainMs));
       // Each sink's stop, flush and close are bounded by its timeout and by a sixth of

@@ -180,6 +180,11 @@ export class RunningPollers {
     return removed;
   }
 
+  /** Whether a model is not polled, or paused (its checkpoint does not move). */
+  modelStopped(modelId: string): boolean {
+    return this.pollers.get(modelId)?.stopped ?? true;
+  }
+
   /** `api.max_response_bytes` changed: a model paused by a page over the limit tries again. */
   retryOversized(): void {
     for (const p of this.pollers.values()) p.retryOversized();

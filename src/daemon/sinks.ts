@@ -13,6 +13,9 @@ import type { Metrics } from '../telemetry/metrics.js';
 import type { Clock } from '../time/clock.js';
 import { deliverySettings } from './wiring.js';
 import { sinkUnchanged } from './reload.js';
+import type { ProcessingConfig } from '../config/processing.js';
+import { sinkProcessing } from '../delivery/processing/compile.js';
+import type { ModelProgress, RecordMeter } from '../delivery/processing/stage.js';
 
 /** What {@link RunningSinks} works with. */
 export interface RunningSinksDeps {
@@ -24,6 +27,12 @@ export interface RunningSinksDeps {
   onAck(): void;
   /** What sinks may need from the rest of the config now in force. */
   environment(): SinkEnvironment;
+  /** The `processing` section now in force. */
+  processing(): ProcessingConfig;
+  /** Where each model stands (its checkpoint, its last journaled entry, whether it moves). */
+  progress: ModelProgress;
+  /** Counts each model's records once. */
+  meter: RecordMeter;
 }
 
 interface RunningSink {
@@ -49,12 +58,12 @@ export class RunningSinks {
    * Applies the sinks of a reloaded config: a sink removed or changed is retired (within its
    * bound), a removed one's cursor forgotten, a new or changed one started.
    */
-  async apply(next: readonly SinkConfig[]): Promise<void> {
+  async apply(next: readonly SinkConfig[], processingChanged = false): Promise<void> {
     const { store, logger } = this.d;
     const wanted = new Map(next.map((s) => [s.name, s]));
     for (const [name, running] of [...this.sinks]) {
       const sc = wanted.get(name);
-      if (sc && sinkUnchanged(running.config, sc)) continue;
+      if (sc && sinkUnchanged(running.config, sc) && !processingChanged) continue;
       await retireSink({ name, sink: running.sink, delivery: running.delivery }, stepBoundMs(running.config), logger);
       this.sinks.delete(name);
       if (!sc) {
@@ -98,6 +107,11 @@ export class RunningSinks {
     await Promise.all([...this.sinks].map(([name, s]) => retireSink({ name, sink: s.sink, delivery: s.delivery }, stepBoundMs(s.config), this.d.logger, capMs)));
   }
 
+  private processingOf(sc: SinkConfig) {
+    const compiled = sinkProcessing(this.d.processing(), sc);
+    return compiled && { ...compiled, progress: this.d.progress, meter: this.d.meter };
+  }
+
   /** Builds the sink, starts its delivery loop, and runs its healthcheck without waiting for it. */
   private async start(sc: SinkConfig): Promise<void> {
     const { store, metrics, clock } = this.d;
@@ -120,6 +134,7 @@ export class RunningSinks {
       now: () => clock.now(),
       onAck: () => this.d.onAck(),
       settings: deliverySettings(sc),
+      processing: this.processingOf(sc),
     });
     this.sinks.set(sc.name, { config: sc, sink, delivery });
     void delivery.start();

@@ -4,9 +4,14 @@
 //! never send different batches under one key.
 import { createHash } from 'node:crypto';
 
-/** The identity of the batch covering journal seqs [firstSeq, lastSeq] for `sink` of one installation. */
-export function batchId(installationId: string, sink: string, firstSeq: number, lastSeq: number): string {
-  return digest(`${installationId}\u0000${sink}\u0000${firstSeq}\u0000${lastSeq}`);
+/**
+ * The identity of the batch covering journal seqs [firstSeq, lastSeq] for `sink` of one
+ * installation; with processing, also of the multiline groups it closed besides its lines
+ * (`closes`, as recorded with the batch), which are part of its content.
+ */
+export function batchId(installationId: string, sink: string, firstSeq: number, lastSeq: number, closes?: string): string {
+  const base = `${installationId}\u0000${sink}\u0000${firstSeq}\u0000${lastSeq}`;
+  return digest(closes === undefined ? base : `${base}\u0000${closes}`);
 }
 
 /**

@@ -7,9 +7,12 @@
 //! the committed cursor after a backoff: nothing a sink does ends its loop for good.
 import type { Logger } from 'pino';
 import type { Sink, SinkBatch } from '../sinks/contract.js';
-import type { DeadLetter, StateStore } from '../journal/store.js';
+import type { DeadLetter, HeldGroups, InflightBatch, StateStore } from '../journal/store.js';
 import { sliceBytes, sliceCount, type PageSlice } from '../journal/pages.js';
-import { journalBatch } from './batch.js';
+import { journalBatch, recordBatch } from './batch.js';
+import type { ProcessingStage, StageOptions } from './processing/stage.js';
+import { openStage } from './processing/open.js';
+import { parseCloses, skipSlot, type DeliverResult, type Slot } from './slot.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { backoffDelay, sleep } from '../time/backoff.js';
 import { batchId, legacyBatchId } from './batch-id.js';
@@ -51,6 +54,8 @@ export interface SinkDeliveryDeps {
   now(): number;
   /** Called after each acknowledgement (the daemon trims the journal). */
   onAck?(): void;
+  /** Processing of the sink's records (multiline, levels, JSON, filter, redaction); absent: entries as the journal holds them. */
+  processing?: Omit<StageOptions, 'sink'>;
 }
 
 /** The delivery loop of one sink. */
@@ -184,6 +189,7 @@ export class SinkDelivery {
     const initial = store.getSink(name);
     if (!initial) return;
     const installationId = store.installationId!;
+    const stage = this.d.processing && openStage({ ...this.d.processing, sink: name, logger: this.d.logger, models: settings.models, held: initial.held, readRange: (a, b) => store.slicesOfRange(a, b) });
     // Batches that were in flight at the last stop are rebuilt first, with the same ranges.
     const recovered = [...initial.inflightRanges];
     let readFrom = recovered.length > 0 ? recovered[recovered.length - 1]!.lastSeq : initial.cursor;
@@ -211,37 +217,36 @@ export class SinkDelivery {
         } else {
           slices = store.slicesAfter(readFrom, settings.maxEntries, settings.maxBytes);
           if (slices.length === 0) {
-            waitMs = Math.max(settings.maxDelayMs, 1000);
-            break;
-          }
-          const head = slices[0]!;
-          const tail = slices[slices.length - 1]!;
-          firstSeq = head.page.firstSeq + head.from;
-          lastSeq = tail.page.firstSeq + tail.to - 1;
-          const full = sliceCount(slices) >= settings.maxEntries || sliceBytes(slices) >= settings.maxBytes;
-          const waited = this.d.now() - head.page.fetchedMs;
-          if (!full && waited < settings.maxDelayMs && !this.draining && firstSeq > this.flushThrough) {
-            waitMs = settings.maxDelayMs - waited;
-            break;
+            // Nothing new; groups the models' checkpoints have passed since still close (a
+            // batch of no new lines, sent alone: it ends at the cursor).
+            if (stage?.holding && active.length === 0) {
+              firstSeq = readFrom + 1;
+              lastSeq = readFrom;
+            } else {
+              waitMs = Math.max(settings.maxDelayMs, 1000);
+              break;
+            }
+          } else {
+            const head = slices[0]!;
+            const tail = slices[slices.length - 1]!;
+            firstSeq = head.page.firstSeq + head.from;
+            lastSeq = tail.page.firstSeq + tail.to - 1;
+            const full = sliceCount(slices) >= settings.maxEntries || sliceBytes(slices) >= settings.maxBytes;
+            const waited = this.d.now() - head.page.fetchedMs;
+            if (!full && waited < settings.maxDelayMs && !this.draining && firstSeq > this.flushThrough) {
+              waitMs = settings.maxDelayMs - waited;
+              break;
+            }
           }
         }
-        readFrom = lastSeq;
         const selected = settings.models ? slices.filter((x) => settings.models!.has(x.page.modelId)) : slices;
-        const count = sliceCount(selected);
-        if (count === 0) {
-          active.push({ firstSeq, lastSeq, batch: undefined, count, fetchedMs: 0, done: true, result: { kind: 'skip' }, promise: Promise.resolve() });
-          continue;
+        const slot = stage ? this.processedSlot(stage, selected, firstSeq, lastSeq, again, installationId, signal) : this.plainSlot(selected, firstSeq, lastSeq, again, installationId, signal);
+        if (slot === undefined) {
+          // Only checked for closes, and none closed: nothing to do until more comes.
+          waitMs = Math.max(settings.maxDelayMs, 1000);
+          break;
         }
-        // A batch rebuilt after a restart keeps the key it was first sent under (one recorded
-        // by schema 4 or earlier has none stored: it gets the key that version derived).
-        const key = again ? (again.key ?? legacyBatchId(name, firstSeq, lastSeq)) : batchId(installationId, name, firstSeq, lastSeq);
-        if (!again && this.d.sink.stableBatchIds !== false) store.setInflight(name, firstSeq, lastSeq, key);
-        const batch = journalBatch(key, firstSeq, lastSeq, selected);
-        const slot: Slot = { firstSeq, lastSeq, batch, count, fetchedMs: selected[0]!.page.fetchedMs, done: false, result: undefined, promise: Promise.resolve() };
-        slot.promise = this.deliver(batch, signal).then((result) => {
-          slot.result = result;
-          slot.done = true;
-        });
+        readFrom = Math.max(readFrom, lastSeq);
         active.push(slot);
       }
       if (active.length === 0) {
@@ -266,19 +271,69 @@ export class SinkDelivery {
   private settle(slot: Slot, result: DeliverResult): void {
     const { store, name, metrics } = this.d;
     if (result.kind === 'skip') {
-      store.ack(name, slot.lastSeq, 0);
+      store.ack(name, slot.lastSeq, 0, undefined, slot.held);
     } else if (result.kind === 'ok') {
-      store.ack(name, slot.lastSeq, slot.count, result.state);
+      store.ack(name, slot.lastSeq, slot.count, result.state, slot.held);
       metrics.delivered.inc({ sink: name }, slot.count);
       metrics.deliveryLatency.observe({ sink: name }, Math.max(0, this.d.now() - slot.fetchedMs) / 1000);
     } else if (result.kind === 'reject') {
-      store.deadLetter(name, slot.firstSeq, slot.lastSeq, slot.batch!.entries, result.error);
+      store.deadLetter(name, slot.firstSeq, slot.lastSeq, slot.batch!.entries, result.error, slot.held);
       metrics.deadLetters.inc({ sink: name }, slot.count);
       this.failures.deadLettered({ entries: slot.count, firstSeq: slot.firstSeq, lastSeq: slot.lastSeq, error: result.error });
     }
+    if (slot.held !== undefined) metrics.heldLines.set({ sink: name }, slot.heldLines);
     this.stateRetry.succeeded();
     this.d.onAck?.();
     this.health.settled();
+  }
+
+  /** A batch of the journal's entries as they are. */
+  private plainSlot(selected: PageSlice[], firstSeq: number, lastSeq: number, again: InflightBatch | undefined, installationId: string, signal: AbortSignal): Slot {
+    const { store, name } = this.d;
+    const count = sliceCount(selected);
+    if (count === 0) return skipSlot(firstSeq, lastSeq, undefined, 0);
+    // A batch rebuilt after a restart keeps the key it was first sent under (one recorded
+    // by schema 4 or earlier has none stored: it gets the key that version derived).
+    const key = again ? (again.key ?? legacyBatchId(name, firstSeq, lastSeq)) : batchId(installationId, name, firstSeq, lastSeq);
+    if (!again && this.d.sink.stableBatchIds !== false) store.setInflight(name, firstSeq, lastSeq, key);
+    return this.sendSlot(journalBatch(key, firstSeq, lastSeq, selected), count, selected[0]!.page.fetchedMs, undefined, 0, signal);
+  }
+
+  /**
+   * A batch of processed records: what the lines of [firstSeq, lastSeq] and the groups the
+   * models' checkpoints closed gave. Undefined for a check of closes only that closed nothing.
+   */
+  private processedSlot(
+    stage: ProcessingStage,
+    selected: PageSlice[],
+    firstSeq: number,
+    lastSeq: number,
+    again: InflightBatch | undefined,
+    installationId: string,
+    signal: AbortSignal,
+  ): Slot | undefined {
+    const { store, name, metrics } = this.d;
+    // At a shutdown the open groups close: their lines are not left waiting for the next start.
+    const out = stage.build(selected, lastSeq, again ? parseCloses(again.closes) : undefined, this.draining);
+    if (lastSeq < firstSeq && out.closes.length === 0) return undefined;
+    for (const [model, n] of out.dropped) metrics.processingDropped.inc({ sink: name, model }, n);
+    const held = stage.held();
+    const heldLines = stage.heldLines();
+    if (out.records.length === 0) return skipSlot(firstSeq, lastSeq, held, heldLines);
+    const closes = out.closes.length > 0 ? JSON.stringify(out.closes) : undefined;
+    const key = again ? (again.key ?? legacyBatchId(name, firstSeq, lastSeq)) : batchId(installationId, name, firstSeq, lastSeq, closes);
+    if (!again && this.d.sink.stableBatchIds !== false) store.setInflight(name, firstSeq, lastSeq, key, closes);
+    const fetchedMs = selected[0]?.page.fetchedMs ?? out.records[0]!.fetchedAtMs;
+    return this.sendSlot(recordBatch(key, firstSeq, lastSeq, out.records, out.sources), out.lines, fetchedMs, held, heldLines, signal);
+  }
+
+  private sendSlot(batch: SinkBatch, count: number, fetchedMs: number, held: HeldGroups | undefined, heldLines: number, signal: AbortSignal): Slot {
+    const slot: Slot = { firstSeq: batch.firstSeq, lastSeq: batch.lastSeq, batch, count, fetchedMs, held, heldLines, done: false, result: undefined, promise: Promise.resolve() };
+    slot.promise = this.deliver(batch, signal).then((result) => {
+      slot.result = result;
+      slot.done = true;
+    });
+    return slot;
   }
 
   /** Sends a dead letter again (after `mls dlq replay`); it leaves the table once acknowledged. */
@@ -332,18 +387,4 @@ export class SinkDelivery {
   }
 }
 
-type DeliverResult = { kind: 'ok'; state: string | undefined } | { kind: 'reject'; error: string } | { kind: 'skip' } | { kind: 'stopped' };
 
-/** One batch in flight (or settled, waiting for the batches before it). */
-interface Slot {
-  firstSeq: number;
-  lastSeq: number;
-  /** Undefined for a range with none of the sink's models (skipped). */
-  batch: SinkBatch | undefined;
-  /** Entries in the batch, and when the first of them was fetched (epoch ms). */
-  count: number;
-  fetchedMs: number;
-  done: boolean;
-  result: DeliverResult | undefined;
-  promise: Promise<void>;
-}

@@ -10,6 +10,17 @@ export interface InflightBatch {
   lastSeq: number;
   /** Its batch id (Idempotency-Key); undefined for a batch recorded by schema 4 or earlier. */
   key: string | undefined;
+  /** The multiline groups it closed besides its lines (processing; see delivery/processing), as recorded. */
+  closes: string | undefined;
+}
+
+/**
+ * What a sink with processing holds in open multiline groups, committed with its cursor:
+ * `json` describes the groups (undefined: none), `holdSeq` is the lowest seq they hold.
+ */
+export interface HeldGroups {
+  json: string | undefined;
+  holdSeq: number | undefined;
 }
 
 /** A sink's row. */
@@ -23,6 +34,10 @@ export interface SinkCursor {
   inflightRanges: InflightBatch[];
   delivered: number;
   dropped: number;
+  /** The open multiline groups committed with the cursor (undefined: none). */
+  held: string | undefined;
+  /** The lowest seq they hold: the journal keeps it and what follows. */
+  holdSeq: number | undefined;
 }
 
 interface SinkRow {
@@ -31,11 +46,15 @@ interface SinkRow {
   state: string | null;
   delivered: number;
   dropped: number;
+  held?: string | null;
+  hold_seq?: number | null;
 }
 
-const LIST_INFLIGHT = 'SELECT first_seq AS firstSeq, last_seq AS lastSeq, batch_key AS key FROM inflight WHERE sink = ? ORDER BY first_seq';
-/** Schema 4 and earlier kept no batch keys (a file the reader opens is not migrated). */
-const LIST_INFLIGHT_V4 = 'SELECT first_seq AS firstSeq, last_seq AS lastSeq, NULL AS key FROM inflight WHERE sink = ? ORDER BY first_seq';
+const LIST_INFLIGHT = 'SELECT first_seq AS firstSeq, last_seq AS lastSeq, batch_key AS key, closes FROM inflight WHERE sink = ? ORDER BY first_seq';
+/** Schema 5 kept no closes (a file the reader opens is not migrated). */
+const LIST_INFLIGHT_V5 = 'SELECT first_seq AS firstSeq, last_seq AS lastSeq, batch_key AS key, NULL AS closes FROM inflight WHERE sink = ? ORDER BY first_seq';
+/** Schema 4 and earlier kept no batch keys. */
+const LIST_INFLIGHT_V4 = 'SELECT first_seq AS firstSeq, last_seq AS lastSeq, NULL AS key, NULL AS closes FROM inflight WHERE sink = ? ORDER BY first_seq';
 
 /** Sink rows as the file holds them (the store's and the read-only reader's). */
 export class SinkReads {
@@ -43,11 +62,11 @@ export class SinkReads {
   private readonly all: Database.Statement;
   private readonly inflight: Database.Statement;
 
-  /** `batchKeys`: the file is of schema 5 or later, whose in-flight ranges carry their keys. */
-  constructor(db: DB, batchKeys: boolean) {
+  /** `schema`: the file's schema version (5 and later keep batch keys, 6 and later closes and held groups). */
+  constructor(db: DB, schema: number) {
     this.one = db.prepare('SELECT * FROM sinks WHERE name = ?');
     this.all = db.prepare('SELECT * FROM sinks ORDER BY name');
-    this.inflight = db.prepare(batchKeys ? LIST_INFLIGHT : LIST_INFLIGHT_V4);
+    this.inflight = db.prepare(schema >= 6 ? LIST_INFLIGHT : schema === 5 ? LIST_INFLIGHT_V5 : LIST_INFLIGHT_V4);
   }
 
   /** A sink's cursor row. */
@@ -66,8 +85,19 @@ export class SinkReads {
   }
 
   private toSinkCursor(r: SinkRow): SinkCursor {
-    const inflight = (this.inflight.all(r.name) as Array<{ firstSeq: number; lastSeq: number; key: string | null }>).map((b) => ({ firstSeq: b.firstSeq, lastSeq: b.lastSeq, key: b.key ?? undefined }));
-    return { name: r.name, cursor: r.cursor, state: r.state ?? undefined, inflight: inflight[0], inflightRanges: inflight, delivered: r.delivered, dropped: r.dropped };
+    const rows = this.inflight.all(r.name) as Array<{ firstSeq: number; lastSeq: number; key: string | null; closes: string | null }>;
+    const inflight = rows.map((b) => ({ firstSeq: b.firstSeq, lastSeq: b.lastSeq, key: b.key ?? undefined, closes: b.closes ?? undefined }));
+    return {
+      name: r.name,
+      cursor: r.cursor,
+      state: r.state ?? undefined,
+      inflight: inflight[0],
+      inflightRanges: inflight,
+      delivered: r.delivered,
+      dropped: r.dropped,
+      held: r.held ?? undefined,
+      holdSeq: r.hold_seq ?? undefined,
+    };
   }
 }
 
@@ -81,32 +111,39 @@ export class Cursors extends SinkReads {
   private readonly ackRow: Database.Statement;
   private readonly setStateRow: Database.Statement;
   private readonly min: Database.Statement;
-  private readonly ackTx: Tx<[name: string, lastSeq: number, delivered: number, state: string | undefined], void>;
+  private readonly holdRow: Database.Statement;
+  private readonly ackTx: Tx<[name: string, lastSeq: number, delivered: number, state: string | undefined, held: HeldGroups | undefined], void>;
   private readonly dropTx: Tx<[firstSeq: number, lastSeq: number], Map<string, number>>;
 
   constructor(
     private readonly state: StateDb,
     private readonly now: () => number,
   ) {
-    super(state.db, true);
+    super(state.db, 6);
     const db = state.db;
     this.insert = db.prepare('INSERT OR IGNORE INTO sinks (name, cursor, updated_ms) VALUES (?, ?, ?)');
     this.remove = db.prepare('DELETE FROM sinks WHERE name = ?');
     this.removeInflight = db.prepare('DELETE FROM inflight WHERE sink = ?');
-    this.addInflight = db.prepare('INSERT OR REPLACE INTO inflight (sink, first_seq, last_seq, batch_key) VALUES (?, ?, ?, ?)');
+    this.addInflight = db.prepare('INSERT OR REPLACE INTO inflight (sink, first_seq, last_seq, batch_key, closes) VALUES (?, ?, ?, ?, ?)');
     this.clearInflight = db.prepare('DELETE FROM inflight WHERE sink = ? AND last_seq <= ?');
     this.ackRow = db.prepare('UPDATE sinks SET cursor = max(cursor, ?), state = coalesce(?, state), delivered = delivered + ?, updated_ms = ? WHERE name = ?');
+    this.holdRow = db.prepare('UPDATE sinks SET held = ?, hold_seq = ? WHERE name = ?');
     this.setStateRow = db.prepare('UPDATE sinks SET state = ?, updated_ms = ? WHERE name = ?');
-    this.min = db.prepare('SELECT min(cursor) AS c FROM sinks');
+    // A sink holding lines in open groups keeps the journal from the first of them.
+    this.min = db.prepare('SELECT min(CASE WHEN hold_seq IS NOT NULL AND hold_seq <= cursor THEN hold_seq - 1 ELSE cursor END) AS c FROM sinks');
     const drop = db.prepare('UPDATE sinks SET cursor = ?, dropped = dropped + ?, updated_ms = ? WHERE name = ?');
     const dropInflight = db.prepare('DELETE FROM inflight WHERE sink = ? AND first_seq <= ?');
-    this.ackTx = db.transaction((name: string, lastSeq: number, delivered: number, state: string | undefined) => this.advance(name, lastSeq, delivered, state));
+    this.ackTx = db.transaction((name: string, lastSeq: number, delivered: number, state: string | undefined, held: HeldGroups | undefined) =>
+      this.advance(name, lastSeq, delivered, state, held),
+    );
     this.dropTx = db.transaction((firstSeq: number, lastSeq: number) => {
       const dropped = new Map<string, number>();
       for (const sink of this.rows()) {
         if (sink.cursor < lastSeq) {
           const lost = lastSeq - Math.max(sink.cursor, firstSeq - 1);
           drop.run(lastSeq, lost, this.now(), sink.name);
+          // Held lines among the dropped rows are gone: they no longer keep the journal.
+          if (sink.hold_seq != null && sink.hold_seq <= lastSeq) this.holdRow.run(sink.held ?? null, null, sink.name);
           dropInflight.run(sink.name, lastSeq);
           if (lost > 0) dropped.set(sink.name, lost);
         }
@@ -135,10 +172,10 @@ export class Cursors extends SinkReads {
     return gone;
   }
 
-  /** Records the seq range of a batch about to be sent and its key. */
-  setInflight(name: string, firstSeq: number, lastSeq: number, key: string): void {
+  /** Records the seq range of a batch about to be sent, its key, and the groups it closed besides its lines. */
+  setInflight(name: string, firstSeq: number, lastSeq: number, key: string, closes?: string): void {
     this.state.assertWritable();
-    this.addInflight.run(name, firstSeq, lastSeq, key);
+    this.addInflight.run(name, firstSeq, lastSeq, key, closes ?? null);
   }
 
   /**
@@ -151,14 +188,18 @@ export class Cursors extends SinkReads {
    * again, which every sink already copes with: the file sink first cuts its files back
    * to the committed offsets, and other sinks see the same batch ids.
    */
-  ack(name: string, lastSeq: number, delivered: number, state: string | undefined): void {
-    this.state.unsynced(this.ackTx, name, lastSeq, delivered, state);
+  ack(name: string, lastSeq: number, delivered: number, state: string | undefined, held?: HeldGroups): void {
+    this.state.unsynced(this.ackTx, name, lastSeq, delivered, state, held);
   }
 
-  /** Moves the cursor past `lastSeq` and forgets the in-flight ranges it covers (inside the caller's transaction). */
-  advance(name: string, lastSeq: number, delivered: number, state: string | undefined): void {
+  /**
+   * Moves the cursor past `lastSeq` and forgets the in-flight ranges it covers, with the
+   * groups still held when given (inside the caller's transaction).
+   */
+  advance(name: string, lastSeq: number, delivered: number, state: string | undefined, held?: HeldGroups): void {
     this.ackRow.run(lastSeq, state ?? null, delivered, this.now(), name);
     this.clearInflight.run(name, lastSeq);
+    if (held !== undefined) this.holdRow.run(held.json ?? null, held.holdSeq ?? null, name);
   }
 
   /** Stores a sink's state without moving its cursor. */

@@ -2,7 +2,7 @@
 //! replay (`mls dlq`, or a running daemon asked to send them again).
 import type Database from 'better-sqlite3';
 import type { SinkEntry } from '../records/entry.js';
-import type { Cursors } from './cursors.js';
+import type { Cursors, HeldGroups } from './cursors.js';
 import type { DB, StateDb, Tx } from './db.js';
 
 /** A dead-lettered batch. */
@@ -63,7 +63,7 @@ export class DeadLetters extends DeadLetterReads {
   private readonly replayOfSink: Database.Statement;
   private readonly keep: Database.Statement;
   private readonly next: Database.Statement;
-  private readonly addTx: Tx<[name: string, firstSeq: number, lastSeq: number, entries: readonly SinkEntry[], error: string], number>;
+  private readonly addTx: Tx<[name: string, firstSeq: number, lastSeq: number, entries: readonly SinkEntry[], error: string, held: HeldGroups | undefined], number>;
   private readonly deleteTx: Tx<[ids: readonly number[]], number>;
 
   constructor(
@@ -79,10 +79,10 @@ export class DeadLetters extends DeadLetterReads {
     this.replayOfSink = db.prepare('UPDATE dlq SET replay = 1 WHERE sink = ?');
     this.keep = db.prepare('UPDATE dlq SET replay = 0, error = ? WHERE id = ?');
     this.next = db.prepare('SELECT * FROM dlq WHERE sink = ? AND replay = 1 ORDER BY id LIMIT 1');
-    this.addTx = db.transaction((name: string, firstSeq: number, lastSeq: number, entries: readonly SinkEntry[], error: string) => {
+    this.addTx = db.transaction((name: string, firstSeq: number, lastSeq: number, entries: readonly SinkEntry[], error: string, held: HeldGroups | undefined) => {
       const json = JSON.stringify(entries.map((e) => ({ ...e, timeNs: e.timeNs.toString() })));
       const id = Number(insert.run(name, firstSeq, lastSeq, entries.length, error.slice(0, MAX_ERROR), this.now(), json).lastInsertRowid);
-      cursors.advance(name, lastSeq, 0, undefined);
+      cursors.advance(name, lastSeq, 0, undefined, held);
       return id;
     });
     this.deleteTx = db.transaction((ids: readonly number[]) => {
@@ -92,9 +92,9 @@ export class DeadLetters extends DeadLetterReads {
     });
   }
 
-  /** Stores a rejected batch and moves the sink's cursor past it, in one synced transaction. */
-  add(name: string, firstSeq: number, lastSeq: number, entries: readonly SinkEntry[], error: string): number {
-    return this.state.synced(this.addTx, name, firstSeq, lastSeq, entries, error);
+  /** Stores a rejected batch and moves the sink's cursor past it (with the groups it still holds), in one synced transaction. */
+  add(name: string, firstSeq: number, lastSeq: number, entries: readonly SinkEntry[], error: string, held?: HeldGroups): number {
+    return this.state.synced(this.addTx, name, firstSeq, lastSeq, entries, error, held);
   }
 
   /** Deletes dead letters by id; returns how many were deleted. */

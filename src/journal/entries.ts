@@ -51,6 +51,8 @@ export class JournalEntries {
   private count: number;
   private bytes: number;
   private readonly cache = new PageCache();
+  /** The last seq of each model's newest row (rows deleted since keep no entry any sink still needs). */
+  private readonly lastSeqOfModel = new Map<string, number>();
   private readonly append: Database.Statement;
   private readonly rowsFrom: Database.Statement;
   private readonly rowEntries: Database.Statement;
@@ -68,6 +70,9 @@ export class JournalEntries {
       'SELECT first_seq, last_seq, model_id, fetched_ms FROM journal WHERE first_seq >= coalesce((SELECT max(first_seq) FROM journal WHERE first_seq <= ?), 0) ORDER BY first_seq LIMIT 64',
     );
     this.rowEntries = db.prepare('SELECT entries, times FROM journal WHERE first_seq = ?');
+    for (const r of db.prepare('SELECT model_id AS m, max(last_seq) AS s FROM journal GROUP BY model_id').all() as { m: string; s: number }[]) {
+      this.lastSeqOfModel.set(r.m, r.s);
+    }
     this.oldestRows = db.prepare('SELECT first_seq AS firstSeq, last_seq AS lastSeq, count, bytes FROM journal ORDER BY first_seq');
     const sumBelow = db.prepare('SELECT coalesce(sum(count), 0) AS n, coalesce(sum(bytes), 0) AS b FROM journal WHERE first_seq <= ? AND last_seq <= ?');
     const deleteBelow = db.prepare('DELETE FROM journal WHERE first_seq <= ? AND last_seq <= ?');
@@ -103,9 +108,15 @@ export class JournalEntries {
 
   /** After the page's transaction committed: counts it, and keeps it for the sinks that read it next. */
   appended(page: JournalPage): void {
+    this.lastSeqOfModel.set(page.modelId, page.lastSeq);
     this.count += page.count;
     this.bytes += rowBytes(page.bytes, page.count);
     this.cache.remember(page);
+  }
+
+  /** The highest seq of an entry of `modelId` in the journal (0: none since the journal was last emptied of it). */
+  journaledThrough(modelId: string): number {
+    return this.lastSeqOfModel.get(modelId) ?? 0;
   }
 
   /** Up to `limit` entries after `afterSeq`, stopping early once `maxBytes` is reached. */

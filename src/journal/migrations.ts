@@ -134,4 +134,44 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE checkpoints ADD COLUMN start_at TEXT;
     `,
   },
+  {
+    version: 6,
+    sql: `
+      -- What a sink with processing holds in open multiline groups (JSON; NULL: nothing),
+      -- committed with its cursor, and the lowest seq held: the journal keeps that line and
+      -- every later one until the group closes and its record is acknowledged.
+      ALTER TABLE sinks ADD COLUMN held TEXT;
+      ALTER TABLE sinks ADD COLUMN hold_seq INTEGER;
+      -- The groups a batch in flight closed besides its lines (by the model's checkpoint, or
+      -- because the model stopped), so that a restart rebuilds the same records (JSON; NULL: none).
+      ALTER TABLE inflight ADD COLUMN closes TEXT;
+    `,
+  },
+  {
+    version: 7,
+    sql: `
+      -- Model settings as mls last applied them (settings as code): one row per model and
+      -- field, the value as JSON. The service cannot be read back, so this is what a plan
+      -- compares the config with. (IF NOT EXISTS: a file rolled back to an earlier version
+      -- number by hand, as tests of upgrades do, may still hold the tables.)
+      CREATE TABLE IF NOT EXISTS applied_settings (
+        model_id   TEXT    NOT NULL,
+        field      TEXT    NOT NULL,
+        value      TEXT    NOT NULL,
+        applied_ms INTEGER NOT NULL,
+        PRIMARY KEY (model_id, field)
+      ) WITHOUT ROWID;
+      -- Every apply of a model's settings: what was sent (or recorded) and how it ended.
+      -- Kept to a bounded number of rows per model (applied-settings.ts).
+      CREATE TABLE IF NOT EXISTS settings_history (
+        id       INTEGER PRIMARY KEY AUTOINCREMENT,
+        model_id TEXT    NOT NULL,
+        at_ms    INTEGER NOT NULL,
+        fields   TEXT    NOT NULL,   -- JSON object of the fields sent or recorded
+        outcome  TEXT    NOT NULL,   -- applied | failed | recorded
+        details  TEXT    NOT NULL    -- the service's details, or the error
+      );
+      CREATE INDEX IF NOT EXISTS settings_history_model ON settings_history (model_id, id);
+    `,
+  },
 ];

@@ -94,6 +94,7 @@ export class PageCommitter {
     const { n } = counted;
     if (n > 0) {
       const first = lastSeq + 1;
+      inTimeOrder(counted.kept, counted.times, n);
       const lines = page.render(modelId, counted.kept, n);
       w.page = this.entries.appendPage(first, modelId, fetchedMs, lines, counted.times.subarray(0, n));
       result.firstSeq = first;
@@ -104,5 +105,25 @@ export class PageCommitter {
     }
     this.checkpoints.closePage(modelId, next, counted.latest >= 0 ? page.timesNs[counted.latest] : undefined);
     return lastSeq;
+  }
+}
+
+/**
+ * Puts the first `n` kept entries in time order (equal times in page order), so a journal
+ * row, and any part of it a batch takes, is in time order whatever order the service sent:
+ * multiline grouping reads lines in time order. A page already in order (the usual case)
+ * costs one pass.
+ */
+export function inTimeOrder(kept: Uint32Array, times: BigInt64Array, n: number): void {
+  let sorted = true;
+  for (let k = 1; k < n && sorted; k++) sorted = times[k - 1]! <= times[k]!;
+  if (sorted) return;
+  const order = Array.from({ length: n }, (_, k) => k);
+  order.sort((a, b) => (times[a]! < times[b]! ? -1 : times[a]! > times[b]! ? 1 : a - b));
+  const k0 = kept.slice(0, n);
+  const t0 = times.slice(0, n);
+  for (let k = 0; k < n; k++) {
+    kept[k] = k0[order[k]!]!;
+    times[k] = t0[order[k]!]!;
   }
 }

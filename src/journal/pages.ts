@@ -7,6 +7,63 @@ import type { SinkEntry } from '../records/entry.js';
 import { entryToNdjson } from '../records/ndjson.js';
 
 const NEWLINE = 0x0a;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
+/** Where the last {@link jsonString} ended (after its closing quote): no object per string on the hot path. */
+let stringEnd = 0;
+const STREAM_KEY = ',"stream":';
+const LOG_KEY = ',"log":';
+
+/**
+ * Reads one journal line, `{"model_id":…,"time":"…","stream":"…","log":"…"}` (`head`
+ * characters up to the time), into `e`: each string is cut out of the line, and only one
+ * holding an escape goes through JSON.parse; a line of any other shape is parsed whole.
+ * About twice as fast as JSON.parse of the page: the cost of every sink that reads the
+ * entries' text (processing, webhooks, OTLP).
+ */
+function readLine(line: string, head: number, e: { time: string; stream: string; log: string }): void {
+  const time = jsonString(line, head);
+  if (time !== undefined && line.startsWith(STREAM_KEY, stringEnd)) {
+    const stream = jsonString(line, stringEnd + STREAM_KEY.length);
+    if (stream !== undefined && line.startsWith(LOG_KEY, stringEnd)) {
+      const log = jsonString(line, stringEnd + LOG_KEY.length);
+      // the line ends right after the log: `}`
+      if (log !== undefined && stringEnd === line.length - 1) {
+        e.time = time;
+        e.stream = stream;
+        e.log = log;
+        return;
+      }
+    }
+  }
+  const r = JSON.parse(line) as { time: string; stream: string; log: string };
+  e.time = r.time;
+  e.stream = r.stream;
+  e.log = r.log;
+}
+
+/** The JSON string starting at `at` (its opening quote); sets {@link stringEnd}. */
+function jsonString(line: string, at: number): string | undefined {
+  if (line.charCodeAt(at) !== QUOTE) return undefined;
+  let close = line.indexOf('"', at + 1);
+  if (close < 0) return undefined;
+  const escape = line.indexOf('\\', at + 1);
+  if (escape < 0 || escape > close) {
+    stringEnd = close + 1;
+    return line.slice(at + 1, close);
+  }
+  // An escape: find the quote that ends the string (one not escaped), then let JSON.parse read it.
+  for (;;) {
+    let backslashes = 0;
+    for (let k = close - 1; line.charCodeAt(k) === BACKSLASH; k--) backslashes++;
+    if (backslashes % 2 === 0) break;
+    close = line.indexOf('"', close + 1);
+    if (close < 0) return undefined;
+  }
+  stringEnd = close + 1;
+  return JSON.parse(line.slice(at, close + 1)) as string;
+}
 
 /** One journal row: consecutive entries of one model. */
 export class JournalPage {
@@ -63,13 +120,15 @@ export class JournalPage {
   /** The entries as objects (built once, on first use). */
   entries(): SinkEntry[] {
     if (this.#entries) return this.#entries;
-    // The lines end in `\n` and never contain a raw newline: joined with commas they are a JSON array.
-    const text = this.bytes.toString('utf8', 0, Math.max(0, this.bytes.length - 1));
-    const rows = JSON.parse(`[${text.replaceAll('\n', ',')}]`) as Array<{ time: string; stream: string; log: string }>;
-    const out: SinkEntry[] = new Array(rows.length);
-    for (let i = 0; i < rows.length; i++) {
-      const r = rows[i]!;
-      out[i] = { seq: this.firstSeq + i, modelId: this.modelId, time: r.time, timeNs: this.timesNs[i]!, stream: r.stream, log: r.log, fetchedAtMs: this.fetchedMs };
+    const n = this.timesNs.length;
+    // The lines never hold a raw newline: one decode of the page, then one string per line.
+    const lines = this.bytes.toString('utf8', 0, Math.max(0, this.bytes.length - 1)).split('\n');
+    const head = ('{"model_id":' + JSON.stringify(this.modelId) + ',"time":').length;
+    const out: SinkEntry[] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const e: SinkEntry = { seq: this.firstSeq + i, modelId: this.modelId, time: '', timeNs: this.timesNs[i]!, stream: '', log: '', fetchedAtMs: this.fetchedMs };
+      readLine(lines[i]!, head, e);
+      out[i] = e;
     }
     this.#entries = out;
     return out;

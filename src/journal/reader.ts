@@ -1,6 +1,7 @@
 //! The state file read-only, for the commands that only look (`mls status`, `mls dlq list`,
 //! `mls state check`): opened as it is, never created, migrated or synced, and with no
 //! write statement prepared. A running daemon's file can be read meanwhile (WAL).
+import { AppliedSettingsReads } from './applied-settings.js';
 import { CheckpointReads, type Checkpoint } from './checkpoints.js';
 import { SinkReads, type SinkCursor } from './cursors.js';
 import { DeadLetterReads, type DeadLetter } from './dead-letters.js';
@@ -11,6 +12,8 @@ import type { StatusStore } from './status-store.js';
 /** A state file open read-only. Every read is of the file as it is now. */
 export class StateReader implements StatusStore {
   readonly installationId: string | undefined;
+  /** Model settings as last applied, and the history of applies (empty in a file of an older version). */
+  readonly settings: AppliedSettingsReads;
   private readonly checkpoints: CheckpointReads;
   private readonly sinks: SinkReads;
   private readonly deadLetters: DeadLetterReads;
@@ -22,9 +25,10 @@ export class StateReader implements StatusStore {
   ) {
     this.installationId = readInstallationId(db);
     this.checkpoints = new CheckpointReads(db);
-    this.sinks = new SinkReads(db, schemaVersion(db) >= 5);
+    this.sinks = new SinkReads(db, schemaVersion(db));
     this.deadLetters = new DeadLetterReads(db);
     this.totals = new JournalTotalsQuery(db);
+    this.settings = new AppliedSettingsReads(db);
     // Read once at open, as the store does: damaged journal pages then make a corrupt-file
     // error with the way out (see db.ts), not a bare SQLite error from the first command.
     this.totals.read();

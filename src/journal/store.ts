@@ -9,8 +9,9 @@
 //! (db.ts, checkpoints.ts, dedupe-counts.ts, entries.ts, cursors.ts, dead-letters.ts,
 //! page-commit.ts); the commands that only read use StateReader (reader.ts).
 import type { SinkEntry } from '../records/entry.js';
+import { AppliedSettings } from './applied-settings.js';
 import { Checkpoints, type Checkpoint, type PageContinuation, type WindowStart } from './checkpoints.js';
-import { Cursors, type SinkCursor } from './cursors.js';
+import { Cursors, type HeldGroups, type SinkCursor } from './cursors.js';
 import { DeadLetters, type DeadLetter } from './dead-letters.js';
 import { DedupeCounts } from './dedupe-counts.js';
 import { StateDb, ensureInstallationId, integrityCheck, openWritable, type WalSync } from './db.js';
@@ -21,9 +22,10 @@ import type { PreparedEntry } from './prepared.js';
 import type { StatusStore } from './status-store.js';
 
 export type { Checkpoint, PageContinuation, WindowStart } from './checkpoints.js';
-export type { InflightBatch, SinkCursor } from './cursors.js';
+export type { HeldGroups, InflightBatch, SinkCursor } from './cursors.js';
 export type { DeadLetter } from './dead-letters.js';
 export type { WalSync } from './db.js';
+export type { AppliedFields, AppliedValue, SettingsHistoryEntry, SettingsOutcome } from './applied-settings.js';
 export type { PageCommit, PageToCommit } from './page-commit.js';
 export type { PreparedEntry, PreparedPage } from './prepared.js';
 export type { StatusStore } from './status-store.js';
@@ -41,6 +43,8 @@ export interface StoreOptions {
 export class StateStore implements StatusStore {
   /** Random id of this state file, part of every batch id (see {@link ensureInstallationId}). */
   readonly installationId: string;
+  /** Model settings as last applied, and the history of applies (see applied-settings.ts). */
+  readonly settings: AppliedSettings;
   private readonly checkpoints: Checkpoints;
   private readonly dedupe: DedupeCounts;
   private readonly entries: JournalEntries;
@@ -59,6 +63,7 @@ export class StateStore implements StatusStore {
     this.cursors = new Cursors(state, now);
     this.deadLetters = new DeadLetters(state, this.cursors, now);
     this.pages = new PageCommitter(state, this.checkpoints, this.dedupe, this.entries);
+    this.settings = new AppliedSettings(state, now);
     this.installationId = ensureInstallationId(state.db);
   }
 
@@ -154,6 +159,11 @@ export class StateStore implements StatusStore {
     return this.state.lastSeq;
   }
 
+  /** The highest seq of an entry of `modelId` committed to the journal (0: none). */
+  journaledThrough(modelId: string): number {
+    return this.entries.journaledThrough(modelId);
+  }
+
   /** Highest seq whose entries are on disk: what sinks may read. */
   durableSeq(): number {
     return this.state.durableSeq;
@@ -230,16 +240,16 @@ export class StateStore implements StatusStore {
   }
 
   /** Records the seq range of a batch about to be sent and its key: a restart rebuilds it and sends it under that key. */
-  setInflight(name: string, firstSeq: number, lastSeq: number, key: string): void {
-    this.cursors.setInflight(name, firstSeq, lastSeq, key);
+  setInflight(name: string, firstSeq: number, lastSeq: number, key: string, closes?: string): void {
+    this.cursors.setInflight(name, firstSeq, lastSeq, key, closes);
   }
 
   /**
    * Moves a sink's cursor after an acknowledged batch, with the sink's state, and forgets
    * the in-flight ranges it covers, in one transaction not waiting for the disk (see {@link Cursors.ack}).
    */
-  ack(name: string, lastSeq: number, delivered: number, state?: string): void {
-    this.cursors.ack(name, lastSeq, delivered, state);
+  ack(name: string, lastSeq: number, delivered: number, state?: string, held?: HeldGroups): void {
+    this.cursors.ack(name, lastSeq, delivered, state, held);
   }
 
   /** Stores a sink's state without moving its cursor. */
@@ -250,8 +260,8 @@ export class StateStore implements StatusStore {
   // ---- dead letters ------------------------------------------------------------------
 
   /** Stores a rejected batch and moves the sink's cursor past it, in one transaction. */
-  deadLetter(name: string, firstSeq: number, lastSeq: number, entries: readonly SinkEntry[], error: string): number {
-    return this.deadLetters.add(name, firstSeq, lastSeq, entries, error);
+  deadLetter(name: string, firstSeq: number, lastSeq: number, entries: readonly SinkEntry[], error: string, held?: HeldGroups): number {
+    return this.deadLetters.add(name, firstSeq, lastSeq, entries, error, held);
   }
 
   /** Dead letters, oldest first, optionally of one sink. */

@@ -141,6 +141,11 @@ export class ModelPoller {
     return this.d.modelId;
   }
 
+  /** Whether the model's checkpoint has stopped moving: the token was refused, or a page is over the size limit. */
+  get stopped(): boolean {
+    return this.authFailures > 0 || this.pausedOversized;
+  }
+
   /** Starts the loop (once). */
   start(): Promise<void> {
     if (this.stopping) return this.runPromise ?? Promise.resolve(); // removed before its turn to start came

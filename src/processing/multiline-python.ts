@@ -39,14 +39,30 @@ const HEADING = new RegExp(String.raw`^(?:${STAMP}\s+(?:-\s+[\w.\-]+\s+-\s+|\|\s
  * Never a search through the whole text: `loaded model, no ERROR` does not head a block.
  */
 export function defaultHeadsBlock(text: string): boolean {
-  return HEADING.test(text);
+  return HEADING.test(withoutWorkerTag(text));
+}
+
+/**
+ * A worker's tag that multi-process servers put before every line a worker writes:
+ * vLLM's and Ray's `(VllmWorker rank=0 pid=4242) `, torch.distributed's `[rank0]: ` and
+ * torchrun's `[default0]: ` (up to three, nested).
+ */
+const WORKER_TAG = /^(?:\([A-Za-z][\w.-]*(?: [\w.-]+=[\w.-]+)*\) |\[(?:rank|default)\d+\]: ?){1,3}/;
+
+/** The line as the worker wrote it, without the tags before it. */
+function withoutWorkerTag(text: string): string {
+  const c = text.charCodeAt(0);
+  if (c !== 40 && c !== 91) return text;
+  const m = WORKER_TAG.exec(text);
+  return m === null ? text : text.slice(m[0].length);
 }
 
 /** The phase a Python block opens with if `text` opens one, else undefined. */
-export function pythonOpens(text: string, headsBlock: (text: string) => boolean): BlockPhase | undefined {
+export function pythonOpens(line: string, headsBlock: (text: string) => boolean): BlockPhase | undefined {
+  const text = withoutWorkerTag(line);
   if (TRACEBACK.test(text)) return 'frames';
   if (EXCEPTION_GROUP.test(text)) return 'group';
-  if (headsBlock(text)) return 'heading';
+  if (headsBlock(line)) return 'heading';
   return undefined;
 }
 
@@ -60,7 +76,8 @@ export function pythonOpens(text: string, headsBlock: (text: string) => boolean)
  * unindented continuation lines of a multi-line message, and 3.11 notes, become records of their own.
  * A `Traceback` line that follows no joiner starts a new block (two tracebacks back to back).
  */
-export function pythonContinues(phase: BlockPhase, text: string): BlockPhase | undefined {
+export function pythonContinues(phase: BlockPhase, line: string): BlockPhase | undefined {
+  const text = withoutWorkerTag(line);
   switch (phase) {
     case 'heading':
       if (TRACEBACK.test(text)) return 'frames';

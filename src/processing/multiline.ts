@@ -56,6 +56,15 @@ export interface GroupedRecord {
   closedBy: ClosedBy;
 }
 
+/** An open group as a sink commits it with its cursor, to reopen after a restart. */
+export interface OpenGroupSnapshot {
+  stream: string;
+  /** Where the block stands after its last line. */
+  phase: BlockPhase;
+  /** Its lines, in the order they joined it. */
+  lines: readonly ProcessLine[];
+}
+
 interface OpenGroup {
   lines: ProcessLine[];
   phase: BlockPhase;
@@ -101,7 +110,8 @@ function timeOrder(a: GroupedRecord, b: GroupedRecord): number {
  * later than any line still to come changes no grouping: it only closes earlier a group the
  * next line of its stream would have closed by gap, or one `flush` would have closed (then
  * `gap` instead of `flush`). A line older than the last line already pushed on its stream (a
- * late re-read) becomes a single record at once and leaves the open group alone.
+ * late re-read) leaves the open group alone: late lines group among themselves within their
+ * page and close with it ({@link endPage}).
  */
 export class MultilineGrouper {
   readonly #rule: MultilineRule | undefined;
@@ -110,6 +120,8 @@ export class MultilineGrouper {
   readonly #maxBytes: number;
   readonly #maxGapNs: bigint;
   readonly #streams = new Map<string, StreamState>();
+  /** Groups of late lines in the page being pushed (closed by {@link endPage}). */
+  readonly #late = new Map<string, StreamState>();
 
   constructor(options: MultilineOptions = {}) {
     this.#rule = options.rule === undefined || options.rule === 'python' ? undefined : checkRule(options.rule);
@@ -121,7 +133,11 @@ export class MultilineGrouper {
     this.#maxGapNs = BigInt(gap) * 1_000_000n;
   }
 
-  /** Takes the next line; returns the records it closed, and the line itself if it is a record alone. */
+  /**
+   * Takes the next line; returns the records it closed, and the line itself if it is a record
+   * alone. A line older than the last one pushed on its stream (a late re-read) is grouped
+   * with the other late lines of the same call only: see {@link endPage}.
+   */
   push(line: ProcessLine): GroupedRecord[] {
     const state = this.#streams.get(line.stream);
     if (state === undefined) {
@@ -129,7 +145,52 @@ export class MultilineGrouper {
       this.#streams.set(line.stream, fresh);
       return this.#start(fresh, line, undefined);
     }
+    if (line.timeNs < state.lastTimeNs) return this.#pushLate(line);
+    return this.#pushInto(state, line);
+  }
+
+  /**
+   * Takes `line` when it is a record alone that leaves every group as it is (its stream has
+   * no open group, it is not late, and it opens none): the same as {@link push} returning it
+   * alone, without building a record. Returns false, taking nothing, otherwise.
+   */
+  pushSingle(line: ProcessLine): boolean {
+    const state = this.#streams.get(line.stream);
+    if (state !== undefined && (state.open !== undefined || line.timeNs < state.lastTimeNs)) return false;
+    if (this.#opens(line) !== undefined) return false;
+    if (state === undefined) this.#streams.set(line.stream, { open: undefined, lastTimeNs: line.timeNs });
+    else state.lastTimeNs = line.timeNs;
+    return true;
+  }
+
+  #opens(line: ProcessLine): BlockPhase | undefined {
+    return this.#rule === undefined ? pythonOpens(line.log, this.#headsBlock) : this.#rule.start.test(line.log) ? 'custom' : undefined;
+  }
+
+  /**
+   * Ends a page: closes the groups of late lines. Lines that become visible late come
+   * together (a whole traceback in one re-read), so they are grouped among themselves, but
+   * never held past their page: they cannot join the groups of the lines already read.
+   */
+  endPage(): GroupedRecord[] {
+    const out: GroupedRecord[] = [];
+    for (const state of this.#late.values()) if (state.open !== undefined) out.push(this.#close(state, 'flush'));
+    this.#late.clear();
+    return out.sort(timeOrder);
+  }
+
+  #pushLate(line: ProcessLine): GroupedRecord[] {
+    const state = this.#late.get(line.stream);
+    if (state === undefined) {
+      const fresh: StreamState = { open: undefined, lastTimeNs: line.timeNs };
+      this.#late.set(line.stream, fresh);
+      return this.#start(fresh, line, undefined);
+    }
     if (line.timeNs < state.lastTimeNs) return [this.#single(line)];
+    return this.#pushInto(state, line);
+  }
+
+  #pushInto(state: StreamState, line: ProcessLine): GroupedRecord[] {
     state.lastTimeNs = line.timeNs;
     const group = state.open;
     if (group === undefined) return this.#start(state, line, undefined);
@@ -181,6 +242,33 @@ export class MultilineGrouper {
     return min;
   }
 
+  /** The open groups, to commit with a cursor and {@link restore} after a restart. */
+  openGroups(): OpenGroupSnapshot[] {
+    const out: OpenGroupSnapshot[] = [];
+    for (const [stream, { open }] of this.#streams) if (open !== undefined) out.push({ stream, phase: open.phase, lines: open.lines });
+    return out;
+  }
+
+  /**
+   * Reopens a group saved by {@link openGroups} on a grouper that has none open on its
+   * stream: it then goes on exactly as the grouper that held it. (Only the time of the last
+   * line pushed on a stream without an open group is not kept: a late line on such a stream
+   * right after a restart may open a group instead of being a record alone.)
+   */
+  restore(group: OpenGroupSnapshot): void {
+    if (group.lines.length === 0) return;
+    if (this.#streams.get(group.stream)?.open !== undefined) throw new Error(`bug: a group is already open on ${group.stream}`);
+    let bytes = -1;
+    let minSeq = Number.POSITIVE_INFINITY;
+    let lastTimeNs = group.lines[0]!.timeNs;
+    for (const line of group.lines) {
+      bytes += 1 + byteLength(line.log);
+      minSeq = Math.min(minSeq, line.seq);
+      if (line.timeNs > lastTimeNs) lastTimeNs = line.timeNs;
+    }
+    this.#streams.set(group.stream, { open: { lines: [...group.lines], phase: group.phase, bytes, minSeq }, lastTimeNs });
+  }
+
   /** How many lines the open groups hold, and their UTF-8 bytes (each group's lines joined by `\n`). */
   held(): { lines: number; bytes: number } {
     let lines = 0;
@@ -200,7 +288,7 @@ export class MultilineGrouper {
 
   /** Opens a group with `line` in `phase` (or in the phase the line opens), or returns it as a record alone. */
   #start(state: StreamState, line: ProcessLine, phase: BlockPhase | undefined): GroupedRecord[] {
-    const opened = phase ?? (this.#rule === undefined ? pythonOpens(line.log, this.#headsBlock) : this.#rule.start.test(line.log) ? 'custom' : undefined);
+    const opened = phase ?? this.#opens(line);
     if (opened === undefined) return [this.#single(line)];
     state.open = { lines: [line], phase: opened, bytes: byteLength(line.log), minSeq: line.seq };
     return [];
@@ -229,7 +317,7 @@ function record(lines: ProcessLine[], kind: GroupedRecord['kind'], closedBy: Clo
     timeNs: first.timeNs,
     timeEnd: last.time,
     stream: first.stream,
-    log: lines.map((l) => l.log).join('\n'),
+    log: lines.length === 1 ? first.log : lines.map((l) => l.log).join('\n'),
     lineCount: lines.length,
     kind,
     closedBy,

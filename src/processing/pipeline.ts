@@ -2,10 +2,11 @@
 //! grouping, the level (from a JSON line's level field, else from the start of the text;
 //! a traceback without a level of its own is an error), JSON structure, and the filter.
 //! Pure and deterministic like each stage: the same lines and calls give the same records.
+import type { SinkEntry } from '../records/entry.js';
 import type { Level, ProcessLine } from './types.js';
 import type { Redactor } from './redact.js';
 import type { RecordFilter } from './filter.js';
-import { MultilineGrouper, type GroupedRecord, type MultilineOptions } from './multiline.js';
+import { MultilineGrouper, type GroupedRecord, type MultilineOptions, type OpenGroupSnapshot } from './multiline.js';
 import { detectLevel, levelFromJsonObject, type CompiledLevelRules } from './levels.js';
 import { parseJsonLine } from './json-line.js';
 
@@ -19,10 +20,17 @@ export interface ProcessorOptions {
   redact?: Redactor;
   /** Decides which records are kept. */
   filter?: RecordFilter;
+  /** Called with every record's level (undefined: none) before the filter decides (the records meter). */
+  onRecord?: (level: Level | undefined) => void;
+  /** The model whose lines these are: the records' `modelId` (default empty). */
+  modelId?: string;
 }
 
-/** One record after processing. */
-export interface ProcessedRecord {
+/**
+ * One record after processing. It is also the record as sinks receive it (a
+ * {@link SinkEntry}: `seq` is its first line's, `modelId` the processor's).
+ */
+export interface ProcessedRecord extends SinkEntry {
   /** The first line's time string, unchanged, and its exact time. */
   time: string;
   timeNs: bigint;
@@ -58,9 +66,11 @@ export interface Processed {
 export class ModelProcessor {
   readonly #grouper: MultilineGrouper | undefined;
   readonly #options: ProcessorOptions;
+  readonly #modelId: string;
 
   constructor(options: ProcessorOptions = {}) {
     this.#options = options;
+    this.#modelId = options.modelId ?? '';
     this.#grouper = options.multiline === false ? undefined : new MultilineGrouper(options.multiline ?? {});
   }
 
@@ -69,16 +79,18 @@ export class ModelProcessor {
    * order). Returns the records that closed, in time order.
    */
   push(lines: readonly ProcessLine[]): Processed {
-    const ordered = lines
-      .map((line, i) => ({ line, i }))
-      .sort((a, b) => (a.line.timeNs < b.line.timeNs ? -1 : a.line.timeNs > b.line.timeNs ? 1 : a.i - b.i));
     const groups: GroupedRecord[] = [];
     const singles: ProcessLine[] = [];
-    for (const { line } of ordered) {
+    const grouper = this.#grouper;
+    for (const line of inTimeOrder(lines)) {
       const redacted = this.#redacted(line);
-      if (this.#grouper) groups.push(...this.#grouper.push(redacted));
-      else singles.push(redacted);
+      if (grouper === undefined || grouper.pushSingle(redacted)) singles.push(redacted);
+      else {
+        const closed = grouper.push(redacted);
+        for (let i = 0; i < closed.length; i++) groups.push(closed[i]!);
+      }
     }
+    if (this.#grouper) groups.push(...this.#grouper.endPage());
     return this.#finish(groups, singles);
   }
 
@@ -90,6 +102,21 @@ export class ModelProcessor {
   /** Closes every open group (the model stopped, or the end of the input). */
   flush(): Processed {
     return this.#finish(this.#grouper?.flush() ?? [], []);
+  }
+
+  /** The open groups (their lines redacted), to commit with a cursor; see {@link MultilineGrouper.openGroups}. */
+  openGroups(): OpenGroupSnapshot[] {
+    return this.#grouper?.openGroups() ?? [];
+  }
+
+  /** Reopens a group saved by {@link openGroups}, from its lines as the journal holds them (they are redacted again). */
+  restore(group: OpenGroupSnapshot): void {
+    this.#grouper?.restore({ ...group, lines: group.lines.map((l) => this.#redacted(l)) });
+  }
+
+  /** Lines and bytes held in open groups. */
+  held(): { lines: number; bytes: number } {
+    return this.#grouper?.held() ?? { lines: 0, bytes: 0 };
   }
 
   /** The lowest seq held in an open group: nothing at or after it may be acknowledged yet. */
@@ -109,18 +136,29 @@ export class ModelProcessor {
     for (const g of groups) this.#keep(out, this.#record(g.lines[0]!, g.lastSeq, g.log, g.lineCount, g.timeEnd, g.kind === 'traceback'));
     for (const l of singles) this.#keep(out, this.#record(l, l.seq, l.log, 1, l.time, false));
     // Streams close their groups at different lines: what one call returns is put in time order.
-    out.records.sort((a, b) => (a.timeNs < b.timeNs ? -1 : a.timeNs > b.timeNs ? 1 : a.firstSeq - b.firstSeq));
+    if (!sortedByTime(out.records)) out.records.sort(recordOrder);
     return out;
   }
 
   #keep(out: Processed, record: ProcessedRecord): void {
+    this.#options.onRecord?.(record.level);
     const decision = this.#options.filter?.({ log: record.log, level: record.level });
     if (decision === undefined || decision === 'keep') out.records.push(record);
     else out.dropped++;
   }
 
   #record(first: ProcessLine, lastSeq: number, log: string, lineCount: number, timeEnd: string, traceback: boolean): ProcessedRecord {
-    const record: ProcessedRecord = { time: first.time, timeNs: first.timeNs, stream: first.stream, log, firstSeq: first.seq, lastSeq };
+    const record: ProcessedRecord = {
+      seq: first.seq,
+      modelId: this.#modelId,
+      time: first.time,
+      timeNs: first.timeNs,
+      stream: first.stream,
+      log,
+      fetchedAtMs: first.fetchedAtMs ?? 0,
+      firstSeq: first.seq,
+      lastSeq,
+    };
     if (lineCount > 1) {
       record.lines = lineCount;
       record.timeEnd = timeEnd;
@@ -143,17 +181,22 @@ export class ModelProcessor {
   }
 }
 
-/** A record as the NDJSON line of files, stdout and webhooks, with `model_id` first. */
-export function recordFields(modelId: string, r: ProcessedRecord): Record<string, unknown> {
-  const out: Record<string, unknown> = { model_id: modelId, time: r.time, stream: r.stream, log: r.log };
-  if (r.level) out.level = r.level;
-  if (r.lines) {
-    out.lines = r.lines;
-    out.time_end = r.timeEnd;
-  }
-  if (r.message !== undefined) out.message = r.message;
-  if (r.attributes) out.attributes = r.attributes;
-  if (r.traceId) out.trace_id = r.traceId;
-  if (r.spanId) out.span_id = r.spanId;
-  return out;
+function recordOrder(a: ProcessedRecord, b: ProcessedRecord): number {
+  return a.timeNs < b.timeNs ? -1 : a.timeNs > b.timeNs ? 1 : a.firstSeq - b.firstSeq;
 }
+
+function sortedByTime(records: readonly ProcessedRecord[]): boolean {
+  for (let i = 1; i < records.length; i++) if (recordOrder(records[i - 1]!, records[i]!) > 0) return false;
+  return true;
+}
+
+/** The lines in time order, equal times in their given order; the array itself when it is in order already (the usual page). */
+function inTimeOrder(lines: readonly ProcessLine[]): readonly ProcessLine[] {
+  let sorted = true;
+  for (let i = 1; i < lines.length && sorted; i++) sorted = lines[i - 1]!.timeNs <= lines[i]!.timeNs;
+  if (sorted) return lines;
+  const index = lines.map((_, i) => i);
+  index.sort((a, b) => (lines[a]!.timeNs < lines[b]!.timeNs ? -1 : lines[a]!.timeNs > lines[b]!.timeNs ? 1 : a - b));
+  return index.map((i) => lines[i]!);
+}
+

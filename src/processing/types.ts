@@ -2,8 +2,10 @@
 //! and redaction): pure functions of the lines they are given, with no clock and no I/O, so
 //! that the same journal always gives the same records.
 
+import type { RecordLevel } from '../records/entry.js';
+
 /** A record's severity, as the sinks name it. */
-export type Level = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
+export type Level = RecordLevel;
 
 /** Levels from the least to the most severe. */
 export const LEVELS: readonly Level[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
@@ -26,4 +28,6 @@ export interface ProcessLine {
   stream: string;
   /** The text of the line. */
   log: string;
+  /** When the line was fetched (epoch ms), passed through to its record; the stages never read it. */
+  fetchedAtMs?: number;
 }

@@ -12,9 +12,36 @@ export interface LogEntry {
   stream: string;
 }
 
-/** One journal entry as handed to sinks. */
-export interface SinkEntry {
-  /** Journal sequence number; strictly increasing. */
+/** A record's severity, as the sinks name it (processing detects it from the text). */
+export type RecordLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
+
+/**
+ * What processing adds to a record (see processing/): all absent on an entry shipped raw,
+ * and each absent when processing found nothing for it.
+ */
+export interface RecordFields {
+  /** The level detected in the text. */
+  level?: RecordLevel;
+  /** The level as the line wrote it (`WARNING`, `E`, `40`…): OTLP's `severityText`. */
+  levelText?: string;
+  /** Lines in the record, when it holds several (a traceback): `log` is them joined by `\n`. */
+  lines?: number;
+  /** The last line's time string, for a record of several lines. */
+  timeEnd?: string;
+  /** A JSON line's message (`message`, `msg` or `event`). */
+  message?: string;
+  /** A JSON line's other fields, with their JSON types. */
+  attributes?: Record<string, unknown>;
+  traceId?: string;
+  spanId?: string;
+}
+
+/**
+ * One journal entry as handed to sinks, or with processing one record: a single entry, or
+ * the entries of one multiline group (then `seq` and `time` are its first line's).
+ */
+export interface SinkEntry extends RecordFields {
+  /** Journal sequence number (of the first line); strictly increasing for raw entries. */
   seq: number;
   modelId: string;
   /** The service's timestamp string, unchanged. */
@@ -28,8 +55,8 @@ export interface SinkEntry {
 }
 
 /**
- * Consecutive entries of one model as NDJSON text: the lines {@link SinkEntry} renders to
- * in sinks that write text (see `entryToNdjson`), ready to write as they are.
+ * Consecutive entries (or records) of one model as NDJSON text: the lines {@link SinkEntry}
+ * renders to in sinks that write text (see `entryToNdjson`), ready to write as they are.
  */
 export interface NdjsonChunk {
   modelId: string;
@@ -39,4 +66,9 @@ export interface NdjsonChunk {
   bytes: Buffer;
   /** Exact time of each line's entry, nanoseconds since the epoch (its length is the line count). */
   timesNs: BigInt64Array;
+  /**
+   * The lines are processed records, not one per seq: line `i` is not seq `firstSeq + i`
+   * (`firstSeq` is the first record's first line), and all of them are new to the sink.
+   */
+  records?: true;
 }

@@ -1,5 +1,5 @@
 //! The NDJSON line every sink that writes text emits for one entry, and the journal stores.
-import type { LogEntry, NdjsonChunk, SinkEntry } from './entry.js';
+import type { LogEntry, NdjsonChunk, RecordFields, SinkEntry } from './entry.js';
 
 /**
  * Renders one entry as a JSON object on one line, keys in the order
@@ -17,8 +17,25 @@ export function entryToNdjson(e: SinkEntry): string {
     JSON.stringify(e.stream) +
     ',"log":' +
     JSON.stringify(e.log) +
+    recordFieldsJson(e) +
     '}\n'
   );
+}
+
+/**
+ * The fields processing added to a record, as they follow `log` in its line: `level`,
+ * `lines` and `time_end`, `message`, `attributes`, `trace_id`, `span_id` (each only when
+ * present); empty for a raw entry.
+ */
+export function recordFieldsJson(r: RecordFields): string {
+  let out = '';
+  if (r.level !== undefined) out += ',"level":"' + r.level + '"';
+  if (r.lines !== undefined) out += ',"lines":' + r.lines + ',"time_end":' + JSON.stringify(r.timeEnd);
+  if (r.message !== undefined) out += ',"message":' + JSON.stringify(r.message);
+  if (r.attributes !== undefined) out += ',"attributes":' + JSON.stringify(r.attributes);
+  if (r.traceId !== undefined) out += ',"trace_id":' + JSON.stringify(r.traceId);
+  if (r.spanId !== undefined) out += ',"span_id":' + JSON.stringify(r.spanId);
+  return out;
 }
 
 /** Whether JSON.stringify would write `s` between quotes unchanged. */

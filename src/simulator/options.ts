@@ -2,6 +2,14 @@
 //! its name and the accepted values.
 import { FAULT_KINDS, type FaultRates } from './faults.js';
 
+/**
+ * What the simulated models write: `plain`, short service lines, a traceback sometimes within
+ * one entry (the rates below); `python`, the output of a Python model server one line per
+ * entry (uvicorn, logging, loguru, vLLM, JSON loggers, tracebacks as consecutive entries).
+ */
+export type { ContentProfile } from './content-python.js';
+import type { ContentProfile } from './content-python.js';
+
 /** How the last page of a window fetch says that no more logs remain. */
 export type EndStyle = 'absent' | 'null' | 'empty' | 'rotate';
 
@@ -45,6 +53,8 @@ export interface SimulatorOptions {
   faults?: Partial<FaultRates>;
   /** Probability that an entry has a genuine identical twin (same time, stream and line). Default 0. */
   twinRate?: number;
+  /** What the models write. Default `plain`; the four rates below apply to `plain` only. */
+  content?: ContentProfile;
   /** Probability of a multi-line entry (a traceback). Default 0.02. */
   multilineRate?: number;
   /** Probability of an entry with non-ASCII text. Default 0.02. */
@@ -103,6 +113,7 @@ export function validateOptions(o: SimulatorOptions): void {
     }
   }
   if (o.order !== undefined && o.order !== 'sorted' && o.order !== 'shuffled') throw new RangeError("order must be 'sorted' or 'shuffled'");
+  if (o.content !== undefined && o.content !== 'plain' && o.content !== 'python') throw new RangeError("content must be 'plain' or 'python'");
   if (o.endStyle !== undefined && !['absent', 'null', 'empty', 'rotate'].includes(o.endStyle)) {
     throw new RangeError("endStyle must be 'absent', 'null', 'empty' or 'rotate'");
   }

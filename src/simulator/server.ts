@@ -12,9 +12,9 @@ import { errorAnswer, readBody, send, sendTruncated, type Answer, type Credentia
 import { LogsEndpoint } from './logs-endpoint.js';
 import { validateFaults, validateOptions, type SimulatorOptions } from './options.js';
 import { hashString, mixSeed, mulberry32 } from './prng.js';
-import { answerSettings, type SettingsUpdate } from './settings-endpoint.js';
+import { answerSettings, type SettingsCall, type SettingsFailure, type SettingsUpdate } from './settings-endpoint.js';
 import { emptyStats, type SimulatorStats } from './stats.js';
-import { ModelLog, type GenerationParams } from './store.js';
+import { ModelLog, type GenerationParams, type TracebackEpisode } from './store.js';
 import { parseEntryTime } from './timefmt.js';
 import { TokenCodec } from './token.js';
 
@@ -32,6 +32,11 @@ export interface Simulator {
   close(): Promise<void>;
   /** Every entry visible now (visibleAt ≤ now), per model, sorted by time, with model_id. */
   groundTruth(modelId?: string): Array<LogEntry & { model_id: string }>;
+  /**
+   * The traceback episodes of python content whose lines are all visible now, per model, in
+   * time order: what a multiline processor must turn into one record each.
+   */
+  tracebackEpisodes(modelId?: string): Array<TracebackEpisode & { model_id: string }>;
   /** Stop producing new entries (already-produced ones still become visible after their delay). */
   stopProducing(): void;
   /** Test hook: add specific entries now, visible after `visibleAfterMs` (default 0). */
@@ -44,6 +49,10 @@ export interface Simulator {
   denyModels(modelIds: readonly string[]): void;
   /** Accepted settings updates, oldest first. */
   settingsUpdates: SettingsUpdate[];
+  /** Every settings request that reached the service's checks, with its answer's status, oldest first. */
+  settingsCalls: SettingsCall[];
+  /** Test hook: answer settings requests for these models with `status` (default 400) and `details`; [] restores. */
+  failSettings(modelIds: readonly string[], failure?: Partial<SettingsFailure>): void;
   /** Counters of what was answered so far. */
   stats(): SimulatorStats;
 }
@@ -69,6 +78,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     lateMax: Math.round(options.lateArrivals?.delayMs.max ?? 0),
     twinRate: options.twinRate ?? 0,
     shortDigitsRate: options.shortDigitsRate ?? 0.1,
+    profile: options.content ?? 'plain',
     content: {
       multilineRate: options.multilineRate ?? 0.02,
       unicodeRate: options.unicodeRate ?? 0.02,
@@ -103,7 +113,9 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     endStyle: options.endStyle ?? 'absent',
     stats,
   });
-  const settings = { credentials, models, now, updates: settingsUpdates };
+  const settingsCalls: SettingsCall[] = [];
+  const failingSettings = new Map<string, SettingsFailure>();
+  const settings = { credentials, models, now, updates: settingsUpdates, calls: settingsCalls, failing: failingSettings };
 
   /** Sends an answer, counted by status; cut short when the fault says so. */
   function reply(res: ServerResponse, a: Answer, truncated = false): void {
@@ -182,6 +194,11 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     url: `http://${urlHost}:${port}`,
     port,
     settingsUpdates,
+    settingsCalls,
+    failSettings(modelIds, failure = {}) {
+      failingSettings.clear();
+      for (const id of modelIds) failingSettings.set(id, { status: failure.status ?? 400, details: failure.details ?? `Model ${id} cannot be updated now.` });
+    },
     close() {
       closing ??= new Promise<void>((resolve) => {
         for (const t of timers) clearTimeout(t);
@@ -198,6 +215,16 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       for (const m of list) {
         m.generateUntil(t);
         for (const i of m.visibleIndexes(t)) out.push({ model_id: m.id, ...m.entry(i) });
+      }
+      return out;
+    },
+    tracebackEpisodes(modelId) {
+      const t = now();
+      const list = modelId === undefined ? [...models.values()] : [modelOrFail(modelId)];
+      const out: Array<TracebackEpisode & { model_id: string }> = [];
+      for (const m of list) {
+        m.generateUntil(t);
+        for (const e of m.tracebacks(t)) out.push({ model_id: m.id, ...e });
       }
       return out;
     },
@@ -227,7 +254,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       faults = { ...faults, ...f };
     },
     stats() {
-      return { ...stats, faultsInjected: { ...stats.faultsInjected }, byStatus: { ...stats.byStatus }, logsAnswersByModel: { ...stats.logsAnswersByModel } };
+      return { ...stats, faultsInjected: { ...stats.faultsInjected }, byStatus: { ...stats.byStatus }, logsAnswersByModel: { ...stats.logsAnswersByModel }, tracebacksServed: { ...stats.tracebacksServed } };
     },
     resetStats() {
       Object.assign(stats, emptyStats());

@@ -15,17 +15,58 @@ const INTEGER_FIELDS = new Set(['min_replica', 'max_replica', 'scale_down_delay'
 const BOOLEAN_FIELDS = new Set(['is_dedicated', 'is_input_output_enabled']);
 const STRING_FIELDS = new Set(['machine_type']);
 
-/** Answers one settings request whose body is `raw`; an accepted update goes to `updates` once the answer is sent. */
+/** A settings request that reached the service's checks, whatever its answer. */
+export interface SettingsCall {
+  /** The model_id sent (a string, or undefined when it was not one). */
+  modelId: string | undefined;
+  /** The data object sent, as it was. */
+  data: unknown;
+  /** The HTTP status answered. */
+  status: number;
+  atMs: number;
+}
+
+/** What the settings operation answers for the models told to fail (a test hook). */
+export interface SettingsFailure {
+  status: number;
+  details: string;
+}
+
+/**
+ * Answers one settings request whose body is `raw`; an accepted update goes to `updates`
+ * once the answer is sent. Every request whose body could be read is added to `calls`.
+ */
 export function answerSettings(
   req: IncomingMessage,
   raw: string,
-  o: { credentials: Credentials; models: ReadonlyMap<string, ModelLog>; now(): number; updates: SettingsUpdate[] },
+  o: {
+    credentials: Credentials;
+    models: ReadonlyMap<string, ModelLog>;
+    now(): number;
+    updates: SettingsUpdate[];
+    calls: SettingsCall[];
+    failing: ReadonlyMap<string, SettingsFailure>;
+  },
 ): Answer {
+  const answer = check(req, raw, o);
+  let body: { model_id?: unknown; data?: unknown } = {};
+  try {
+    body = JSON.parse(raw) as typeof body;
+  } catch {
+    // recorded with what could be read: nothing
+  }
+  o.calls.push({ modelId: typeof body?.model_id === 'string' ? body.model_id : undefined, data: body?.data, status: answer.status, atMs: o.now() });
+  return answer;
+}
+
+function check(req: IncomingMessage, raw: string, o: Parameters<typeof answerSettings>[2]): Answer {
   const parsed = requestObject(req, raw, o.credentials);
   if ('error' in parsed) return parsed.error;
   const { body } = parsed;
   const model = requestedModel(body, o.models);
   if (!(model instanceof ModelLog)) return model;
+  const failure = o.failing.get(model.id);
+  if (failure) return errorAnswer(failure.status, failure.details);
   const data = body.data;
   if (data === null || typeof data !== 'object' || Array.isArray(data)) return errorAnswer(400, 'data must be an object');
   for (const [k, v] of Object.entries(data)) {

@@ -12,6 +12,13 @@ export interface SimulatorStats {
   entriesServed: number;
   /** Successful logs answers per model id. */
   logsAnswersByModel: Record<string, number>;
+  /**
+   * Per model (absent: none), traceback episodes of python content every line of which has
+   * been sent in complete, successful pages, each counted once, when its last line not yet
+   * sent is (its lines may come in different pages or windows). An episode counted before
+   * {@link Simulator.resetStats} is not counted again.
+   */
+  tracebacksServed: Record<string, number>;
   faultsInjected: Record<string, number>;
   /** Answers per HTTP status (as a string). */
   byStatus: Record<string, number>;
@@ -28,6 +35,7 @@ export function emptyStats(): SimulatorStats {
     settingsRequests: 0,
     entriesServed: 0,
     logsAnswersByModel: {},
+    tracebacksServed: {},
     faultsInjected: Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])),
     byStatus: {},
     firstLogsRequestMs: undefined,

@@ -1,14 +1,27 @@
-//! The entries of one simulated model, kept columnar and sorted by (time, sequence).
+//! The entries of one simulated model (columns.ts keeps them): their generation up to "now",
+//! the pages picked from a window, their rendering, and the traceback episodes served.
 //!
-//! Each entry costs about 40 bytes until it is first served, then also its cached JSON
-//! text. Keep `history × rate × models` below about 5 million entries.
+//! With `plain` content each generated entry is one event with a content seed of its own; with
+//! `python` content an event is a burst of consecutive lines (see content-python.ts) sharing
+//! one seed, each line keeping its index in the burst.
 import type { LogEntry } from '../records/entry.js';
 import { renderContent, type ContentRates } from './content.js';
+import { episodeLines, layoutPython, lineStepNs, MAX_EVENT_LINES, renderPythonLine, startupSeed } from './content-python.js';
+import type { ContentProfile } from './content-python.js';
 import type { Prng } from './prng.js';
+import { EntryColumns, INJECTED } from './columns.js';
 import { formatEntryTime, truncateTime } from './timefmt.js';
 
-/** Marks an entry whose content was injected rather than generated. */
-const INJECTED = 255;
+// The `part` of an entry of python content: its line index in the burst, and two flags.
+const PART_INDEX = 0x3f;
+/** The line belongs to a traceback episode. */
+const PART_EPISODE = 0x40;
+/** The line has been served in a complete page (kept for episode lines only). */
+const PART_SERVED = 0x80;
+
+// Times of the lines of the burst being generated (generation is synchronous).
+const burstMs = new Float64Array(MAX_EVENT_LINES);
+const burstNs = new Int32Array(MAX_EVENT_LINES);
 
 /** How a model produces entries. */
 export interface GenerationParams {
@@ -22,7 +35,20 @@ export interface GenerationParams {
   twinRate: number;
   /** Share of generated entries whose time is written with fewer than nine fractional digits. */
   shortDigitsRate: number;
+  /** What the model writes; `content` applies to `plain` only. */
+  profile: ContentProfile;
   content: ContentRates;
+}
+
+/** A traceback episode of python content, as the ground truth tells it. */
+export interface TracebackEpisode {
+  /** The first line's time, as served. */
+  time: string;
+  /** The last line's time, as served. */
+  timeEnd: string;
+  stream: string;
+  /** Consecutive entries of the stream, from the `logger.exception` line to the exception line. */
+  lines: number;
 }
 
 /** A visibility snapshot: entries added at or after `seq`, or visible after `time`, are outside it. */
@@ -39,18 +65,8 @@ export interface PageSlice {
 }
 
 /** The entries of one model: generated lazily up to "now", plus injected ones. */
-export class ModelLog {
+export class ModelLog extends EntryColumns {
   readonly id: string;
-  length = 0;
-  nextSeq = 0;
-  private cap = 0;
-  private ms = new Float64Array(0);
-  private ns = new Int32Array(0);
-  private vis = new Float64Array(0);
-  private seq = new Uint32Array(0);
-  private cseed = new Uint32Array(0);
-  private digits = new Uint8Array(0);
-  private frags: (string | undefined)[] = [];
   private readonly injected: LogEntry[] = [];
 
   private readonly params: GenerationParams;
@@ -61,8 +77,13 @@ export class ModelLog {
   private lastGenMs = -Infinity;
   private lastGenNs = 0;
   private stopAtMs = Infinity;
+  /** Events generated so far (python content: the first is the model's start-up). */
+  private events = 0;
+  /** Traceback episodes some but not all of whose lines have been served: first line's seq → lines served. */
+  private readonly episodesServed = new Map<number, number>();
 
   constructor(id: string, params: GenerationParams, rng: Prng, startMs: number) {
+    super();
     this.id = id;
     this.params = params;
     this.rng = rng;
@@ -71,7 +92,7 @@ export class ModelLog {
     if (params.ratePerSec > 0) this.advance();
   }
 
-  /** No entry with a time at or after `ms` will be generated. */
+  /** No entry (python content: no burst) with a time at or after `ms` will be generated. */
   stopAt(ms: number): void {
     this.stopAtMs = Math.min(this.stopAtMs, ms);
   }
@@ -80,6 +101,7 @@ export class ModelLog {
   generateUntil(nowMs: number): void {
     if (this.params.ratePerSec <= 0) return;
     const limit = Math.min(nowMs, this.stopAtMs);
+    if (this.params.profile === 'python') return this.generateBursts(limit);
     const p = this.params;
     const r = this.rng;
     while (this.nextMs < limit) {
@@ -108,6 +130,105 @@ export class ModelLog {
     }
   }
 
+  /**
+   * Generates the bursts of python content that start before `limit`. A burst's lines follow
+   * each other by small steps, with strictly increasing times (a shortened time is kept only
+   * when still after the line before, so that the order of a traceback's lines never rests on
+   * the order of a page), and become visible together after the burst's delay; the next burst
+   * starts after the last line, by a gap drawn for as many lines. Only one-line bursts get
+   * identical twins: a repeated line inside a traceback would change its shape.
+   */
+  private generateBursts(limit: number): void {
+    const p = this.params;
+    const r = this.rng;
+    while (this.nextMs < limit) {
+      const drawn = r.nextU32();
+      const seed = this.events++ === 0 ? startupSeed(drawn) : drawn;
+      const n = layoutPython(seed);
+      const episode = episodeLines();
+      let ms = this.nextMs;
+      let ns = this.nextNs;
+      for (let k = 0; k < n; k++) {
+        if (k > 0) {
+          ns += lineStepNs(k, r.next());
+          const carry = Math.floor(ns / 1e6);
+          ns -= carry * 1e6;
+          ms += carry;
+        }
+        burstMs[k] = ms;
+        burstNs[k] = ns;
+      }
+      const visibleAt = ms + r.int(p.delayMin, p.delayMax);
+      const twin = n === 1 && r.next() < p.twinRate;
+      for (let k = 0; k < n; k++) {
+        let lineMs = burstMs[k]!;
+        let lineNs = burstNs[k]!;
+        let digits = 9;
+        if (r.next() < p.shortDigitsRate) {
+          // Within a burst, a shortened time moves by less than a millisecond, as the lines do.
+          const d = n === 1 ? r.int(0, 8) : r.int(3, 8);
+          const t = truncateTime(lineMs, lineNs, d);
+          if (t.ms > this.lastGenMs || (t.ms === this.lastGenMs && t.ns > this.lastGenNs)) {
+            lineMs = t.ms;
+            lineNs = t.ns;
+            digits = d;
+          }
+        }
+        this.add(lineMs, lineNs, visibleAt, seed, digits, k < episode ? k | PART_EPISODE : k);
+        if (twin) this.add(lineMs, lineNs, lineMs + r.int(p.delayMin, p.delayMax), seed, digits, 0);
+        this.lastGenMs = lineMs;
+        this.lastGenNs = lineNs;
+      }
+      this.nextMs = ms;
+      this.nextNs = ns;
+      this.advance(n);
+    }
+  }
+
+  /**
+   * Marks entries as served in a complete page; returns how many traceback episodes (python
+   * content) have now had every line served, each counted once.
+   */
+  markServed(indexes: readonly number[]): number {
+    if (this.params.profile !== 'python') return 0;
+    let whole = 0;
+    for (const i of indexes) {
+      const part = this.part[i]!;
+      if ((part & (PART_EPISODE | PART_SERVED)) !== PART_EPISODE) continue;
+      this.part[i] = part | PART_SERVED;
+      const first = this.seq[i]! - (part & PART_INDEX);
+      const served = (this.episodesServed.get(first) ?? 0) + 1;
+      layoutPython(this.cseed[i]!);
+      if (served === episodeLines()) {
+        whole++;
+        this.episodesServed.delete(first);
+      } else this.episodesServed.set(first, served);
+    }
+    return whole;
+  }
+
+  /** The traceback episodes (python content) visible at `nowMs`, in time order. */
+  tracebacks(nowMs: number): TracebackEpisode[] {
+    const out: TracebackEpisode[] = [];
+    if (this.params.profile !== 'python') return out;
+    for (let i = 0; i < this.length; i++) {
+      if ((this.part[i]! & (PART_EPISODE | PART_INDEX)) !== PART_EPISODE || this.vis[i]! > nowMs) continue;
+      layoutPython(this.cseed[i]!);
+      const lines = episodeLines();
+      const lastSeq = this.seq[i]! + lines - 1;
+      let j = i;
+      while (j < this.length && this.seq[j] !== lastSeq) j++;
+      if (j === this.length || this.vis[j]! > nowMs) continue;
+      const { stream } = this.entry(i);
+      out.push({ time: this.timeOf(i), timeEnd: this.timeOf(j), stream, lines });
+    }
+    return out;
+  }
+
+  private timeOf(i: number): string {
+    return formatEntryTime(this.ms[i]!, this.ns[i]!, this.digits[i]!);
+  }
+
   /** Adds an entry given by its text, visible from `visibleAt`. */
   inject(entry: LogEntry, ms: number, ns: number, visibleAt: number): void {
     this.injected.push({ time: entry.time, log: entry.log, stream: entry.stream });
@@ -117,32 +238,6 @@ export class ModelLog {
   /** The snapshot of this model as of `nowMs` (after generating up to it). */
   snapshot(nowMs: number): Snapshot {
     return { time: nowMs, seq: this.nextSeq };
-  }
-
-  /** Index of the first entry whose millisecond is ≥ `fromMs`. */
-  lowerBoundMs(fromMs: number): number {
-    let lo = 0;
-    let hi = this.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.ms[mid]! < fromMs) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
-
-  /** Index of the first entry ordered after (ms, ns, seq). */
-  afterKey(ms: number, ns: number, seq: number): number {
-    let lo = 0;
-    let hi = this.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const m = this.ms[mid]!;
-      const after = m > ms || (m === ms && (this.ns[mid]! > ns || (this.ns[mid] === ns && this.seq[mid]! > seq)));
-      if (after) hi = mid;
-      else lo = mid + 1;
-    }
-    return lo;
   }
 
   /**
@@ -167,11 +262,6 @@ export class ModelLog {
     return { indexes, more };
   }
 
-  /** The (ms, ns, seq) key of an entry, to resume after it. */
-  key(i: number): [number, number, number] {
-    return [this.ms[i]!, this.ns[i]!, this.seq[i]!];
-  }
-
   /** The entry's JSON text, rendered once and cached. */
   fragment(i: number): string {
     let f = this.frags[i];
@@ -189,60 +279,21 @@ export class ModelLog {
   entry(i: number): LogEntry {
     const d = this.digits[i]!;
     if (d === INJECTED) return { ...this.injected[this.cseed[i]!]! };
-    const { log, stream } = renderContent(this.cseed[i]!, this.params.content);
-    return { time: formatEntryTime(this.ms[i]!, this.ns[i]!, d), log, stream };
+    const ms = this.ms[i]!;
+    const ns = this.ns[i]!;
+    const { log, stream } =
+      this.params.profile === 'python' ? renderPythonLine(this.cseed[i]!, this.part[i]! & PART_INDEX, ms, ns) : renderContent(this.cseed[i]!, this.params.content);
+    return { time: formatEntryTime(ms, ns, d), log, stream };
   }
 
-  /** Indexes of every entry visible at `nowMs`, in time order. */
-  visibleIndexes(nowMs: number): number[] {
-    const out: number[] = [];
-    for (let i = 0; i < this.length; i++) if (this.vis[i]! <= nowMs) out.push(i);
-    return out;
-  }
-
-  private advance(): void {
+  /** Moves the next event's time on by a gap drawn for `lines` entries at the model's rate. */
+  private advance(lines = 1): void {
     const u = this.rng.next();
-    const gapNs = Math.max(1, Math.round((-Math.log(1 - u) * 1e9) / this.params.ratePerSec));
+    const gapNs = Math.max(1, Math.round((-Math.log(1 - u) * 1e9 * lines) / this.params.ratePerSec));
     let ns = this.nextNs + gapNs;
     const carry = Math.floor(ns / 1e6);
     ns -= carry * 1e6;
     this.nextMs += carry;
     this.nextNs = ns;
-  }
-
-  private add(ms: number, ns: number, visibleAt: number, content: number, digits: number): void {
-    if (this.length === this.cap) this.grow();
-    const n = this.length;
-    let pos = n;
-    if (n > 0 && (this.ms[n - 1]! > ms || (this.ms[n - 1] === ms && this.ns[n - 1]! > ns))) {
-      pos = this.afterKey(ms, ns, Number.MAX_SAFE_INTEGER);
-      for (const a of [this.ms, this.ns, this.vis, this.seq, this.cseed, this.digits]) a.copyWithin(pos + 1, pos, n);
-      this.frags.splice(pos, 0, undefined);
-    } else {
-      this.frags.push(undefined);
-    }
-    this.ms[pos] = ms;
-    this.ns[pos] = ns;
-    this.vis[pos] = visibleAt;
-    this.seq[pos] = this.nextSeq++;
-    this.cseed[pos] = content;
-    this.digits[pos] = digits;
-    this.length = n + 1;
-  }
-
-  private grow(): void {
-    const cap = Math.max(1024, this.cap * 2);
-    const g = <T extends Float64Array | Int32Array | Uint32Array | Uint8Array>(old: T, make: (n: number) => T): T => {
-      const a = make(cap);
-      a.set(old);
-      return a;
-    };
-    this.ms = g(this.ms, (k) => new Float64Array(k));
-    this.ns = g(this.ns, (k) => new Int32Array(k));
-    this.vis = g(this.vis, (k) => new Float64Array(k));
-    this.seq = g(this.seq, (k) => new Uint32Array(k));
-    this.cseed = g(this.cseed, (k) => new Uint32Array(k));
-    this.digits = g(this.digits, (k) => new Uint8Array(k));
-    this.cap = cap;
   }
 }

@@ -70,6 +70,14 @@ export class Metrics {
   readonly dropped = new Counter({ name: 'mls_sink_dropped_total', help: 'Entries dropped before delivery because the journal was full (when_full: drop_oldest), per sink.', labelNames: ['sink'], registers: [this.registry] });
   readonly backlogEntries = new Gauge({ name: 'mls_sink_backlog_entries', help: 'Entries in the journal not yet acknowledged by the sink.', labelNames: ['sink'], registers: [this.registry] });
   readonly backlogBytes = new Gauge({ name: 'mls_sink_backlog_bytes', help: 'Approximate bytes not yet acknowledged by the sink.', labelNames: ['sink'], registers: [this.registry] });
+  readonly processingDropped = new Counter({ name: 'mls_processing_dropped_total', help: 'Records a sink\'s processing filter dropped (drop rules, min_level), per sink and model.', labelNames: ['sink', 'model'], registers: [this.registry] });
+  readonly modelRecords = new Counter({
+    name: 'mls_model_log_records_total',
+    help: 'Log records made by processing, per model and detected level (unknown: none in the text); each record is counted once, whichever sinks get it, before any sink\'s filter.',
+    labelNames: ['model', 'level'],
+    registers: [this.registry],
+  });
+  readonly heldLines = new Gauge({ name: 'mls_processing_held_lines', help: 'Lines held in open multiline groups, per sink (the journal keeps them until their record is acknowledged).', labelNames: ['sink'], registers: [this.registry] });
   readonly deliveryLatency = new Histogram({ name: 'mls_sink_delivery_latency_seconds', help: 'Time from fetching an entry to its acknowledgement by the sink (per batch, oldest entry).', labelNames: ['sink'], buckets: [0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900], registers: [this.registry] });
   readonly sendDuration = new Histogram({ name: 'mls_sink_send_duration_seconds', help: 'Duration of one batch send.', labelNames: ['sink'], buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30], registers: [this.registry] });
 

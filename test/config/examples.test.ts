@@ -15,7 +15,7 @@ const env = { MLS_API_TOKEN: 'example-token', HOOK_KEY: 'example-hook-key', HOOK
 describe('example configs', () => {
   test('the documented examples exist', () => {
     expect(examples).toEqual(
-      expect.arrayContaining(['custom-module.yaml', 'file-archive.yaml', 'loki-otlp.yaml', 'otlp-collector.yaml', 'stdout.yaml', 'webhook.yaml']),
+      expect.arrayContaining(['custom-module.yaml', 'file-archive.yaml', 'loki-otlp.yaml', 'many-models.yaml', 'otlp-collector.yaml', 'stdout.yaml', 'webhook.yaml']),
     );
   });
 
@@ -32,6 +32,12 @@ describe('example configs', () => {
         expect(m[2] !== undefined || m[1]! in env, `${file} uses \${${m[1]}}`).toBe(true);
       }
     }
+  });
+
+  test('many-models.yaml polls the models of its models file after the inline one', async () => {
+    const config = await loadConfig(path.join(examplesDir, 'many-models.yaml'), env);
+    expect(config.models_file).toBe(path.join(examplesDir, 'many-models.txt'));
+    expect(config.models.map((m) => m.id)).toEqual(['model-with-quiet-logs', 'model-0001', 'model-0002', 'model-0003', 'model-0004', 'model-0005']);
   });
 
   test('loki-otlp.yaml points at the native OTLP endpoint of Loki over http/protobuf', async () => {

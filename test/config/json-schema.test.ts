@@ -40,8 +40,9 @@ test('every key of the config file has a description', () => {
   expect(undocumented).toEqual([]);
 });
 
-test('the schema rejects unknown keys and requires api, models and sinks', () => {
+test('the schema rejects unknown keys and requires api, sinks, and models or models_file', () => {
   const schema = configJsonSchema();
   expect(schema.additionalProperties).toBe(false);
-  expect(schema.required).toEqual(['api', 'models', 'sinks']);
+  expect(schema.required).toEqual(['api', 'sinks']);
+  expect(schema.anyOf).toEqual([{ required: ['models'] }, { required: ['models_file'] }]);
 });

@@ -67,6 +67,12 @@ describe('defaults', () => {
       type: 'stdout',
       batch: { max_entries: 20_000, max_bytes: 8 * 1024 * 1024, max_delay: 1000 },
       retry: { base_delay: 500, max_delay: 60_000 },
+      raw: false,
+    });
+    expect(c.processing).toEqual({
+      multiline: { rule: 'python', max_lines: 500, max_bytes: 256 * 1024, max_gap: 2_000 },
+      levels: { rules: [] },
+      redact: { secrets: false, rules: [] },
     });
     expect(c.buffer).toEqual({ max_entries: 1_000_000, max_bytes: 1024 ** 3, when_full: 'block' });
     expect(c.admin).toBeUndefined();

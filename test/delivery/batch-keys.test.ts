@@ -145,7 +145,7 @@ describe('Idempotency-Key', () => {
     old.close();
     // Back to what schema 4 left on disk: no installation id, no batch keys, no window tokens, no start_at.
     const db = new Database(path);
-    db.exec("DELETE FROM meta WHERE key = 'installation_id'; ALTER TABLE inflight DROP COLUMN batch_key; ALTER TABLE checkpoints DROP COLUMN win_tokens; ALTER TABLE checkpoints DROP COLUMN start_at;");
+    db.exec("DELETE FROM meta WHERE key = 'installation_id'; ALTER TABLE inflight DROP COLUMN batch_key; ALTER TABLE checkpoints DROP COLUMN win_tokens; ALTER TABLE checkpoints DROP COLUMN start_at; ALTER TABLE sinks DROP COLUMN held; ALTER TABLE sinks DROP COLUMN hold_seq; ALTER TABLE inflight DROP COLUMN closes;");
     db.pragma('user_version = 4');
     db.close();
 

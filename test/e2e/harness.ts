@@ -59,7 +59,11 @@ export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs
   }
 }
 
-/** Reads checkpoints and cursors from a state file without disturbing a running daemon. */
+/**
+ * Reads checkpoints and cursors from a state file without disturbing a running daemon. A
+ * sink's cursor here is the seq through which every line is delivered: a line held in an
+ * open multiline group is not, though the sink's own cursor may have passed it.
+ */
 export function readState(path: string): { watermarks: Map<string, number | undefined>; starts: Map<string, number>; cursors: Map<string, number>; lastSeq: number } | undefined {
   if (!existsSync(path)) return undefined;
   let store: StateReader | undefined;
@@ -69,7 +73,7 @@ export function readState(path: string): { watermarks: Map<string, number | unde
     return {
       watermarks: new Map(cps.map((c) => [c.modelId, c.watermarkMs])),
       starts: new Map(cps.map((c) => [c.modelId, c.startMs])),
-      cursors: new Map(store.listSinks().map((s) => [s.name, s.cursor])),
+      cursors: new Map(store.listSinks().map((s) => [s.name, s.holdSeq === undefined ? s.cursor : Math.min(s.cursor, s.holdSeq - 1)])),
       lastSeq: store.lastSeq(),
     };
   } catch {

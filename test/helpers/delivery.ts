@@ -26,6 +26,7 @@ export function logText(model: string, i: number): string {
 export class TestJournal {
   readonly store: StateStore;
   private readonly counters = new Map<string, number>();
+  private readonly nextNs = new Map<string, bigint>();
   private readonly baseMs = Date.parse('2026-11-22T10:00:00Z');
 
   constructor(readonly path: string) {
@@ -54,6 +55,29 @@ export class TestJournal {
     }
     store.commitPage(model, cp.fetchId, this.baseMs, prepared, { end: true }, Date.now());
     return logs;
+  }
+
+  /**
+   * Appends the given lines of `model` (one entry each, on `stream`) in one committed page.
+   * Each model's times advance by `stepUs` (default 1,000 µs) per line from where its last
+   * page ended; `atMs` (ms after the journal's base time) sets where this page starts.
+   */
+  appendLines(model: string, lines: readonly string[], options: { stream?: string; stepUs?: number; atMs?: number } = {}): void {
+    const step = BigInt(options.stepUs ?? 1000) * 1000n;
+    const base = BigInt(this.baseMs) * 1_000_000n;
+    let ns = options.atMs !== undefined ? base + BigInt(options.atMs) * 1_000_000n : (this.nextNs.get(model) ?? base);
+    const { store } = this;
+    store.ensureCheckpoint(model, this.baseMs);
+    const cp = store.beginWindow(model, this.baseMs, this.baseMs + 3_600_000);
+    const stream = options.stream ?? 'stderr';
+    const prepared: PreparedEntry[] = lines.map((log) => {
+      const timeNs = ns;
+      ns += step;
+      const time = new Date(Number(timeNs / 1_000_000n)).toISOString().replace('Z', `${String(timeNs % 1_000_000n).padStart(6, '0')}Z`);
+      return { entry: { time, log, stream }, timeNs, hash: contentHash(stream, log) };
+    });
+    this.nextNs.set(model, ns);
+    store.commitPage(model, cp.fetchId, this.baseMs, prepared, { end: true }, Date.now());
   }
 
   /** The sink's cursor row (created on first use, at the journal's current end). */

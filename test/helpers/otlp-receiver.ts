@@ -26,7 +26,30 @@ export interface ReceivedLogRecord {
   severityNumber?: number;
   /** Name of the instrumentation scope. */
   scope?: string;
+  /** `trace_id` as lowercase hex, when the record has one. */
+  traceId?: string;
+  /** `span_id` as lowercase hex, when the record has one. */
+  spanId?: string;
+  /** The record's `flags`, when not 0. */
+  flags?: number;
+  /** The attributes with the kind of each OTLP `AnyValue` kept (see {@link TypedValue}). */
+  typedAttributes: Record<string, TypedValue>;
 }
+
+/**
+ * An OTLP `AnyValue` with its kind: `{ int: n }` (a bigint beyond the safe range),
+ * `{ double: n }`, `{ string }`, `{ bool }`, `{ bytes }` (base64), `{ array: [...] }`,
+ * `{ kvlist: {...} }`, or `null` for an empty value.
+ */
+export type TypedValue =
+  | { int: number | bigint }
+  | { double: number }
+  | { string: string }
+  | { bool: boolean }
+  | { bytes: string }
+  | { array: TypedValue[] }
+  | { kvlist: Record<string, TypedValue> }
+  | null;
 
 /** One export request as received (failed ones included). */
 export interface ReceivedRequest {
@@ -140,9 +163,63 @@ function anyValue(v: unknown): unknown {
   return undefined;
 }
 
+/** Sets a key as an own property, `__proto__` included. */
+function setOwn<T>(obj: Record<string, T>, key: string, value: T): void {
+  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+function typedValue(v: unknown): TypedValue {
+  if (v === null || typeof v !== 'object') return null;
+  const o = v as Json;
+  if ('stringValue' in o) return { string: String(o.stringValue) };
+  if ('boolValue' in o) return { bool: Boolean(o.boolValue) };
+  if ('intValue' in o) {
+    const n = BigInt(String(o.intValue));
+    return { int: n >= BigInt(Number.MIN_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n };
+  }
+  if ('doubleValue' in o) return { double: Number(o.doubleValue) };
+  if ('bytesValue' in o) return { bytes: String(o.bytesValue) };
+  if ('arrayValue' in o) return { array: (((o.arrayValue as Json | undefined)?.values as unknown[] | undefined) ?? []).map(typedValue) };
+  if ('kvlistValue' in o) {
+    const out: Record<string, TypedValue> = {};
+    for (const kv of ((o.kvlistValue as Json | undefined)?.values as Json[] | undefined) ?? []) setOwn(out, String(kv.key), typedValue(kv.value));
+    return { kvlist: out };
+  }
+  return null;
+}
+
+function typedKeyValues(list: unknown): Record<string, TypedValue> {
+  const out: Record<string, TypedValue> = {};
+  for (const kv of (list as Json[] | undefined) ?? []) setOwn(out, String(kv.key), typedValue(kv.value));
+  return out;
+}
+
+/** A bytes field decoded as base64 (`bytes: String`), as lowercase hex; undefined when empty. */
+function hexId(v: unknown): string | undefined {
+  if (typeof v !== 'string' || v === '') return undefined;
+  return Buffer.from(v, 'base64').toString('hex');
+}
+
+/**
+ * OTLP/JSON writes trace and span ids in hex, where protobuf's JSON mapping (which
+ * `fromObject` follows) expects base64: the ids are turned into base64 before decoding.
+ */
+function hexIdsToBase64(request: Json): void {
+  for (const rl of (request.resourceLogs as Json[] | undefined) ?? []) {
+    for (const sl of (rl.scopeLogs as Json[] | undefined) ?? []) {
+      for (const lr of (sl.logRecords as Json[] | undefined) ?? []) {
+        for (const key of ['traceId', 'spanId']) {
+          const id = lr[key];
+          if (typeof id === 'string') lr[key] = Buffer.from(id, 'hex').toString('base64');
+        }
+      }
+    }
+  }
+}
+
 function keyValues(list: unknown): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const kv of (list as Json[] | undefined) ?? []) out[String(kv.key)] = anyValue(kv.value);
+  for (const kv of (list as Json[] | undefined) ?? []) setOwn(out, String(kv.key), anyValue(kv.value));
   return out;
 }
 
@@ -165,8 +242,14 @@ function flatten(request: Json): { records: ReceivedLogRecord[]; resourceLogs: n
           timeUnixNano: toNanos(lr.timeUnixNano),
           observedTimeUnixNano: toNanos(lr.observedTimeUnixNano),
           attributes: keyValues(lr.attributes),
+          typedAttributes: typedKeyValues(lr.attributes),
           resource,
         };
+        const traceId = hexId(lr.traceId);
+        if (traceId !== undefined) record.traceId = traceId;
+        const spanId = hexId(lr.spanId);
+        if (spanId !== undefined) record.spanId = spanId;
+        if (lr.flags !== undefined && Number(lr.flags) !== 0) record.flags = Number(lr.flags);
         if (typeof lr.severityText === 'string' && lr.severityText !== '') record.severityText = lr.severityText;
         if (lr.severityNumber !== undefined && Number(lr.severityNumber) !== 0) record.severityNumber = Number(lr.severityNumber);
         if (typeof scope === 'string') record.scope = scope;
@@ -233,7 +316,12 @@ async function startHttp(root: protobuf.Root, state: State, common: Common): Pro
     try {
       const raw = Buffer.concat(chunks);
       const body = gzip ? gunzipSync(raw) : raw;
-      const message = json ? Request.fromObject(JSON.parse(body.toString('utf8')) as Json) : Request.decode(body);
+      let message: protobuf.Message;
+      if (json) {
+        const request = JSON.parse(body.toString('utf8')) as Json;
+        hexIdsToBase64(request);
+        message = Request.fromObject(request);
+      } else message = Request.decode(body);
       decoded = Request.toObject(message, TO_OBJECT) as Json;
     } catch (err) {
       seen.status = 400;

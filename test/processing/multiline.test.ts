@@ -206,3 +206,18 @@ describe('defaultHeadsBlock', () => {
     expect(defaultHeadsBlock(text)).toBe(false);
   });
 });
+
+describe('worker tags', () => {
+  it('groups a traceback whose every line carries a worker tag (vLLM, torch.distributed)', () => {
+    for (const tag of ['(VllmWorker rank=0 pid=4242) ', '[rank0]: ', '[default1]:']) {
+      const g = new MultilineGrouper();
+      const texts = [`${tag}ERROR 11-25 16:30:01 [multiproc_executor.py:470] WorkerProc hit an exception.`, `${tag}Traceback (most recent call last):`, `${tag}  File "/x.py", line 1, in f`, `${tag}    g()`, `${tag}RuntimeError: boom`, `${tag}INFO 11-25 16:30:02 [worker.py:1] next`];
+      const out = texts.flatMap((t, i) => g.push({ seq: i + 1, timeNs: BigInt(i) * 1000n, time: `t${i}`, stream: 'stderr', log: t }));
+      out.push(...g.flush());
+      expect(out.map((r) => [r.lineCount, r.kind]), tag).toEqual([
+        [5, 'traceback'],
+        [1, 'single'],
+      ]);
+    }
+  });
+});

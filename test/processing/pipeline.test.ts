@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ModelProcessor, recordFields } from '../../src/processing/pipeline.js';
+import { ModelProcessor } from '../../src/processing/pipeline.js';
+import { entryToNdjson } from '../../src/records/ndjson.js';
 import { compileRedactions } from '../../src/processing/redact.js';
 import { compileFilter } from '../../src/processing/filter.js';
 import { compileLevelRules } from '../../src/processing/levels.js';
@@ -33,7 +34,7 @@ describe('ModelProcessor', () => {
     // The page arrives shuffled; the records are in time order per stream.
     const shuffled = [lines[5]!, lines[0]!, lines[8]!, lines[2]!, lines[1]!, lines[7]!, lines[3]!, lines[6]!, lines[4]!];
     const got = [...p.push(shuffled).records, ...p.flush().records];
-    expect(got.map((r) => recordFields('m', r))).toEqual([
+    expect(got.map((r) => JSON.parse(entryToNdjson({ ...r, modelId: 'm' })))).toEqual([
       { model_id: 'm', time: lines[0]!.time, stream: 'stderr', log: lines[0]!.log, level: 'info' },
       { model_id: 'm', time: lines[1]!.time, stream: 'stderr', log: TRACEBACK.join('\n'), level: 'error', lines: 6, time_end: lines[6]!.time },
       { model_id: 'm', time: lines[7]!.time, stream: 'stdout', log: lines[7]!.log, level: 'warn', message: 'batch done', attributes: { size: 8 }, trace_id: '4bf92f3577b34da6a3ce929d0e0e4736' },

@@ -1,4 +1,5 @@
 //! Generated content, twins, determinism and the ground truth of the simulator.
+import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
 import { TOKEN, bag, canonical, fetchWindow, manualClock } from './helpers.js';
@@ -72,6 +73,13 @@ describe('simulator content and ground truth', () => {
     const pb = await fetchWindow(b.url, 'm2', T0 - 120_000, T0);
     expect(pa.entries).toEqual(pb.entries);
     expect(pa.pages).toBe(pb.pages);
+  });
+
+  it('keeps plain content the same from one version to the next, as benchmarks compare runs over time', async () => {
+    const sim = await start({ seed: 11, ratePerSec: 50, historyMs: 60_000, twinRate: 0.05, ingestDelayMs: { min: 0, max: 2000 }, multilineRate: 0.05, unicodeRate: 0.05, emptyRate: 0.02, longRate: 0.01 });
+    const digest = createHash('sha256').update(JSON.stringify(sim.groundTruth())).digest('hex');
+    // A deliberate change of plain content updates this digest and says so: benchmark baselines move with it.
+    expect(digest).toBe('17535f4ce43053487acfb71c5f1c3dfa3d9273926227783ea80cf17034033661');
   });
 
   it('gives a model the same entries whatever the other models are', async () => {

@@ -67,4 +67,23 @@ describe('simulator settings updates', () => {
     expect((await post(sim.url, SETTINGS, undefined, {}, 'GET')).status).toBe(405);
     expect(sim.stats().settingsRequests).toBeGreaterThan(0);
   });
+  it('records every call with its answer, and fails the models it is told to until restored', async () => {
+    sim.settingsCalls.length = 0;
+    sim.failSettings(['m1'], { status: 409, details: 'm1 is being redeployed' });
+    const refused = await post(sim.url, SETTINGS, { model_id: 'm1', data: { max_replica: 2 } });
+    expect(refused.status).toBe(409);
+    expect(JSON.stringify(refused.json())).toContain('m1 is being redeployed');
+    expect((await post(sim.url, SETTINGS, { model_id: 'm2', data: { max_replica: 2 } })).status).toBe(200);
+    expect((await post(sim.url, SETTINGS, { model_id: 'm2', data: { max_replica: -2 } })).status).toBe(400);
+    sim.failSettings([]);
+    const updatesBefore = sim.settingsUpdates.length;
+    expect((await post(sim.url, SETTINGS, { model_id: 'm1', data: { max_replica: 2 } })).status).toBe(200);
+    expect(sim.settingsCalls.map((c) => [c.modelId, c.data, c.status])).toEqual([
+      ['m1', { max_replica: 2 }, 409],
+      ['m2', { max_replica: 2 }, 200],
+      ['m2', { max_replica: -2 }, 400],
+      ['m1', { max_replica: 2 }, 200],
+    ]);
+    expect(sim.settingsUpdates.slice(updatesBefore)).toEqual([{ modelId: 'm1', data: { max_replica: 2 }, atMs: T0 }]);
+  });
 });

@@ -9,7 +9,7 @@ import { iso, post } from './helpers.js';
 describe('mls simulate', () => {
   it('turns flags into simulator options, with defaults', () => {
     const o = simulatorOptionsFromFlags(
-      { models: 'a, b', rate: '2.5', history: '10m', ingestDelay: '0s-20s', pageSize: '100-1000', order: 'shuffled', endStyle: 'rotate', tokenTtl: '1m', faultRate: '0.1', twins: '0.01', seed: '9', port: '0' },
+      { models: 'a, b', rate: '2.5', history: '10m', ingestDelay: '0s-20s', pageSize: '100-1000', order: 'shuffled', endStyle: 'rotate', tokenTtl: '1m', faultRate: '0.1', twins: '0.01', content: 'plain', seed: '9', port: '0' },
       'tok',
     );
     expect(o).toMatchObject({
@@ -23,6 +23,7 @@ describe('mls simulate', () => {
       endStyle: 'rotate',
       tokenTtlMs: 60_000,
       twinRate: 0.01,
+      content: 'plain',
       seed: 9,
       port: 0,
       host: '127.0.0.1',
@@ -30,7 +31,7 @@ describe('mls simulate', () => {
     const total = Object.values(o.faults as Record<string, number>).reduce((a, b) => a + b, 0);
     expect(total).toBeCloseTo(0.1);
     const d = simulatorOptionsFromFlags({}, 'tok');
-    expect(d).toMatchObject({ models: ['model-1', 'model-2', 'model-3'], port: 8080, pageSize: 500, ingestDelayMs: { min: 0, max: 0 } });
+    expect(d).toMatchObject({ models: ['model-1', 'model-2', 'model-3'], port: 8080, pageSize: 500, ingestDelayMs: { min: 0, max: 0 }, content: 'python' });
     expect(simulatorOptionsFromFlags({ modelCount: '2', ingestDelay: '5s' }, 't')).toMatchObject({ models: ['model-1', 'model-2'], ingestDelayMs: { min: 5000, max: 5000 } });
   });
 
@@ -46,6 +47,7 @@ describe('mls simulate', () => {
     [{ models: 'a', modelCount: '3' }, /--model-count/],
     [{ port: '70000' }, /--port/],
     [{ seed: '-1' }, /--seed/],
+    [{ content: 'java' }, /--content must be one of python, plain/],
   ])('rejects %j with a usage error naming the flag', (flags, message) => {
     expect(() => simulatorOptionsFromFlags(flags, 't')).toThrow(UsageError);
     expect(() => simulatorOptionsFromFlags(flags, 't')).toThrow(message);

@@ -70,6 +70,7 @@ describe('a sink type added through the registry', () => {
       lanes: 3,
       batch: { max_entries: 1000, max_bytes: 1024 * 1024, max_delay: 1000 },
       retry: { base_delay: 500, max_delay: 60_000 },
+      raw: false,
     });
     expect(config.models[0]).toEqual({ id: 'a', tiny_tag: 'blue', resource: {} });
   });
@@ -88,7 +89,7 @@ describe('a sink type added through the registry', () => {
 
   test('is refused where its schema refuses it, with the path and the fix', () => {
     expect(problemsOf(() => loader.parse({ api: API, models: [{ id: 'a' }], sinks: [tiny({ dumpp: 'x' })] }, { env: {} }))).toContain(
-      'sinks[0].dumpp: unknown key; did you mean dump? allowed keys: type, name, batch, retry, models, dump, api_key, auth, lanes',
+      'sinks[0].dumpp: unknown key; did you mean dump? allowed keys: type, name, batch, retry, models, raw, drop, min_level, dump, api_key, auth, lanes',
     );
     expect(problemsOf(() => loader.parse({ api: API, models: [{ id: 'a' }], sinks: [tiny({ dump: ' ' })] }, { env: {} }))).toContain(
       'sinks[0].dump: expected a non-empty string',

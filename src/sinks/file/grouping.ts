@@ -8,10 +8,13 @@ const NEWLINE = 0x0a;
 
 /**
  * Bytes per rendered path, in first-seen order, as pieces of whole lines; entries at or
- * below `doneSeq` are already in the files. Batches read from the journal bring their
- * lines ready-made: only the path is worked out, once per run of lines sharing it.
+ * below `doneSeq` are already in the files (a batch starting after it is new throughout:
+ * a batch of records may hold lines of groups opened before it). Batches read from the
+ * journal bring their lines ready-made: only the path is worked out, once per run of lines
+ * sharing it.
  */
-export function groupByPath(batch: SinkBatch, doneSeq: number, template: CompiledTemplate): Map<string, Buffer[]> {
+export function groupByPath(batch: SinkBatch, committedSeq: number, template: CompiledTemplate): Map<string, Buffer[]> {
+  const doneSeq = batch.firstSeq > committedSeq ? Number.NEGATIVE_INFINITY : committedSeq;
   const groups = new Map<string, Buffer[]>();
   const add = (path: string, bytes: Buffer): void => {
     const pieces = groups.get(path);
@@ -33,7 +36,7 @@ export function groupByPath(batch: SinkBatch, doneSeq: number, template: Compile
   }
   for (const c of chunks) {
     const n = c.timesNs.length;
-    const from = Math.max(0, doneSeq - c.firstSeq + 1);
+    const from = c.records ? 0 : Math.max(0, doneSeq - c.firstSeq + 1);
     if (from >= n) continue;
     let at = 0;
     for (let i = 0; i < from; i++) at = c.bytes.indexOf(NEWLINE, at) + 1;

@@ -23,7 +23,7 @@ export const otlpSinkSchema = z
     severity: z
       .record(z.string().min(1), z.enum(SEVERITIES))
       .optional()
-      .describe('Severity text per stream, e.g. {stderr: ERROR}; streams not listed carry no severity.'),
+      .describe('Severity text per stream, e.g. {stderr: ERROR}, for records without a detected level; streams not listed carry no severity.'),
     tls: z
       .strictObject({
         ca_file: filePath('PEM file of extra certificate authorities to trust.').optional(),

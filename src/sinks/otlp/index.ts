@@ -1,7 +1,8 @@
 //! The OTLP sink: each journal batch becomes one export request of the official
 //! OpenTelemetry log exporter (http/protobuf, http/json or gRPC), answered `ok` only once
 //! the receiver accepted it. Records carry the entry's time exact to the nanosecond, the
-//! stream as `log.iostream` and the model id; each model gets its own resource.
+//! stream as `log.iostream` and the model id, and what processing found (level, message,
+//! JSON fields, trace context; see `records.ts`); each model gets its own resource.
 //!
 //! Retries belong to the delivery loop. The gRPC exporter never retries; the HTTP
 //! exporters retry 429/502/503/504 and network errors internally, but only within the
@@ -19,7 +20,8 @@ import { createExporter, exportTarget, type ExporterConfig } from './exporter.js
 import { grpcFailure, httpFailure } from './outcome.js';
 import { RecordMapper } from './records.js';
 
-export { ATTR_LOG_IOSTREAM, ATTR_MODEL_ID, ATTR_SERVICE_NAME, msToHrTime, nsToHrTime } from './records.js';
+export { ATTR_LOG_IOSTREAM, ATTR_MODEL_ID, ATTR_RECORD_LINES, ATTR_RECORD_TIME_END, ATTR_SERVICE_NAME, msToHrTime, nsToHrTime } from './records.js';
+export { anyValue, validSpanId, validTraceId } from './attributes.js';
 export { DEFAULT_GRPC_ENDPOINT, DEFAULT_HTTP_ENDPOINT, exportTarget } from './exporter.js';
 export { grpcFailure, httpFailure, retryInfoDelayMs } from './outcome.js';
 

@@ -1,16 +1,16 @@
-//! Turns journal entries into OpenTelemetry log records, exact to the nanosecond, with
-//! one shared `Resource` object per model so the exporter groups a mixed batch into one
-//! `ResourceLogs` per model.
+//! Turns journal entries and processed records into OpenTelemetry log records, exact to
+//! the nanosecond, with one shared `Resource` object per model so the exporter groups a
+//! mixed batch into one `ResourceLogs` per model.
 import { SeverityNumber, type HrTime } from '@opentelemetry/api';
 import { resourceFromAttributes, type Resource } from '@opentelemetry/resources';
 import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
 import type { SeverityText } from './config.js';
 import type { SinkEntry } from '../contract.js';
+import { severityNumber } from '../../processing/level-words.js';
+import { recordAttributes, spanContextOf } from './attributes.js';
 
-/** Attribute carrying the stream (`stdout`, `stderr`, …), from the semantic conventions. */
-export const ATTR_LOG_IOSTREAM = 'log.iostream';
-/** Attribute carrying the model id. */
-export const ATTR_MODEL_ID = 'mls.model_id';
+export { ATTR_LOG_IOSTREAM, ATTR_MODEL_ID, ATTR_RECORD_LINES, ATTR_RECORD_TIME_END } from './attributes.js';
+
 /** Resource attribute that names the service; defaults to the model id. */
 export const ATTR_SERVICE_NAME = 'service.name';
 
@@ -49,7 +49,7 @@ export interface RecordMappingOptions {
   resource: Readonly<Record<string, string>>;
   /** Per-model resource attributes, over `resource`. */
   modelResources?: ReadonlyMap<string, Readonly<Record<string, string>>>;
-  /** Severity text per stream; streams not listed carry no severity. */
+  /** Severity text per stream, for records without a detected level; streams not listed carry none. */
   severity?: Readonly<Record<string, SeverityText>>;
 }
 
@@ -79,18 +79,35 @@ export class RecordMapper {
     return entries.map((e) => this.toRecord(e));
   }
 
+  /**
+   * A record with a level has its severity number and the level as written; one without
+   * gets its stream's severity, if any. The body is a JSON line's message, or else `log`.
+   */
   private toRecord(entry: SinkEntry): ReadableLogRecord {
-    const severityText = this.options.severity?.[entry.stream];
+    let severityText: string | undefined;
+    let severity: SeverityNumber | undefined;
+    if (entry.level !== undefined) {
+      severityText = entry.levelText ?? entry.level.toUpperCase();
+      severity = severityNumber(entry.level) as SeverityNumber;
+    } else {
+      const byStream = this.options.severity?.[entry.stream];
+      if (byStream !== undefined) {
+        severityText = byStream;
+        severity = SEVERITY_NUMBERS[byStream];
+      }
+    }
+    const spanContext = spanContextOf(entry);
     return {
       hrTime: nsToHrTime(entry.timeNs),
       hrTimeObserved: msToHrTime(entry.fetchedAtMs),
-      body: entry.log,
+      body: entry.message ?? entry.log,
       severityText,
-      severityNumber: severityText === undefined ? undefined : SEVERITY_NUMBERS[severityText],
-      attributes: { [ATTR_LOG_IOSTREAM]: entry.stream, [ATTR_MODEL_ID]: entry.modelId },
+      severityNumber: severity,
+      attributes: recordAttributes(entry),
       droppedAttributesCount: 0,
       resource: this.resourceOf(entry.modelId),
       instrumentationScope: this.scope,
+      ...(spanContext ? { spanContext } : {}),
     };
   }
 }

@@ -2,6 +2,7 @@
 import { Writable } from 'node:stream';
 import { otlpSinkSchema, type OtlpSinkConfig } from '../../../src/sinks/otlp/config.js';
 import type { SinkBatch, SinkContext, SinkEntry } from '../../../src/sinks/contract.js';
+import type { RecordFields } from '../../../src/records/entry.js';
 import { createLogger, type Logger } from '../../../src/telemetry/logger.js';
 import { parseEntryTime } from '../../../src/time/timestamp.js';
 
@@ -24,6 +25,19 @@ export function entry(seq: number, fields: Partial<Pick<SinkEntry, 'modelId' | '
     log: fields.log ?? `line ${seq}`,
     fetchedAtMs: fields.fetchedAtMs ?? 1_795_341_601_250,
   };
+}
+
+/** A processed record: an entry with the fields processing adds. */
+export function record(seq: number, fields: Partial<Pick<SinkEntry, 'modelId' | 'time' | 'stream' | 'log' | 'fetchedAtMs'>> & RecordFields): SinkEntry {
+  const { modelId, time, stream, log, fetchedAtMs, ...added } = fields;
+  const base = entry(seq, {
+    ...(modelId !== undefined ? { modelId } : {}),
+    ...(time !== undefined ? { time } : {}),
+    ...(stream !== undefined ? { stream } : {}),
+    ...(log !== undefined ? { log } : {}),
+    ...(fetchedAtMs !== undefined ? { fetchedAtMs } : {}),
+  });
+  return { ...base, ...added };
 }
 
 /** A batch of the given entries. */

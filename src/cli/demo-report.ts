@@ -1,0 +1,117 @@
+//! What `mls demo` says at the end: the files it wrote checked against the simulator's ground
+//! truth (every settled entry once in the raw sink, every settled line once in the processed
+//! records), and what processing made of the model output: levels, tracebacks kept whole, a
+//! traceback and a JSON line as they were shipped.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** One line of a demo file. */
+interface ShippedRecord {
+  model_id: string;
+  time: string;
+  stream: string;
+  log: string;
+  level?: string;
+  lines?: number;
+  time_end?: string;
+  message?: string;
+  attributes?: Record<string, unknown>;
+}
+
+/** What the demo checks the files against. */
+export interface DemoTruth {
+  /** Every entry the simulator served. */
+  entries: ReadonlyArray<{ model_id: string; time: string; stream: string; log: string }>;
+  /** Every traceback episode it wrote: each settled one should be one record. */
+  tracebacks: ReadonlyArray<{ model_id: string; time: string; timeEnd: string; stream: string; lines: number }>;
+  /** Entries of a model within this span of time (epoch ms) are settled: each must be in the files exactly once. */
+  settled(modelId: string): { fromMs: number; toMs: number };
+}
+
+/** The lines of the report, and whether the check failed. */
+export function demoReport(rawDir: string, recordsDir: string, truth: DemoTruth): { text: string; failed: boolean } {
+  const raw = readTree(rawDir);
+  const records = readTree(recordsDir);
+  const settled = (model: string, time: string) => {
+    const span = truth.settled(model);
+    const t = Date.parse(time);
+    return t >= span.fromMs && t <= span.toMs;
+  };
+  const entries = truth.entries.filter((e) => settled(e.model_id, e.time));
+  const entryKey = (e: { model_id: string; time: string; stream: string; log: string }) => `${e.model_id}\u0000${e.time}\u0000${e.stream}\u0000${e.log}`;
+  const rawCheck = compare(entries.map(entryKey), raw.records.map(entryKey));
+  // A record's lines carry no times of their own: records are compared whole with the settled
+  // entries they hold, and one that straddles a model's settled time is left out with its lines.
+  const straddling = records.records.filter((r) => r.time_end !== undefined && settled(r.model_id, r.time) && !settled(r.model_id, r.time_end));
+  const inStraddling = (e: { model_id: string; time: string; stream: string }) =>
+    straddling.some((r) => r.model_id === e.model_id && r.stream === e.stream && e.time >= r.time && e.time <= r.time_end!);
+  const lineKey = (model: string, stream: string, log: string) => `${model}\u0000${stream}\u0000${log}`;
+  const expanded = records.records
+    .filter((r) => settled(r.model_id, r.time_end ?? r.time))
+    .flatMap((r) => r.log.split('\n').map((l) => lineKey(r.model_id, r.stream, l)));
+  const recordCheck = compare(
+    entries.filter((e) => !inStraddling(e)).map((e) => lineKey(e.model_id, e.stream, e.log)),
+    expanded,
+  );
+  const tracebacks = truth.tracebacks.filter((t) => settled(t.model_id, t.timeEnd));
+  const grouped = new Map(records.records.filter((r) => r.lines !== undefined).map((r) => [`${r.model_id} ${r.time}`, r]));
+  const whole = tracebacks.filter((t) => {
+    const r = grouped.get(`${t.model_id} ${t.time}`);
+    return r !== undefined && r.lines === t.lines && r.time_end === t.timeEnd;
+  }).length;
+  const levels = new Map<string, number>();
+  for (const r of records.records) levels.set(r.level ?? 'none', (levels.get(r.level ?? 'none') ?? 0) + 1);
+  const example = records.records.find((r) => (r.lines ?? 0) >= 6);
+  const json = records.records.find((r) => r.attributes !== undefined);
+  const out = [
+    `mls demo: ${raw.records.length} entries in ${raw.files} files under ${rawDir} (raw: true, one line per entry)`,
+    `mls demo: ${records.records.length} records in ${records.files} files under ${recordsDir} (default processing)`,
+    `mls demo: levels read from the text: ${['fatal', 'error', 'warn', 'info', 'debug', 'none'].map((l) => `${l} ${levels.get(l) ?? 0}`).join(', ')}`,
+    `mls demo: tracebacks shipped as one record: ${whole} of ${tracebacks.length} settled`,
+  ];
+  if (example) out.push(`mls demo: a traceback record (${example.lines} lines, level ${example.level}):\n${indent(example.log, 12)}`);
+  if (json) out.push(`mls demo: a JSON line: message ${JSON.stringify(json.message)}, level ${json.level ?? 'none'}, attributes ${JSON.stringify(json.attributes).slice(0, 160)}`);
+  out.push(
+    `mls demo: checked against the simulator: ${entries.length} settled entries; raw sink ${rawCheck.missing} missing, ${rawCheck.duplicated} duplicated; ` +
+      `processed records ${recordCheck.missing} lines missing, ${recordCheck.duplicated} duplicated`,
+  );
+  return { text: `${out.join('\n')}\n`, failed: rawCheck.missing + rawCheck.duplicated + recordCheck.missing + recordCheck.duplicated > 0 };
+}
+
+function indent(text: string, maxLines: number): string {
+  const lines = text.split('\n');
+  const shown = lines.length > maxLines ? [...lines.slice(0, maxLines - 2), `… (${lines.length - maxLines + 1} more lines)`, lines[lines.length - 1]!] : lines;
+  return shown.map((l) => `    │ ${l}`).join('\n');
+}
+
+/** Counts missing and duplicated keys: each key must appear in `got` as often as in `want` (keys only in `got` are entries not settled yet). */
+function compare(want: readonly string[], got: readonly string[]): { missing: number; duplicated: number } {
+  const expected = new Map<string, number>();
+  for (const k of want) expected.set(k, (expected.get(k) ?? 0) + 1);
+  const have = new Map<string, number>();
+  for (const k of got) if (expected.has(k)) have.set(k, (have.get(k) ?? 0) + 1);
+  let missing = 0;
+  let duplicated = 0;
+  for (const [k, n] of expected) {
+    const g = have.get(k) ?? 0;
+    if (g < n) missing += n - g;
+    if (g > n) duplicated += g - n;
+  }
+  return { missing, duplicated };
+}
+
+function readTree(dir: string): { files: number; records: ShippedRecord[] } {
+  const out = { files: 0, records: [] as ShippedRecord[] };
+  const walk = (d: string) => {
+    for (const name of readdirSync(d)) {
+      const p = join(d, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else if (name.endsWith('.ndjson')) {
+        out.files++;
+        for (const line of readFileSync(p, 'utf8').split('\n')) if (line !== '') out.records.push(JSON.parse(line) as ShippedRecord);
+      }
+    }
+  };
+  walk(dir);
+  return out;
+}

@@ -1,0 +1,43 @@
+//! `mls_model_log_records_total{model,level}`: each model's records counted once, by the
+//! first sink of the config (in order) that processes the model's lines, before its filter.
+//! Sinks with processing make the same records of the same lines, so one of them counts.
+import type { Config } from '../config/index.js';
+import type { RecordMeter } from '../delivery/processing/stage.js';
+import type { Level } from '../processing/types.js';
+import type { Metrics } from '../telemetry/metrics.js';
+
+/** The daemon's records meter. */
+export class RecordsMeter implements RecordMeter {
+  #config: Config | undefined;
+  #owners = new Map<string, string>();
+
+  constructor(
+    private readonly metrics: Metrics,
+    private readonly config: () => Config,
+  ) {}
+
+  counts(sink: string, modelId: string): boolean {
+    return this.owners().get(modelId) === sink;
+  }
+
+  record(modelId: string, level: Level | undefined, n: number): void {
+    this.metrics.modelRecords.inc({ model: modelId, level: level ?? 'unknown' }, n);
+  }
+
+  /** The counting sink of each model, worked out again when the config changes. */
+  private owners(): Map<string, string> {
+    const config = this.config();
+    if (config === this.#config) return this.#owners;
+    this.#config = config;
+    this.#owners = new Map();
+    if (config.processing === false || config.processing === 'off') return this.#owners;
+    for (const model of config.models) {
+      const sink = config.sinks.find((s) => !s.raw && (s.models === undefined || s.models.includes(model.id)));
+      if (sink !== undefined) {
+        this.#owners.set(model.id, sink.name);
+        this.metrics.modelRecords.inc({ model: model.id, level: 'error' }, 0);
+      }
+    }
+    return this.#owners;
+  }
+}

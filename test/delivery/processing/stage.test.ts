@@ -1,0 +1,198 @@
+// The processing stage of a sink: whatever batch boundaries and restarts (open groups
+// committed with the cursor, then reopened from the journal), every line ends in exactly
+// one record, and the records are those of an uninterrupted run.
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ProcessingStage, type ModelProgress, type StageOptions } from '../../../src/delivery/processing/stage.js';
+import type { SinkEntry } from '../../../src/records/entry.js';
+import { compileRedactions } from '../../../src/processing/redact.js';
+import { recordBatch } from '../../../src/delivery/batch.js';
+import { entryToNdjson } from '../../../src/records/ndjson.js';
+import { TestJournal, tempDir } from '../../helpers/delivery.js';
+
+let tmp: ReturnType<typeof tempDir>;
+let journal: TestJournal;
+beforeEach(() => {
+  tmp = tempDir('mls-stage-');
+  journal = new TestJournal(join(tmp.dir, 'state.db'));
+});
+afterEach(() => {
+  journal.close();
+  tmp.remove();
+});
+
+const TRACEBACK = [
+  '2026-11-22 10:00:00,120 - app - ERROR - inference failed',
+  'Traceback (most recent call last):',
+  '  File "/app/server.py", line 88, in predict',
+  '    out = model(batch)',
+  '          ^^^^^^^^^^^^',
+  '  File "/app/model.py", line 12, in forward',
+  '    return self.head(x)',
+  'RuntimeError: CUDA out of memory',
+];
+
+const idle: ModelProgress = { watermarkNs: () => undefined, journaledThrough: () => 0, stopped: () => false };
+
+function stage(over: Partial<StageOptions> = {}): ProcessingStage {
+  return new ProcessingStage({ sink: 's', processor: {}, raw: false, progress: idle, ...over });
+}
+
+/** Pages for two models and both streams, with tracebacks cut across pages. */
+function fill(): string[] {
+  const all: string[] = [];
+  const add = (model: string, lines: string[], stream = 'stderr') => {
+    journal.appendLines(model, lines, { stream });
+    all.push(...lines.map((l) => `${model}|${stream}|${l}`));
+  };
+  add('a', ['INFO:     Started server process [12]', ...TRACEBACK.slice(0, 3)]);
+  add('b', ['print output 1', 'print output 2'], 'stdout');
+  add('a', [...TRACEBACK.slice(3), 'INFO:     127.0.0.1:5000 - "POST /predict HTTP/1.1" 500 Internal Server Error']);
+  add('b', TRACEBACK.slice(0, 5));
+  add('a', ['WARNING:root:slow batch', 'ERROR:app:lost a worker']);
+  add('b', [...TRACEBACK.slice(5), 'after']);
+  return all;
+}
+
+function lineKeys(records: SinkEntry[]): string[] {
+  return records.flatMap((r) => r.log.split('\n').map((l) => `${r.modelId}|${r.stream}|${l}`));
+}
+
+/** Runs the journal through stages in batches of `size`, starting a new stage from the held groups after every `restartEvery` batches. */
+function run(size: number, restartEvery: number): SinkEntry[] {
+  const out: SinkEntry[] = [];
+  let cursor = 0;
+  let held: string | undefined;
+  let s = stage();
+  s.restore(held, (a, b) => journal.store.slicesOfRange(a, b));
+  for (let n = 1; ; n++) {
+    const slices = journal.store.slicesAfter(cursor, size);
+    if (slices.length === 0) break;
+    const last = slices[slices.length - 1]!;
+    cursor = last.page.firstSeq + last.to - 1;
+    out.push(...s.build(slices, cursor).records);
+    held = s.held().json;
+    if (n % restartEvery === 0) {
+      s = stage();
+      s.restore(held, (a, b) => journal.store.slicesOfRange(a, b));
+    }
+  }
+  out.push(...s.build([], cursor, undefined, true).records);
+  expect(s.held()).toEqual({ json: undefined, holdSeq: undefined });
+  return out;
+}
+
+describe('the processing stage of a sink', () => {
+  it('gives every line once and the same records, whatever the batch size and the restarts', () => {
+    const input = fill();
+    const reference = run(1000, 1000);
+    expect(lineKeys(reference).sort()).toEqual([...input].sort());
+    const tracebacks = reference.filter((r) => r.lines !== undefined);
+    expect(tracebacks.map((r) => [r.modelId, r.lines, r.level])).toEqual([
+      ['a', 8, 'error'],
+      ['b', 8, 'error'],
+    ]);
+    const shape = (rs: SinkEntry[]) => rs.map((r) => [r.modelId, r.seq, r.lines ?? 1, r.level ?? null]).sort((x, y) => (x[1] as number) - (y[1] as number));
+    for (const size of [1, 2, 3, 5, 7]) {
+      for (const every of [1, 2, 3]) {
+        const got = run(size, every);
+        expect(lineKeys(got).sort(), `batches of ${size}, restart every ${every}`).toEqual([...input].sort());
+        expect(shape(got), `batches of ${size}, restart every ${every}`).toEqual(shape(reference));
+      }
+    }
+  });
+
+  it('renders the NDJSON of records as entryToNdjson does, reusing the journal lines it can', () => {
+    fill();
+    journal.appendLines('c', ['{"event": "done", "level": "info", "latency_ms": 3}', 'token hf_abcdefghijklmnopqrstuvwxyz0123456789', 'plain ünïcode "quoted"']);
+    const s = stage({ processor: { redact: compileRedactions([], { secretsPreset: true }) } });
+    const out = s.build(journal.store.slicesAfter(0, 1000), 1000, undefined, true);
+    expect(out.sources.filter((x) => x !== undefined).length).toBeGreaterThan(5);
+    expect(out.sources.filter((x) => x === undefined).length).toBeGreaterThan(2);
+    const batch = recordBatch('id', 1, 1000, out.records, out.sources);
+    expect(Buffer.concat(batch.ndjson!.map((c) => c.bytes)).toString()).toBe(out.records.map(entryToNdjson).join(''));
+    expect(batch.ndjson!.every((c) => c.records === true && c.timesNs.length === c.bytes.toString().split('\n').length - 1)).toBe(true);
+  });
+
+  it('commits the lowest held seq, and nothing once the groups close', () => {
+    journal.appendLines('a', ['ok', ...TRACEBACK.slice(0, 4)]);
+    const s = stage();
+    const out = s.build(journal.store.slicesAfter(0, 100), 5);
+    expect(out.records.map((r) => r.log)).toEqual(['ok']);
+    expect(s.held().holdSeq).toBe(2);
+    expect(s.heldLines()).toBe(4);
+    journal.appendLines('a', TRACEBACK.slice(4));
+    const next = s.build(journal.store.slicesAfter(5, 100), 9);
+    expect(next.records).toEqual([]);
+    expect(s.build([], 9, undefined, true).records.map((r) => r.lines)).toEqual([8]);
+    expect(s.held().json).toBeUndefined();
+  });
+
+  it('closes a group when the checkpoint passes it by the gap, only once the sink has read through the model, and records the close', () => {
+    journal.appendLines('a', TRACEBACK.slice(0, 4));
+    let watermark = 0n;
+    let journaled = 4;
+    const s = stage({ progress: { watermarkNs: () => watermark, journaledThrough: () => journaled, stopped: () => false } });
+    const slices = journal.store.slicesAfter(0, 100);
+    const lastNs = slices[0]!.page.timesNs[3]!;
+    expect(s.build(slices, 4).closes).toEqual([]);
+    watermark = lastNs + 2_000_000_001n;
+    journaled = 5; // a line of the model not read yet: the checkpoint says nothing
+    expect(s.build([], 4).records).toEqual([]);
+    journaled = 4;
+    const out = s.build([], 4);
+    expect(out.records.map((r) => r.lines)).toEqual([4]);
+    expect(out.closes).toEqual([['a', watermark.toString()]]);
+    // rebuilt from what was recorded: the same records
+    const again = stage();
+    again.restore(undefined, () => []);
+    again.build(journal.store.slicesAfter(0, 100), 4, []);
+    expect(again.build([], 4, out.closes).records).toEqual(out.records);
+  });
+
+  it('closes the groups of a model that stopped', () => {
+    journal.appendLines('a', TRACEBACK.slice(0, 3));
+    let stopped = false;
+    const s = stage({ progress: { ...idle, stopped: () => stopped } });
+    s.build(journal.store.slicesAfter(0, 100), 3);
+    stopped = true;
+    const out = s.build([], 3);
+    expect(out.closes).toEqual([['a', null]]);
+    expect(out.records.map((r) => r.lines)).toEqual([3]);
+  });
+
+  it('groups a late traceback of a re-read among its own lines, leaving the open group alone', () => {
+    journal.appendLines('a', ['first', 'ERROR:app:held'], { atMs: 10_000 });
+    journal.appendLines('a', TRACEBACK, { atMs: 5_000 }); // older than what was read: a late page
+    const s = stage();
+    const out = s.build(journal.store.slicesAfter(0, 100), 10);
+    expect(out.records.map((r) => [r.log.split('\n')[0], r.lines ?? 1])).toEqual([
+      ['first', 1],
+      [TRACEBACK[0], 8],
+    ]);
+    expect(s.heldLines()).toBe(1);
+  });
+
+  it('in raw mode gives one record per entry, redacted, and holds nothing', () => {
+    journal.appendLines('a', ['token hf_abcdefghijklmnopqrstuvwxyz0123456789', ...TRACEBACK]);
+    const s = stage({ raw: true, processor: { redact: compileRedactions([], { secretsPreset: true }), multiline: false } });
+    const out = s.build(journal.store.slicesAfter(0, 100), 9);
+    expect(out.records).toHaveLength(9);
+    expect(out.records[0]!.log).toBe('token [REDACTED]');
+    expect(out.records.every((r) => r.level === undefined && r.lines === undefined)).toBe(true);
+    expect(s.held().json).toBeUndefined();
+  });
+
+  it('counts each record once for the model it meters, before the filter, and the records the filter drops', () => {
+    journal.appendLines('a', ['INFO:     ok', 'WARNING:root:slow', 'plain']);
+    const counted: Array<string | undefined> = [];
+    const s = stage({
+      processor: { filter: (r) => (r.level === 'info' ? { drop: 'level' } : 'keep') },
+      meter: { counts: (sink, model) => sink === 's' && model === 'a', record: (_m, level, n) => void counted.push(`${level}×${n}`) },
+    });
+    const out = s.build(journal.store.slicesAfter(0, 100), 3);
+    expect(out.records.map((r) => r.log)).toEqual(['WARNING:root:slow', 'plain']);
+    expect(out.dropped).toEqual(new Map([['a', 1]]));
+    expect(counted.sort()).toEqual(['info×1', 'undefined×1', 'warn×1']);
+  });
+});
