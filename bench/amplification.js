@@ -1,6 +1,7 @@
 // Fetch amplification: entries the service sent ÷ entries delivered, for the naive
-// `sliding` re-read and the default `sparse` one, with late arrivals spread over the
-// lookback. Time is scaled down 10× from production (lookback 5m → 30s, interval 10s →
+// `sliding` re-read, the `sparse` one with a fixed settle, and `sparse` with `settle: auto`
+// (the default: the first re-read moves to an age learned from the delays), with late
+// arrivals spread over the lookback. Time is scaled down 10× from production (lookback 5m → 30s, interval 10s →
 // 1s, re-read age 30s → 3s, settle 2s → 200ms, late delays up to 250s → 25s). Both modes
 // run side by side, each with its own simulator, and are checked against its ground truth.
 import { readdirSync, readFileSync } from 'node:fs';
@@ -40,11 +41,11 @@ async function runMode(mode, productionMs) {
         poll: {
           interval: '1s',
           lookback: '30s',
-          settle: '200ms',
+          settle: mode === 'auto' ? 'auto' : '200ms',
           start_at: new Date(sim.startMs - 1000).toISOString(),
           max_window: '1h',
           rate_limit: 'none',
-          reread: mode === 'sparse' ? { mode: 'sparse', ages: ['3s'] } : { mode: 'sliding' },
+          reread: mode === 'sliding' ? { mode: 'sliding' } : { mode: 'sparse', ages: ['3s'] },
         },
         models: models.map((id) => ({ id })),
         sinks: [{ name: 'files', type: 'file', path: join(outDir, '{model_id}.ndjson') }],
@@ -61,7 +62,7 @@ async function runMode(mode, productionMs) {
         if (!d.alive()) throw new Error('daemon exited');
         const cps = state.checkpoints();
         if (cps.length !== models.length) return false;
-        if (mode === 'sparse') {
+        if (mode !== 'sliding') {
           // The frontier of the final (lookback) re-read, from the planner's state; should its
           // format change, fall back to waiting out lookback + chunk + a few intervals.
           const frontier = (c) => {
@@ -124,13 +125,14 @@ async function runMode(mode, productionMs) {
 
 export async function run({ quick }) {
   const productionMs = quick ? 45_000 : 180_000;
-  say('amplification', `sliding and sparse side by side, ${productionMs / 1000} s of production each`);
-  const [sliding, sparse] = await Promise.all([runMode('sliding', productionMs), runMode('sparse', productionMs)]);
-  say('amplification', `sliding ${sliding.amplification}×, sparse ${sparse.amplification}×; missed ${sliding.missed} / ${sparse.missed}`);
+  say('amplification', `sliding, sparse and sparse with settle: auto side by side, ${productionMs / 1000} s of production each`);
+  const [sliding, sparse, auto] = await Promise.all([runMode('sliding', productionMs), runMode('sparse', productionMs), runMode('auto', productionMs)]);
+  say('amplification', `sliding ${sliding.amplification}×, sparse ${sparse.amplification}×, auto ${auto.amplification}×; missed ${sliding.missed} / ${sparse.missed} / ${auto.missed}`);
   return {
-    scale: 'lookback 30s, interval 1s, re-read age 3s, settle 200ms; 20% of entries visible after U[0, 25s], the rest at once; 3 models × 20 entries/s',
+    scale: 'lookback 30s, interval 1s, re-read age 3s, settle 200ms (auto: learned); 20% of entries visible after U[0, 25s], the rest at once; 3 models × 20 entries/s',
     sliding,
     sparse,
+    auto,
     ratio_sliding_to_sparse: round(sliding.amplification / sparse.amplification, 2),
   };
 }

@@ -1,49 +1,10 @@
 // Delivery lag: time from an entry becoming visible at the service (ingest delay 0, so
 // visible at its own timestamp) to its line appearing in the file sink's output, watched
 // by polling the files every 20 ms.
-import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { entryMs, follower } from './lib/follow.js';
 import { startSimChild } from './lib/sim.js';
 import { TOKEN, baseConfig, quantile, round, say, sleep, spawnDaemon, workDir, writeConfig } from './lib/util.js';
-
-/** Epoch ms of an entry time (Z form, 0–9 fractional digits), truncated to the millisecond. */
-function entryMs(t) {
-  const dot = t.indexOf('.', 19);
-  const frac = dot === 19 ? t.slice(20, t.length - 1) : '';
-  return Date.parse(`${t.slice(0, 19)}.${frac.padEnd(3, '0').slice(0, 3)}Z`);
-}
-
-/** Follows every file of `dir`, calling `onLine(line, arrivalMs)` for each complete line. */
-function follower(dir, onLine) {
-  const offsets = new Map();
-  const partial = new Map();
-  const buf = Buffer.alloc(1 << 20);
-  return function poll() {
-    if (!existsSync(dir)) return;
-    const now = Date.now();
-    for (const f of readdirSync(dir)) {
-      const p = join(dir, f);
-      const size = statSync(p).size;
-      let off = offsets.get(p) ?? 0;
-      if (size <= off) continue;
-      const fd = openSync(p, 'r');
-      try {
-        while (off < size) {
-          const n = readSync(fd, buf, 0, Math.min(buf.length, size - off), off);
-          if (n <= 0) break;
-          off += n;
-          const text = (partial.get(p) ?? '') + buf.toString('utf8', 0, n);
-          const lines = text.split('\n');
-          partial.set(p, lines.pop());
-          for (const l of lines) if (l) onLine(l, now);
-        }
-      } finally {
-        closeSync(fd);
-      }
-      offsets.set(p, off);
-    }
-  };
-}
 
 export async function run({ quick }) {
   const intervalMs = quick ? 2_000 : 10_000;
@@ -87,7 +48,7 @@ export async function run({ quick }) {
     for (const l of lags) if (l > target) late++;
     const r = {
       interval_ms: intervalMs,
-      settle_ms: 2000,
+      settle: 'auto',
       batch_max_delay_ms: 1000,
       entries_measured: lags.length,
       median_ms: Math.round(quantile(lags, 0.5)),

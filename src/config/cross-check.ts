@@ -42,6 +42,14 @@ export function crossCheck(raw: Obj, checkSink?: (block: Obj) => RawProblem[]): 
         message: `must be shorter than poll.max_window, otherwise poll windows could not advance (lookback ${show(poll.lookback ?? '5m')}, max_window ${show(poll.max_window ?? '1h')}); lower lookback or raise max_window`,
       });
     }
+    const interval = dur(poll.interval, '10s');
+    const minInterval = poll.min_interval === undefined ? undefined : dur(poll.min_interval, '1s');
+    if (interval !== undefined && minInterval !== undefined && minInterval > interval) {
+      problems.push({
+        path: ['poll', 'min_interval'],
+        message: `is longer than poll.interval (min_interval ${show(poll.min_interval)}, interval ${show(poll.interval ?? '10s')}); a quiet model is polled every interval and an active one every min_interval, so lower min_interval or raise interval`,
+      });
+    }
   }
 
   const modelIds = new Map<string, number>();

@@ -4,7 +4,7 @@
 //! Unknown keys are rejected. `buildConfigSchema` joins these sections with the schemas
 //! of the sink types a build has, and the keys they add to `models[]`.
 import { z } from 'zod';
-import { Fail, parseListen, parseRateLimitValue, parseStartAtValue, show, type RateLimit, type StartAt } from './units.js';
+import { Fail, parseDurationValue, parseListen, parseRateLimitValue, parseStartAtValue, show, type RateLimit, type StartAt } from './units.js';
 import { duration, filePath, httpUrl, leaf, scalar, secret, size, text } from './fields.js';
 import { processingSchema } from './processing.js';
 import { settingsApplySchema, settingsSchema } from './settings-fields.js';
@@ -76,7 +76,19 @@ const pollSchema = z
     lookback: duration(
       'Each window starts this far before the checkpoint, to catch entries the service indexes late. Must be shorter than max_window.',
     ).prefault('5m'),
-    settle: duration('Windows end this far before now, so entries still being written are not missed.').prefault('2s'),
+    min_interval: duration(
+      'Shortest time between two polls of one model. A model whose last poll returned new entries is polled again after this long, a quiet one backs off to `interval`. Not longer than `interval` (when `interval` is shorter and this is not set, it is `interval`).',
+      { positive: true },
+    ).optional(),
+    settle: leaf<number | 'auto'>(
+      'Windows end this far before now, so entries still being written are not missed. `auto` (default): learned per model from how late its entries become visible (between 0 and half the first of `reread.ages`, 2s until enough entries were seen), and the first re-read then comes as early as those delays allow. A duration fixes it.',
+      { anyOf: [{ const: 'auto' }, { type: 'string', pattern: '^(\\d+(\\.\\d+)?(ms|s|m|h|d))+$' }] },
+      (v) => {
+        if (typeof v === 'string' && v.trim() === 'auto') return 'auto';
+        const ms = parseDurationValue(v);
+        return ms instanceof Fail ? new Fail(`${ms.message}, or auto to learn it per model`) : ms;
+      },
+    ).prefault('auto'),
     start_at: startAt(
       'Where to start for a model without a checkpoint: `now`, a duration back from now such as `-1h`, or an ISO timestamp such as `2026-01-01T00:00:00Z`.',
     ).prefault('-1h'),

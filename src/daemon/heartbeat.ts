@@ -19,6 +19,8 @@ export interface HeartbeatDeps {
   metrics: Metrics;
   heapGrowth: HeapGrowth;
   logger: Logger;
+  /** Sets gauges owned elsewhere (the poll budget), once per beat. */
+  moreGauges?: () => void;
 }
 
 /** The periodic work of a running daemon. */
@@ -41,6 +43,7 @@ export class Heartbeat {
     this.lastBeatMs = Date.now();
     this.d.heapGrowth.tick();
     this.updateGauges();
+    this.d.moreGauges?.();
   }
 
   /** The heartbeat ran within the last 10 seconds, and the daemon is not stopping (liveness). */

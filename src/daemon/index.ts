@@ -28,6 +28,9 @@ import { RunningPollers } from './pollers.js';
 import { RecordsMeter } from './records-meter.js';
 import { DaemonOperations } from './operations.js';
 
+/** How long a model with an open multiline group is polled at `poll.min_interval` after the group was last seen open. */
+const HURRY_MS = 5_000;
+
 /** Options of {@link Daemon.start}. */
 export interface DaemonOptions {
   config: Config;
@@ -97,7 +100,9 @@ export class Daemon {
         journaledThrough: (model) => this.store.journaledThrough(model),
         // Polling paused by a full journal moves no checkpoint: open groups close rather than
         // keep the rows that would make room.
-        stopped: (model) => this.backpressure.blocked || this.pollers.stopped(model),
+        stopped: (model) => this.backpressure.blocked || this.pollers.modelStopped(model),
+        // Polled at min_interval for a while: the next poll moves the checkpoint past the group.
+        hurry: (model) => void this.pollers.hurry(model, this.clock.now() + HURRY_MS),
       },
       meter: new RecordsMeter(metrics, () => this.config),
     });
@@ -117,7 +122,7 @@ export class Daemon {
       onAppend: () => this.sinks.notify(),
       onWindowDone: () => this.sinks.flushSoon(),
     });
-    this.heartbeat = new Heartbeat({ store, metrics, heapGrowth: this.heapGrowth, logger });
+    this.heartbeat = new Heartbeat({ store, metrics, heapGrowth: this.heapGrowth, logger, moreGauges: () => this.pollers.updateGauges() });
     this.operations = new DaemonOperations({ store, client, logger, config: () => this.config, notifySinks: () => this.sinks.notify() });
     metrics.setLagSource(() => modelLags(this.store, this.config.models, this.clock.now()));
   }
@@ -168,6 +173,16 @@ export class Daemon {
       sinkErrors: sinks.errors,
       sinkFailingSince: sinks.failingSince,
     });
+  }
+
+  /**
+   * Asks that `modelId` be polled every `poll.min_interval` until `untilMs` (epoch ms of the
+   * daemon's clock), whatever its polls return: for a caller that needs the model's
+   * checkpoint to move soon (e.g. a multiline group held open until the checkpoint passes
+   * its last line). See {@link RunningPollers.hurry}.
+   */
+  hurry(modelId: string, untilMs: number): boolean {
+    return this.pollers.hurry(modelId, untilMs);
   }
 
   /** Liveness: the daemon's periodic work ran within the last 10 seconds, and it is not stopping. */

@@ -1,7 +1,8 @@
 //! The daemon's model pollers and what they share: one request queue under the global
 //! concurrency and rate limits (with per-model priorities, so that no model starves the
-//! others) and one timer grid for their interval sleeps. Started from the config, added or
-//! removed at a reload, stopped first at shutdown.
+//! others), the cadence that sets each model's poll period within that budget, and one
+//! timer grid for their sleeps. Started from the config, added or removed at a reload,
+//! stopped first at shutdown.
 import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
@@ -10,11 +11,12 @@ import type { PageCommit, PageToCommit, StateStore } from '../journal/store.js';
 import { ModelPoller } from '../poller/model-poller.js';
 import { FairSchedule } from '../poller/fair-schedule.js';
 import { TickTimer, pollGridMs } from '../poller/tick-timer.js';
+import { PollCadence, budgetShortfall } from '../poller/cadence.js';
 import { logStartAtChanges, startAtChanges } from '../poller/start-at.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import type { Clock } from '../time/clock.js';
 import type { ModelWindowEvents } from './status.js';
-import { modelStartAt, pollerSettings } from './wiring.js';
+import { minIntervalMs, modelStartAt, pollerSettings } from './wiring.js';
 
 /** What {@link RunningPollers} works with. */
 export interface RunningPollersDeps {
@@ -34,6 +36,10 @@ export interface RunningPollersDeps {
   onAppend(): void;
   /** A window was fetched to its end. */
   onWindowDone(): void;
+  /** Sleeps between polls (default: one timer grid shared by all models); tests pass virtual time. */
+  sleep?(ms: number, signal: AbortSignal): Promise<void>;
+  /** Monotonic ms for the request budget's bookkeeping (default `performance.now`). */
+  monotonicNow?(): number;
 }
 
 /** The pollers of a running daemon, by model id. */
@@ -42,6 +48,9 @@ export class RunningPollers {
   private readonly queue: PQueue;
   private readonly fair: FairSchedule;
   private readonly timer: TickTimer;
+  private readonly cadence: PollCadence;
+  private readonly minIntervalMs: number;
+  private stopped = false;
 
   constructor(private readonly d: RunningPollersDeps) {
     const { poll } = d;
@@ -50,8 +59,15 @@ export class RunningPollers {
       concurrency: poll.concurrency,
       ...(rate ? { intervalCap: rate.count, interval: rate.perMs } : {}),
     });
-    this.fair = new FairSchedule(this.queue, poll.interval);
-    this.timer = new TickTimer(pollGridMs(poll.interval));
+    this.minIntervalMs = minIntervalMs({ poll } as Config);
+    this.cadence = new PollCadence({
+      intervalMs: poll.interval,
+      minIntervalMs: this.minIntervalMs,
+      ratePerSec: rate ? (rate.count * 1000) / rate.perMs : undefined,
+      concurrency: poll.concurrency,
+    });
+    this.fair = new FairSchedule(this.queue, poll.interval, d.monotonicNow, (ms) => this.cadence.noteLatency(ms));
+    this.timer = new TickTimer(pollGridMs(this.minIntervalMs));
   }
 
   /** Starts a poller for each model of `config` that has none; returns the ids of those started. */
@@ -61,29 +77,91 @@ export class RunningPollers {
     const models = config.models.map((m) => ({ id: m.id, startAt: modelStartAt(config, m), checkpoint: store.getCheckpoint(m.id) }));
     logStartAtChanges(logger.child({ component: 'poller' }), startAtChanges(models, (id, setting) => store.recordStartAt(id, setting)));
     const started: string[] = [];
+    const toStart: ModelPoller[] = [];
     for (const m of config.models) {
       if (this.pollers.has(m.id)) continue;
       this.d.metrics.initModel(m.id);
+      this.cadence.add(m.id);
       const poller = new ModelPoller({
         modelId: m.id,
         settings: pollerSettings(config, m, this.d.pruneEveryMs),
         store,
         client: this.d.client,
-        schedule: <T>(fn: () => Promise<T>) => this.fair.add(m.id, fn),
+        schedule: (fn, kind) => this.fair.add(m.id, fn, kind),
+        nextPoll: (cycle) => this.cadence.next(m.id, cycle, this.d.clock.now()),
         waitForRoom: (signal) => this.d.waitForRoom(signal),
         onAppend: () => this.d.onAppend(),
         onWindowDone: () => this.d.onWindowDone(),
         clock: this.d.clock,
         logger: logger.child({ component: 'poller', model: m.id }),
         metrics: this.d.metrics,
-        sleep: (ms, signal) => this.timer.sleep(ms, signal),
+        sleep: (ms, signal) => (this.d.sleep ? this.d.sleep(ms, signal) : this.timer.sleep(ms, signal)),
         commit: (page) => this.d.commit(page),
       });
       this.pollers.set(m.id, poller);
       started.push(m.id);
-      void poller.start();
+      toStart.push(poller);
     }
+    this.startInTurns(toStart);
+    this.warnIfShort();
     return started;
+  }
+
+  /**
+   * Starts pollers a few hundred at a time, yielding to the event loop in between: with
+   * thousands of models, the first requests go out while the rest are still starting.
+   */
+  private startInTurns(pollers: ModelPoller[]): void {
+    const TURN = 256;
+    const run = async () => {
+      for (let i = 0; i < pollers.length; i += TURN) {
+        if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+        if (this.stopped) return;
+        for (const p of pollers.slice(i, i + TURN)) void p.start();
+      }
+    };
+    void run();
+  }
+
+  /**
+   * Asks that `modelId` be polled every `poll.min_interval` until `untilMs` (epoch ms of the
+   * daemon's clock), whatever its polls return, e.g. so that a multiline group held open
+   * until the model's checkpoint passes its last line closes promptly.
+   *
+   * - A model waiting out a longer period is polled within `min_interval` of its last
+   *   poll; calls never make it poll more often than that.
+   * - Calls extend the time, never shorten it; calling again before it ends is cheap.
+   * - It costs what an active model costs, within the same budget: when the budget is
+   *   short, hurried models share what is left after every model's poll per interval,
+   *   like active ones.
+   * - Returns false (and does nothing) for a model that is not polled.
+   */
+  hurry(modelId: string, untilMs: number): boolean {
+    const poller = this.pollers.get(modelId);
+    if (!poller) return false;
+    const wasHurried = this.cadence.hurried(modelId, this.d.clock.now());
+    this.cadence.hurry(modelId, untilMs);
+    if (!wasHurried && untilMs > this.d.clock.now()) poller.wake(this.minIntervalMs);
+    return true;
+  }
+
+  /** Sets the gauges of the poll budget (called once a second). */
+  updateGauges(): void {
+    const { metrics, poll } = this.d;
+    const f = this.cadence.figures();
+    metrics.budgetUtilization.set({ kind: 'required' }, round2(f.utilization));
+    const r = this.fair.rates();
+    const rate = poll.rate_limit;
+    const byRate = rate ? r.requestsPerSec / ((rate.count * 1000) / rate.perMs) : 0;
+    metrics.budgetUtilization.set({ kind: 'used' }, round2(Math.max(byRate, r.inFlight / poll.concurrency)));
+    metrics.activeModels.set(this.cadence.active);
+  }
+
+  /** Says once per start or reload when the budget cannot poll every model once per interval. */
+  private warnIfShort(): void {
+    const short = budgetShortfall(this.cadence.figures(), this.d.poll.interval);
+    if (short) this.d.logger.child({ component: 'poller' }).warn(short.fields, short.message);
+    this.updateGauges();
   }
 
   /** Stops the pollers of models not in `keep` (their checkpoints stay); returns their ids. */
@@ -94,13 +172,16 @@ export class RunningPollers {
       await poller.stop();
       this.pollers.delete(id);
       this.fair.forget(id);
+      this.cadence.forget(id);
+      this.d.metrics.settle.remove({ model: id });
+      this.d.metrics.firstRereadAge.remove({ model: id });
       removed.push(id);
     }
     return removed;
   }
 
   /** Whether a model is not polled, or paused (its checkpoint does not move). */
-  stopped(modelId: string): boolean {
+  modelStopped(modelId: string): boolean {
     return this.pollers.get(modelId)?.stopped ?? true;
   }
 
@@ -111,6 +192,7 @@ export class RunningPollers {
 
   /** Stops every poller (the page in flight commits) and drops the requests still queued. */
   async stopAll(): Promise<void> {
+    this.stopped = true;
     try {
       await Promise.all([...this.pollers.values()].map((p) => p.stop()));
     } finally {
@@ -126,4 +208,8 @@ export class RunningPollers {
       windows: new Map(all.map(([id, p]) => [id, { splits: p.windowEvents.splits, abandoned: [...p.windowEvents.abandoned] }])),
     };
   }
+}
+
+function round2(n: number): number {
+  return Math.round(n * 100) / 100;
 }

@@ -41,6 +41,14 @@ export function modelStartAt(config: Config, m: ModelConfig): Config['poll']['st
   return m.start_at ?? config.poll.start_at;
 }
 
+/** The settle of `settle: auto` until a model's entries were seen: the fixed default of earlier versions. */
+export const AUTO_SETTLE_FALLBACK_MS = 2_000;
+
+/** `poll.min_interval`: as configured, else 1 s, never above `poll.interval`. */
+export function minIntervalMs(config: Config): number {
+  return Math.min(config.poll.min_interval ?? 1_000, config.poll.interval);
+}
+
 /** The settings of model `m`'s poller. */
 export function pollerSettings(config: Config, m: ModelConfig, pruneEveryMs: number | undefined): ModelPollerSettings {
   const { poll } = config;
@@ -48,7 +56,9 @@ export function pollerSettings(config: Config, m: ModelConfig, pruneEveryMs: num
     intervalMs: poll.interval,
     jitter: poll.jitter,
     lookbackMs: poll.lookback,
-    settleMs: poll.settle,
+    settleMs: poll.settle === 'auto' ? AUTO_SETTLE_FALLBACK_MS : poll.settle,
+    settle: poll.settle,
+    minIntervalMs: minIntervalMs(config),
     maxWindowMs: poll.max_window,
     reread: poll.reread.mode === 'sparse' ? { mode: 'sparse', agesMs: poll.reread.ages } : { mode: 'sliding' },
     startAt: modelStartAt(config, m),

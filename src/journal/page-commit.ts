@@ -22,6 +22,8 @@ export interface PageToCommit {
 /** Result of committing one page. */
 export interface PageCommit {
   appended: number;
+  /** Exact times of the entries appended (ns), in page order; absent when none. */
+  newTimesNs?: BigInt64Array | undefined;
   duplicates: number;
   firstSeq: number | undefined;
   lastSeq: number | undefined;
@@ -98,6 +100,7 @@ export class PageCommitter {
       result.firstSeq = first;
       result.lastSeq = first + n - 1;
       result.appended = n;
+      result.newTimesNs = counted.times.subarray(0, n);
       lastSeq = first + n - 1;
     }
     this.checkpoints.closePage(modelId, next, counted.latest >= 0 ? page.timesNs[counted.latest] : undefined);

@@ -1,34 +1,111 @@
-//! Shares the request budget (`poll.concurrency`, `poll.rate_limit`) fairly among models.
-//! All requests wait in one p-queue; each gets a priority that falls with the number of
-//! requests its model sent within the last poll interval. A model due for its poll thus
-//! goes ahead of every model already served in this interval, however many pages those
-//! others still want (a service paging without end, a long catch-up): every due model gets
-//! one request per interval before any model gets a second.
+//! Shares the request budget (`poll.concurrency`, `poll.rate_limit`) among models. All
+//! requests wait in one p-queue, in three classes: first, the request of a model that sent
+//! none within the last poll interval (every model gets one request per interval before any
+//! model gets a further one); then fresh reads of models polled more often (active models,
+//! for freshness); then re-reads. Within a class, a request's priority falls with the number
+//! of requests its model sent within the interval, so a service paging without end, or a
+//! long catch-up, cannot hold the others back.
 import type PQueue from 'p-queue';
 
-/** Adds requests to a queue with per-model fair priorities. */
+/** What a request reads: the newest span of a model (`fresh`), or an older span again (`reread`). */
+export type RequestKind = 'fresh' | 'reread';
+
+const FLOOR = 3_000_000;
+const FRESH = 2_000_000;
+const REREAD = 1_000_000;
+
+/** Requests sent and time spent in requests, per second, over the last interval. */
+class UsageMeter {
+  private readonly started: Float64Array;
+  private readonly busyMs: Float64Array;
+  private second = Number.NEGATIVE_INFINITY;
+
+  constructor(private readonly seconds: number) {
+    this.started = new Float64Array(seconds);
+    this.busyMs = new Float64Array(seconds);
+  }
+
+  start(nowMs: number): void {
+    this.started[this.roll(nowMs)]! += 1;
+  }
+
+  finish(nowMs: number, ms: number): void {
+    this.busyMs[this.roll(nowMs)]! += ms;
+  }
+
+  /** Requests per second and mean requests in flight, over the last `seconds` seconds. */
+  rates(nowMs: number): { requestsPerSec: number; inFlight: number } {
+    this.roll(nowMs);
+    let n = 0;
+    let busy = 0;
+    for (let i = 0; i < this.seconds; i++) {
+      n += this.started[i]!;
+      busy += this.busyMs[i]!;
+    }
+    return { requestsPerSec: n / this.seconds, inFlight: busy / (this.seconds * 1000) };
+  }
+
+  private roll(nowMs: number): number {
+    const s = Math.floor(nowMs / 1000);
+    if (s > this.second) {
+      for (let k = Math.max(this.second + 1, s - this.seconds + 1); k <= s; k++) {
+        const i = ((k % this.seconds) + this.seconds) % this.seconds;
+        this.started[i] = 0;
+        this.busyMs[i] = 0;
+      }
+      this.second = s;
+    }
+    return ((s % this.seconds) + this.seconds) % this.seconds;
+  }
+}
+
+/** Adds requests to a queue with per-model priorities. */
 export class FairSchedule {
   /** Per model: when its recent requests were added (monotonic ms), oldest first. */
   private readonly recent = new Map<string, number[]>();
+  private readonly usage: UsageMeter;
 
   /**
    * @param queue the shared queue (its concurrency and rate limit apply to all models)
    * @param intervalMs how far back a model's requests count against it: the poll interval
+   * @param onLatency told how long each request ran (from its start, not its wait in the queue)
    */
   constructor(
     private readonly queue: PQueue,
     private readonly intervalMs: number,
     private readonly now: () => number = () => performance.now(),
-  ) {}
+    private readonly onLatency?: (ms: number) => void,
+  ) {
+    this.usage = new UsageMeter(Math.max(1, Math.ceil(intervalMs / 1000)));
+  }
 
-  /** Runs `fn` under the queue's limits, behind the requests of models that sent fewer lately. */
-  add<T>(modelId: string, fn: () => Promise<T>): Promise<T> {
-    return this.queue.add(fn, { priority: -this.note(modelId) }) as Promise<T>;
+  /** Runs `fn` under the queue's limits, in its class, behind the requests of models that sent fewer lately. */
+  add<T>(modelId: string, fn: () => Promise<T>, kind: RequestKind = 'fresh'): Promise<T> {
+    const before = this.note(modelId);
+    const priority = before === 0 ? FLOOR : (kind === 'fresh' ? FRESH : REREAD) - before;
+    return this.queue.add(() => this.timed(fn), { priority }) as Promise<T>;
   }
 
   /** Forgets a model (removed by a reload). */
   forget(modelId: string): void {
     this.recent.delete(modelId);
+  }
+
+  /** Requests sent per second and mean requests in flight, over the last interval. */
+  rates(): { requestsPerSec: number; inFlight: number } {
+    return this.usage.rates(this.now());
+  }
+
+  private async timed<T>(fn: () => Promise<T>): Promise<T> {
+    const start = this.now();
+    this.usage.start(start);
+    try {
+      return await fn();
+    } finally {
+      const end = this.now();
+      this.usage.finish(end, end - start);
+      this.onLatency?.(end - start);
+    }
   }
 
   /** Records a request of `modelId`; returns how many it sent before it within the interval. */

@@ -11,7 +11,7 @@ import { preparePage } from './prepare.js';
 import type { Checkpoint, PageCommit, PageToCommit, PreparedPage, StateStore, WindowStart } from '../journal/store.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { describeError } from '../errors.js';
-import { planWindows, pruneHorizonMs, type PlannerSettings } from './planner.js';
+import { planWindows, pruneHorizonMs, type PlannedWindow, type PlannerSettings } from './planner.js';
 import { backoffDelay, jittered, sleep } from '../time/backoff.js';
 import { abandonOnAbort } from './abandon.js';
 import { MIN_CAPPED_SPAN_MS, WindowGuard, shortenedWindow, type WindowLimits } from './window-guard.js';
@@ -19,10 +19,19 @@ import { WindowEvents } from './window-events.js';
 import { resolveStart, type StartAt } from '../time/start-at.js';
 import { showStartAt } from './start-at.js';
 import { StateWriteRetry, retryOnStateErrors } from '../journal/state-errors.js';
+import { IngestDelays } from './auto-settle.js';
+import type { RequestKind } from './fair-schedule.js';
 
 /** Settings of one model's poller. */
 export interface ModelPollerSettings extends PlannerSettings {
   intervalMs: number;
+  /** Shortest time between two polls (an active model's period); default `intervalMs`. */
+  minIntervalMs?: number;
+  /**
+   * `auto` learns the settle (and the first re-read age) from the model's ingest delays,
+   * starting from `settleMs`; absent or a number: `settleMs` is fixed.
+   */
+  settle?: number | 'auto';
   jitter: number;
   startAt: StartAt;
   isLessLogs: boolean | undefined;
@@ -42,8 +51,14 @@ export interface ModelPollerDeps {
   settings: ModelPollerSettings;
   store: StateStore;
   client: ApiClient;
-  /** Runs a request under the global concurrency and rate limits. */
-  schedule<T>(fn: () => Promise<T>): Promise<T>;
+  /** Runs a request under the global concurrency and rate limits; `kind` is what it reads. */
+  schedule<T>(fn: () => Promise<T>, kind: RequestKind): Promise<T>;
+  /**
+   * Called when a poll cycle ends (a fresh window and the re-reads due with it): whether it
+   * appended entries and how many requests it sent. Returns the wait before the next
+   * cycle, before jitter (default: the interval).
+   */
+  nextPoll?(cycle: { appended: boolean; requests: number }): number;
   /** Resolves when the journal has room for another page (backpressure). */
   waitForRoom(signal: AbortSignal): Promise<void>;
   /** Called after each committed page that appended entries. */
@@ -81,9 +96,41 @@ export class ModelPoller {
   /** Set while polling is paused by a page over the size limit: ends the pause. */
   private resumeOversized: (() => void) | undefined;
   private pausedOversized = false;
+  /** Ends the current wait between polls early (see wake()). */
+  private wakeController: AbortController | undefined;
+  private wakeWithinMs = 0;
+  /** How late this model's entries become visible, and the settle they call for. */
+  readonly delays: IngestDelays;
+  /** The wait between two poll cycles now. */
+  private periodMs: number;
+  /** The settings the planner gets: the configured ones with the learned settle, first age and period. */
+  private planning: PlannerSettings;
+  private cycle = { appended: false, requests: 0 };
 
   constructor(private readonly d: ModelPollerDeps) {
-    this.windowEvents = new WindowEvents(d);
+    const s = d.settings;
+    const firstAge = s.reread?.mode === 'sparse' ? s.reread.agesMs.filter((a) => a > 0 && a < s.lookbackMs).sort((a, b) => a - b)[0] : undefined;
+    this.delays = new IngestDelays({
+      settle: s.settle ?? s.settleMs,
+      fallbackSettleMs: s.settleMs,
+      firstAgeMs: firstAge,
+      lookbackMs: s.lookbackMs,
+      minIntervalMs: s.minIntervalMs ?? s.intervalMs,
+    });
+    this.periodMs = s.intervalMs;
+    this.planning = this.planningSettings();
+    // Cuts of a window keep the plan state the planner made it with (the learned first age included).
+    const planning = () => this.planning;
+    this.windowEvents = new WindowEvents({
+      modelId: d.modelId,
+      store: d.store,
+      metrics: d.metrics,
+      logger: d.logger,
+      clock: d.clock,
+      get settings() {
+        return planning();
+      },
+    });
     this.stateRetry = new StateWriteRetry(d.logger, { model: d.modelId }, {
       paused: 'could not write the state file (disk full?); polling of this model pauses and resumes from its checkpoint',
       resumed: 'state file writable again; polling resumed',
@@ -101,6 +148,7 @@ export class ModelPoller {
 
   /** Starts the loop (once). */
   start(): Promise<void> {
+    if (this.stopping) return this.runPromise ?? Promise.resolve(); // removed before its turn to start came
     this.runPromise ??= this.loop().catch((err: unknown) => {
       this.d.logger.error({ err, model: this.d.modelId }, 'model poller stopped by an unexpected error');
     });
@@ -110,7 +158,24 @@ export class ModelPoller {
   /** Stops polling; resolves when the page in flight is committed. */
   stop(): Promise<void> {
     this.stopController.abort();
+    this.wakeController?.abort();
     return this.runPromise ?? Promise.resolve();
+  }
+
+  /**
+   * Cuts the wait before the next poll to at most `withinMs` from its start (the model was
+   * asked to hurry). A poll in progress, or a pause for an error, is not cut short.
+   */
+  wake(withinMs: number): void {
+    this.wakeWithinMs = withinMs;
+    this.wakeController?.abort();
+  }
+
+  /** The settings to plan with: the configured ones, with the settle, first age and period of now. */
+  private planningSettings(): PlannerSettings {
+    const s = this.d.settings;
+    const reread = s.reread?.mode === 'sparse' ? { ...s.reread, firstAgeMs: this.delays.firstAgeMs } : s.reread;
+    return { ...s, settleMs: this.delays.settleMs, pollEveryMs: this.periodMs, ...(reread ? { reread } : {}) };
   }
 
   /**
@@ -131,20 +196,23 @@ export class ModelPoller {
 
   private async run(): Promise<void> {
     const { store, clock, settings, modelId, metrics, logger } = this.d;
-    store.ensureCheckpoint(modelId, resolveStart(settings.startAt, clock.now()), showStartAt(settings.startAt));
+    // A write transaction only for a model new to the state file: a restart with thousands of models would otherwise start with as many.
+    if (!store.getCheckpoint(modelId)) store.ensureCheckpoint(modelId, resolveStart(settings.startAt, clock.now()), showStartAt(settings.startAt));
     metrics.modelUp.set({ model: modelId }, 1);
     while (!this.stopping) {
       let cp = store.getCheckpoint(modelId)!;
       let begin: WindowStart | undefined;
+      let planned: PlannedWindow | undefined;
       if (!cp.window) {
         const now = clock.now();
-        const next = this.windowEvents.clamp(cp, planWindows(cp, now, settings)[0], now);
-        if (!next && cp.watermarkMs !== undefined && now - settings.settleMs < cp.watermarkMs - settings.intervalMs) {
+        const next = this.windowEvents.clamp(cp, planWindows(cp, now, this.planning)[0], now);
+        planned = next;
+        if (!next && cp.watermarkMs !== undefined && now - this.planning.settleMs < cp.watermarkMs - settings.intervalMs) {
           if (!this.clockWarned) logger.warn({ model: modelId, behindMs: cp.watermarkMs - now }, 'the clock is behind this model\'s watermark; waiting for it to catch up (nothing is skipped)');
           this.clockWarned = true;
         } else if (next) this.clockWarned = false;
         if (!next) {
-          await this.pause(jittered(settings.intervalMs, settings.jitter));
+          await this.pauseBetweenPolls();
           continue;
         }
         // Recorded with the first page: a crash before it simply plans the same window again.
@@ -154,7 +222,7 @@ export class ModelPoller {
           logger.debug({ model: modelId, kind: next.kind, from: new Date(next.fromMs).toISOString(), to: new Date(next.toMs).toISOString() }, 'window started');
         }
       }
-      const outcome = await this.fetchWindow(cp, begin);
+      const outcome = await this.fetchWindow(cp, begin, planned);
       if (outcome.kind === 'stopped') return;
       if (outcome.kind === 'shortened') continue;
       if (outcome.kind === 'too_large') {
@@ -172,23 +240,53 @@ export class ModelPoller {
       metrics.lastSuccess.set({ model: modelId }, clock.now() / 1000);
       // Pruning only frees space: once a minute is enough, and spares idle models a write per poll.
       if (done.watermarkMs !== undefined && performance.now() - this.prunedAt >= (settings.pruneEveryMs ?? PRUNE_EVERY_MS)) {
-        store.pruneKeys(modelId, pruneHorizonMs({ ...done, watermarkMs: done.watermarkMs }, settings));
+        store.pruneKeys(modelId, pruneHorizonMs({ ...done, watermarkMs: done.watermarkMs }, this.planning));
         this.prunedAt = performance.now();
       }
-      // Caught up: wait for the next interval, unless a re-read is due. Behind: fetch the next window at once.
-      const caughtUp = done.watermarkMs !== undefined && done.watermarkMs >= clock.now() - settings.settleMs - settings.intervalMs;
-      if (caughtUp && planWindows(done, clock.now(), settings)[0]?.kind !== 'reread') {
-        await this.pause(jittered(settings.intervalMs, settings.jitter));
+      if (this.delays.update(clock.now())) {
+        this.planning = this.planningSettings();
+        // Series only for models whose settle was learned: thousands of quiet models need none.
+        metrics.settle.set({ model: modelId }, this.delays.settleMs / 1000);
+        const age = this.delays.firstAgeMs ?? this.delays.configuredFirstAgeMs;
+        if (age !== undefined) metrics.firstRereadAge.set({ model: modelId }, age / 1000);
       }
+      // Caught up: wait for the next poll, unless a re-read is due. Behind: fetch the next window at once.
+      const caughtUp = done.watermarkMs !== undefined && done.watermarkMs >= clock.now() - this.planning.settleMs - settings.intervalMs;
+      if (caughtUp && planWindows(done, clock.now(), this.planning)[0]?.kind !== 'reread') await this.pauseBetweenPolls();
     }
   }
 
-  private pause(ms: number): Promise<void> {
-    const signal = this.stopController.signal;
+  /** Ends a poll cycle: waits the period the cadence gives (jittered), or until woken. */
+  private async pauseBetweenPolls(): Promise<void> {
+    const period = this.d.nextPoll?.(this.cycle) ?? this.d.settings.intervalMs;
+    this.cycle = { appended: false, requests: 0 };
+    if (period !== this.periodMs) {
+      this.periodMs = period;
+      this.planning = this.planningSettings();
+    }
+    // One signal for both: stop() aborts it too (a composite signal per pause costs more, for every model).
+    const wake = new AbortController();
+    this.wakeController = wake;
+    const startedAt = this.d.clock.now();
+    try {
+      if (!this.stopping) await this.pause(jittered(period, this.d.settings.jitter), wake.signal);
+    } finally {
+      if (this.wakeController === wake) this.wakeController = undefined;
+    }
+    // Woken to hurry: the rest of the shorter period, and the next cycle is planned with it.
+    if (wake.signal.aborted && !this.stopping) {
+      this.periodMs = this.d.settings.minIntervalMs ?? this.d.settings.intervalMs;
+      this.planning = this.planningSettings();
+      const rest = this.wakeWithinMs - (this.d.clock.now() - startedAt);
+      if (rest > 0) await this.pause(rest);
+    }
+  }
+
+  private pause(ms: number, signal: AbortSignal = this.stopController.signal): Promise<void> {
     return this.d.sleep ? this.d.sleep(ms, signal) : sleep(ms, signal);
   }
 
-  private async fetchWindow(cp: Checkpoint, begin: WindowStart | undefined): Promise<FetchOutcome> {
+  private async fetchWindow(cp: Checkpoint, begin: WindowStart | undefined, planned: PlannedWindow | undefined): Promise<FetchOutcome> {
     const { store, modelId, metrics, logger } = this.d;
     const window = cp.window!;
     let token = window.nextToken;
@@ -197,12 +295,17 @@ export class ModelPoller {
     let pageCount = 0;
     let appendedInWindow = 0;
     let guard = new WindowGuard(window.tokens, this.d.settings.windowLimits);
+    // A window resumed from the checkpoint (after a restart) has no plan here: it counts as a re-read.
+    const kind: RequestKind = planned?.kind ?? (cp.watermarkMs === undefined || window.fromMs >= cp.watermarkMs ? 'fresh' : 'reread');
+    let sentAtMs: number | undefined;
     const request = (nextToken: string | undefined) => {
       // Stopping aborts the request, its retries and their waits, or its turn in the queue; a page already received still commits.
       const signal = this.stopController.signal;
-      const scheduled = this.d.schedule(() =>
-        this.d.client.getLogs({ modelId, fromMs: window.fromMs, toMs: window.toMs, isLessLogs: this.d.settings.isLessLogs, nextToken }, signal),
-      );
+      this.cycle.requests++;
+      const scheduled = this.d.schedule(() => {
+        sentAtMs ??= this.d.clock.now();
+        return this.d.client.getLogs({ modelId, fromMs: window.fromMs, toMs: window.toMs, isLessLogs: this.d.settings.isLessLogs, nextToken }, signal);
+      }, kind);
       const p = abandonOnAbort(scheduled, signal, (late) => late.release?.());
       p.catch(() => undefined); // handled where it is awaited
       return p;
@@ -248,10 +351,12 @@ export class ModelPoller {
       if (verdict.kind === 'follow' && !this.stopping) prefetched = request(page.nextToken);
       let prepared: PreparedPage;
       let commit: PageCommit;
+      let toCommitFetchedMs = 0;
       try {
         prepared = this.prepare(page, window.fromMs);
         const next = end ? { end: true as const } : { nextToken: page.nextToken!, ...(verdict.kind === 'follow' ? { tokenHash: verdict.hash } : {}) };
-        const toCommit: PageToCommit = { modelId, fetchId, windowFromMs: window.fromMs, entries: prepared, next, fetchedMs: this.d.clock.now(), begin };
+        toCommitFetchedMs = this.d.clock.now();
+        const toCommit: PageToCommit = { modelId, fetchId, windowFromMs: window.fromMs, entries: prepared, next, fetchedMs: toCommitFetchedMs, begin };
         commit = this.d.commit ? await this.d.commit(toCommit) : store.commitPages([toCommit])[0]!;
       } finally {
         // Committed (its lines are rendered into the journal) or failed: the body can take the next response.
@@ -264,6 +369,8 @@ export class ModelPoller {
         appendedInWindow += commit.appended;
         metrics.entriesNew.inc({ model: modelId }, commit.appended);
         this.d.onAppend();
+        this.cycle.appended ||= kind === 'fresh';
+        if (commit.newTimesNs) this.delays.observe(commit.newTimesNs, commit.appended, toCommitFetchedMs, (lowerMs) => metrics.ingestDelay.observe({ model: modelId }, lowerMs / 1000));
       }
       if (commit.duplicates > 0) metrics.duplicates.inc({ model: modelId }, commit.duplicates);
       if (verdict.kind === 'cycle') this.windowEvents.cycle(window, verdict.length, guard.pagesRead);
@@ -276,6 +383,7 @@ export class ModelPoller {
       }
       if (end) {
         if (!abandon) this.windowEvents.completed();
+        if (sentAtMs !== undefined && (kind === 'fresh' || planned?.first)) this.delays.noteRead(kind === 'fresh' ? 'fresh' : 'early', window.fromMs, window.toMs, sentAtMs);
         if (appendedInWindow > 0) this.d.onWindowDone?.();
         if (logger.isLevelEnabled('debug')) {
           logger.debug({ model: modelId, from: new Date(window.fromMs).toISOString(), to: new Date(window.toMs).toISOString(), pages: pageCount + 1 }, 'window done');

@@ -14,16 +14,29 @@
 //!   A model with no entry seen at or after a frontier (a quiet model) gets that re-read
 //!   folded into its fresh read: one window from the frontier to now costs one request
 //!   and re-reads nothing the model has returned before.
+//!   With `settle: auto` the first re-read may come earlier than its configured age, at an
+//!   age learned from the model's ingest delays (`firstAgeMs`); it replaces that re-read
+//!   rather than adding one, so each span is still read as often.
 
 /** The poll settings the planner needs (milliseconds). */
 export interface PlannerSettings {
   lookbackMs: number;
   settleMs: number;
   maxWindowMs: number;
-  /** Poll interval: sparse re-reads are batched to spans of at least this length. */
+  /** Poll interval: sparse re-reads at the configured ages are batched to spans of at least this length. */
   intervalMs?: number;
-  /** Re-read schedule; `sliding` when absent. */
-  reread?: { mode: 'sliding' } | { mode: 'sparse'; agesMs: readonly number[] };
+  /**
+   * How often the model is polled now (between `poll.min_interval` and the interval): a
+   * fresh span is due once half of it has accrued. Default: `intervalMs`.
+   */
+  pollEveryMs?: number;
+  /**
+   * Re-read schedule; `sliding` when absent. `firstAgeMs` moves the first of `agesMs`
+   * (when it is below the lookback) to another age, learned from the model's ingest
+   * delays: the re-read keeps its place in the plan state, so a changing age never loses
+   * the progress made.
+   */
+  reread?: { mode: 'sliding' } | { mode: 'sparse'; agesMs: readonly number[]; firstAgeMs?: number | undefined };
 }
 
 /** The part of a checkpoint the planner reads. */
@@ -40,6 +53,8 @@ export interface PlannedWindow {
   fromMs: number;
   toMs: number;
   kind: 'fresh' | 'reread';
+  /** A re-read at the first (earliest) age of a sparse schedule that has more than one. */
+  first?: true;
   /** Planner state to store once this window has been fetched to the end (sparse only). */
   planStateAfter?: string;
 }
@@ -55,7 +70,7 @@ interface SparseState {
  * the watermark to its end; a long catch-up is cut into pieces of at most `maxWindowMs`.
  */
 export function planWindows(cp: PlannerCheckpoint, nowMs: number, s: PlannerSettings): PlannedWindow[] {
-  return s.reread?.mode === 'sparse' ? planSparse(cp, nowMs, s, s.reread.agesMs) : planSliding(cp, nowMs, s);
+  return s.reread?.mode === 'sparse' ? planSparse(cp, nowMs, s, s.reread) : planSliding(cp, nowMs, s);
 }
 
 function planSliding(cp: PlannerCheckpoint, nowMs: number, s: PlannerSettings): PlannedWindow[] {
@@ -66,9 +81,18 @@ function planSliding(cp: PlannerCheckpoint, nowMs: number, s: PlannerSettings): 
   return cut(begin, end, s.maxWindowMs).map((w) => ({ ...w, kind: 'fresh' as const }));
 }
 
+/** One re-read of the sparse schedule: where its frontier is kept, and its age now. */
+interface Slot {
+  /** Key of its frontier in the plan state: the configured age, whatever the age now. */
+  key: string;
+  ageMs: number;
+  /** Least span read at once (re-reads of busy models are batched). */
+  chunkMs: number;
+}
+
 const agesCache = new WeakMap<readonly number[], { lookbackMs: number; ages: readonly number[] }>();
 
-/** The ages at which spans are read again, ascending, ending with the lookback. */
+/** The configured ages at which spans are read again, ascending, ending with the lookback. */
 export function rereadAges(s: PlannerSettings, agesMs: readonly number[]): readonly number[] {
   // Planned at every poll of every model: computed once per settings.
   const hit = agesCache.get(agesMs);
@@ -78,11 +102,49 @@ export function rereadAges(s: PlannerSettings, agesMs: readonly number[]): reado
   return ages;
 }
 
-/** Recently parsed plan states: a poller plans twice per poll from the same state. */
-const parsedStates = new Map<string, SparseState | undefined>();
+/** Slot lists by configured ages, then by the settings that shape them: planned at every poll of every model. */
+const slotsCache = new WeakMap<readonly number[], Map<string, Slot[]>>();
+
+/** The re-reads of the sparse schedule, the first one at `firstAgeMs` if given. */
+function slots(s: PlannerSettings, reread: { agesMs: readonly number[]; firstAgeMs?: number | undefined }): Slot[] {
+  const interval = Math.max(1, s.intervalMs ?? 1);
+  const every = Math.max(1, s.pollEveryMs ?? interval);
+  const key = `${s.lookbackMs}/${s.maxWindowMs}/${interval}/${every}/${reread.firstAgeMs}`;
+  let byKey = slotsCache.get(reread.agesMs);
+  if (!byKey) {
+    byKey = new Map();
+    slotsCache.set(reread.agesMs, byKey);
+  }
+  const hit = byKey.get(key);
+  if (hit) return hit;
+  if (byKey.size >= 1_024) byKey.clear();
+  const made = makeSlots(s, reread, interval, every);
+  byKey.set(key, made);
+  return made;
+}
+
+function makeSlots(s: PlannerSettings, reread: { agesMs: readonly number[]; firstAgeMs?: number | undefined }, interval: number, every: number): Slot[] {
+  const ages = rereadAges(s, reread.agesMs);
+  return ages.map((age, i) => {
+    const moved = i === 0 && ages.length > 1 && reread.firstAgeMs !== undefined && reread.firstAgeMs < age;
+    const ageMs = moved ? Math.max(1, reread.firstAgeMs!) : age;
+    // A learned early age is read in pieces of a third of it (at least one poll): the re-read comes at that age plus a third.
+    const chunkMs = Math.min(moved ? Math.max(every, ageMs / 3) : Math.max(interval, age / 5), s.maxWindowMs);
+    return { key: String(age), ageMs, chunkMs };
+  });
+}
+
+/**
+ * Recently parsed plan states: a poller plans twice per poll from the same state. Two
+ * generations, so that every model's current state stays cached however many models there
+ * are (one generation cleared when full made 10,000 models parse at every poll).
+ */
+let parsedStates = new Map<string, SparseState | undefined>();
+let olderStates = new Map<string, SparseState | undefined>();
 
 function parseState(text: string): SparseState | undefined {
-  if (parsedStates.has(text)) return parsedStates.get(text);
+  const hit = parsedStates.get(text) ?? olderStates.get(text);
+  if (hit !== undefined || parsedStates.has(text)) return hit;
   let parsed: SparseState | undefined;
   try {
     parsed = JSON.parse(text) as SparseState;
@@ -91,33 +153,36 @@ function parseState(text: string): SparseState | undefined {
     // (readState), which dedupe makes harmless; the checkpoint itself is intact.
     parsed = undefined;
   }
-  if (parsedStates.size >= 4096) parsedStates.clear();
+  if (parsedStates.size >= 16_384) {
+    olderStates = parsedStates;
+    parsedStates = new Map();
+  }
   parsedStates.set(text, parsed);
   return parsed;
 }
 
-function readState(cp: PlannerCheckpoint, ages: readonly number[]): Map<number, number> {
+function readState(cp: PlannerCheckpoint, slotList: readonly Slot[]): Map<Slot, number> {
   const parsed = cp.planState ? parseState(cp.planState) : undefined;
-  const frontiers = new Map<number, number>();
-  for (const a of ages) {
-    const v = parsed?.f?.[String(a)];
-    frontiers.set(a, typeof v === 'number' && Number.isFinite(v) ? Math.max(v, cp.startMs) : cp.startMs);
+  const frontiers = new Map<Slot, number>();
+  for (const slot of slotList) {
+    const v = parsed?.f?.[slot.key];
+    frontiers.set(slot, typeof v === 'number' && Number.isFinite(v) ? Math.max(v, cp.startMs) : cp.startMs);
   }
   return frontiers;
 }
 
-function advance(frontiers: ReadonlyMap<number, number>, w: { fromMs: number; toMs: number }, readAtMs: number): Map<number, number> {
+function advance(frontiers: ReadonlyMap<Slot, number>, w: { fromMs: number; toMs: number }, readAtMs: number): Map<Slot, number> {
   const next = new Map(frontiers);
-  for (const [age, f] of frontiers) {
+  for (const [slot, f] of frontiers) {
     // Contiguous with what is already covered: the part of the window that is at least `age` old now.
-    if (w.fromMs <= f) next.set(age, Math.max(f, Math.min(w.toMs, readAtMs - age)));
+    if (w.fromMs <= f) next.set(slot, Math.max(f, Math.min(w.toMs, readAtMs - slot.ageMs)));
   }
   return next;
 }
 
-function encode(frontiers: ReadonlyMap<number, number>): string {
+function encode(frontiers: ReadonlyMap<Slot, number>): string {
   const f: Record<string, number> = {};
-  for (const [a, v] of frontiers) f[String(a)] = v;
+  for (const [slot, v] of frontiers) f[slot.key] = v;
   return JSON.stringify({ f } satisfies SparseState);
 }
 
@@ -129,18 +194,18 @@ function encode(frontiers: ReadonlyMap<number, number>): string {
  */
 export function planStateAfterPiece(cp: PlannerCheckpoint, piece: { fromMs: number; toMs: number }, readAtMs: number, s: PlannerSettings): string | undefined {
   if (s.reread?.mode !== 'sparse') return undefined;
-  return encode(advance(readState(cp, rereadAges(s, s.reread.agesMs)), piece, readAtMs));
+  return encode(advance(readState(cp, slots(s, s.reread)), piece, readAtMs));
 }
 
-function planSparse(cp: PlannerCheckpoint, nowMs: number, s: PlannerSettings, agesMs: readonly number[]): PlannedWindow[] {
-  const ages = rereadAges(s, agesMs);
-  let frontiers = readState(cp, ages);
+function planSparse(cp: PlannerCheckpoint, nowMs: number, s: PlannerSettings, reread: { agesMs: readonly number[]; firstAgeMs?: number | undefined }): PlannedWindow[] {
+  const slotList = slots(s, reread);
+  let frontiers = readState(cp, slotList);
   const end = Math.floor(nowMs - s.settleMs);
-  const interval = Math.max(1, s.intervalMs ?? 1);
+  const every = Math.max(1, s.pollEveryMs ?? s.intervalMs ?? 1);
   const out: PlannedWindow[] = [];
   const w = cp.watermarkMs;
-  // Fresh span: due once half an interval has accrued (or at once for a new model / a catch-up).
-  if (w === undefined ? end > cp.startMs : end - w >= interval / 2) {
+  // Fresh span: due once half a poll period has accrued (or at once for a new model / a catch-up).
+  if (w === undefined ? end > cp.startMs : end - w >= every / 2) {
     for (const piece of cut(w === undefined ? cp.startMs : mergedStart(cp, w, end, frontiers, s), end, s.maxWindowMs)) {
       frontiers = advance(frontiers, piece, nowMs);
       out.push({ ...piece, kind: 'fresh', planStateAfter: encode(frontiers) });
@@ -148,14 +213,13 @@ function planSparse(cp: PlannerCheckpoint, nowMs: number, s: PlannerSettings, ag
   }
   if (out.length > 1) return out; // catching up: fresh pieces first, their reads count as re-reads too
   const reached = w ?? cp.startMs;
-  for (const age of ages) {
-    const f = frontiers.get(age)!;
-    const target = Math.min(Math.floor(nowMs - age), reached);
-    const chunk = Math.min(Math.max(interval, age / 5), s.maxWindowMs);
-    if (target - f < chunk) continue;
+  for (const slot of slotList) {
+    const f = frontiers.get(slot)!;
+    const target = Math.min(Math.floor(nowMs - slot.ageMs), reached);
+    if (target - f < slot.chunkMs) continue;
     for (const piece of cut(f, target, s.maxWindowMs)) {
       frontiers = advance(frontiers, piece, nowMs);
-      out.push({ ...piece, kind: 'reread', planStateAfter: encode(frontiers) });
+      out.push({ ...piece, kind: 'reread', planStateAfter: encode(frontiers), ...(slot === slotList[0] && slotList.length > 1 ? { first: true } : {}) });
     }
   }
   return out;
@@ -166,7 +230,7 @@ function planSparse(cp: PlannerCheckpoint, nowMs: number, s: PlannerSettings, ag
  * at or after which no entry has been seen, provided the whole window fits `maxWindowMs`.
  * Nothing seen there means the longer window repeats no entry already delivered.
  */
-function mergedStart(cp: PlannerCheckpoint, watermarkMs: number, endMs: number, frontiers: ReadonlyMap<number, number>, s: PlannerSettings): number {
+function mergedStart(cp: PlannerCheckpoint, watermarkMs: number, endMs: number, frontiers: ReadonlyMap<Slot, number>, s: PlannerSettings): number {
   const lastEntryMs = cp.lastEntryNs === undefined ? Number.NEGATIVE_INFINITY : Number(cp.lastEntryNs / 1_000_000n);
   let from = watermarkMs;
   for (const f of frontiers.values()) {
@@ -189,7 +253,7 @@ function cut(begin: number, end: number, maxWindowMs: number): Array<{ fromMs: n
 export function pruneHorizonMs(cp: PlannerCheckpoint & { watermarkMs: number }, s: PlannerSettings): number {
   let horizon = cp.watermarkMs - s.lookbackMs;
   if (s.reread?.mode === 'sparse') {
-    for (const f of readState(cp, rereadAges(s, s.reread.agesMs)).values()) horizon = Math.min(horizon, f);
+    for (const f of readState(cp, slots(s, s.reread)).values()) horizon = Math.min(horizon, f);
   }
   return horizon - 1_000;
 }

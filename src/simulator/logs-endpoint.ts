@@ -105,6 +105,7 @@ export class LogsEndpoint {
       body: out,
       commit: () => {
         o.stats.entriesServed += indexes.length;
+        o.stats.logsAnswersByModel[model.id] = (o.stats.logsAnswersByModel[model.id] ?? 0) + 1;
         const whole = model.markServed(indexes);
         if (whole > 0) o.stats.tracebacksServed[model.id] = (o.stats.tracebacksServed[model.id] ?? 0) + whole;
         if (less === true) o.stats.lessLogsRequests++;

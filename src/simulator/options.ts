@@ -27,6 +27,8 @@ export interface SimulatorOptions {
   models: string[];
   /** New entries per second per model; may be fractional or 0. */
   ratePerSec: number;
+  /** Models with a rate of their own instead of `ratePerSec` (e.g. 0 for a quiet model). */
+  ratePerModel?: Record<string, number>;
   /**
    * Span of entries already present at start, in ms. Default 0. Each entry costs about
    * 40 bytes, so keep `historyMs / 1000 × ratePerSec × models` below about 5 million.
@@ -34,6 +36,11 @@ export interface SimulatorOptions {
   historyMs?: number;
   /** Each entry becomes visible after a random delay in [min, max] ms (late arrivals). Default none. */
   ingestDelayMs?: { min: number; max: number };
+  /**
+   * A share of the entries (0–1) that become visible after a delay drawn from `delayMs`
+   * instead of `ingestDelayMs`: a tail of late arrivals beside the usual delay. Default none.
+   */
+  lateArrivals?: { share: number; delayMs: { min: number; max: number } };
   /** Entries per page, fixed or drawn per page from a range. Default 500. */
   pageSize?: number | { min: number; max: number };
   /** Order of the entries within a page. Default `sorted`. */
@@ -81,12 +88,22 @@ export function validateOptions(o: SimulatorOptions): void {
   if (new Set(o.models).size !== o.models.length) throw new RangeError('models must not repeat an id');
   checkNonNegative('ratePerSec', o.ratePerSec);
   if (o.ratePerSec === undefined) throw new TypeError('ratePerSec is required');
+  for (const [id, rate] of Object.entries(o.ratePerModel ?? {})) {
+    if (!o.models.includes(id)) throw new RangeError(`ratePerModel names ${id}, which is not one of models`);
+    checkNonNegative(`ratePerModel.${id}`, rate);
+  }
   checkNonNegative('historyMs', o.historyMs);
   checkNonNegative('tokenTtlMs', o.tokenTtlMs);
   if (o.ingestDelayMs) {
     checkNonNegative('ingestDelayMs.min', o.ingestDelayMs.min);
     checkNonNegative('ingestDelayMs.max', o.ingestDelayMs.max);
     if (o.ingestDelayMs.min > o.ingestDelayMs.max) throw new RangeError('ingestDelayMs.min must not exceed ingestDelayMs.max');
+  }
+  if (o.lateArrivals) {
+    checkRate('lateArrivals.share', o.lateArrivals.share);
+    checkNonNegative('lateArrivals.delayMs.min', o.lateArrivals.delayMs?.min);
+    checkNonNegative('lateArrivals.delayMs.max', o.lateArrivals.delayMs?.max);
+    if (!o.lateArrivals.delayMs || o.lateArrivals.delayMs.min > o.lateArrivals.delayMs.max) throw new RangeError('lateArrivals.delayMs must be {min, max} with min ≤ max');
   }
   const ps = o.pageSize;
   if (ps !== undefined) {

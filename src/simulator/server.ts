@@ -73,6 +73,9 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     ratePerSec: options.ratePerSec,
     delayMin: Math.round(options.ingestDelayMs?.min ?? 0),
     delayMax: Math.round(options.ingestDelayMs?.max ?? 0),
+    lateShare: options.lateArrivals?.share ?? 0,
+    lateMin: Math.round(options.lateArrivals?.delayMs.min ?? 0),
+    lateMax: Math.round(options.lateArrivals?.delayMs.max ?? 0),
     twinRate: options.twinRate ?? 0,
     shortDigitsRate: options.shortDigitsRate ?? 0.1,
     profile: options.content ?? 'plain',
@@ -86,7 +89,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   const startMs = now();
   const models = new Map<string, ModelLog>();
   for (const id of options.models) {
-    const m = new ModelLog(id, params, mulberry32(mixSeed(seed, hashString(id))), startMs - (options.historyMs ?? 0));
+    const own = options.ratePerModel?.[id];
+    const m = new ModelLog(id, own === undefined ? params : { ...params, ratePerSec: own }, mulberry32(mixSeed(seed, hashString(id))), startMs - (options.historyMs ?? 0));
     m.generateUntil(startMs);
     models.set(id, m);
   }
@@ -250,7 +254,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       faults = { ...faults, ...f };
     },
     stats() {
-      return { ...stats, faultsInjected: { ...stats.faultsInjected }, byStatus: { ...stats.byStatus }, tracebacksServed: { ...stats.tracebacksServed } };
+      return { ...stats, faultsInjected: { ...stats.faultsInjected }, byStatus: { ...stats.byStatus }, logsAnswersByModel: { ...stats.logsAnswersByModel }, tracebacksServed: { ...stats.tracebacksServed } };
     },
     resetStats() {
       Object.assign(stats, emptyStats());

@@ -10,6 +10,8 @@ export interface SimulatorStats {
   settingsRequests: number;
   /** Entries sent in complete, successful pages. */
   entriesServed: number;
+  /** Successful logs answers per model id. */
+  logsAnswersByModel: Record<string, number>;
   /**
    * Per model (absent: none), traceback episodes of python content every line of which has
    * been sent in complete, successful pages, each counted once, when its last line not yet
@@ -32,6 +34,7 @@ export function emptyStats(): SimulatorStats {
     lessLogsRequests: 0,
     settingsRequests: 0,
     entriesServed: 0,
+    logsAnswersByModel: {},
     tracebacksServed: {},
     faultsInjected: Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])),
     byStatus: {},

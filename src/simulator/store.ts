@@ -28,6 +28,10 @@ export interface GenerationParams {
   ratePerSec: number;
   delayMin: number;
   delayMax: number;
+  /** Share of entries visible after a delay in [lateMin, lateMax] instead (0: none; no draw is made). */
+  lateShare?: number;
+  lateMin?: number;
+  lateMax?: number;
   twinRate: number;
   /** Share of generated entries whose time is written with fewer than nine fractional digits. */
   shortDigitsRate: number;
@@ -103,7 +107,8 @@ export class ModelLog extends EntryColumns {
     while (this.nextMs < limit) {
       let ms = this.nextMs;
       let ns = this.nextNs;
-      const delay = r.int(p.delayMin, p.delayMax);
+      let delay = r.int(p.delayMin, p.delayMax);
+      if (p.lateShare && r.next() < p.lateShare) delay = r.int(p.lateMin ?? 0, p.lateMax ?? 0);
       let digits = 9;
       if (r.next() < p.shortDigitsRate) {
         const d = r.int(0, 8);

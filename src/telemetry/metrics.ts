@@ -33,6 +33,22 @@ export class Metrics {
   private lagSource: LagSource | undefined;
   readonly lastSuccess = new Gauge({ name: 'mls_model_last_success_timestamp_seconds', help: 'When a window of this model was last fetched to the end.', labelNames: ['model'], registers: [this.registry] });
   readonly modelUp = new Gauge({ name: 'mls_model_up', help: '1 while the model polls normally, 0 while it is paused by an error (e.g. the token was refused).', labelNames: ['model'], registers: [this.registry] });
+  readonly ingestDelay = new Histogram({
+    name: 'mls_ingest_delay_seconds',
+    help: 'Entries found by a read that an earlier read of their span did not return, per model, by how long after the entry\'s own time that earlier read was: a lower bound of how late the service made them visible.',
+    labelNames: ['model'],
+    buckets: [0.1, 0.25, 0.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 60, 120, 300],
+    registers: [this.registry],
+  });
+  readonly settle = new Gauge({ name: 'mls_poll_settle_seconds', help: 'The settle a model\'s windows end with now (learned per model with settle: auto).', labelNames: ['model'], registers: [this.registry] });
+  readonly firstRereadAge = new Gauge({ name: 'mls_poll_first_reread_age_seconds', help: 'The age at which a model\'s spans are first read again now (learned per model with settle: auto; the first of poll.reread.ages otherwise).', labelNames: ['model'], registers: [this.registry] });
+  readonly budgetUtilization = new Gauge({
+    name: 'mls_poll_budget_utilization',
+    help: 'The request budget (poll.rate_limit, and poll.concurrency over the request latency): kind="required" is the share that polling every model once per poll.interval takes (above 1 the budget cannot cover it), kind="used" the share used over the last interval.',
+    labelNames: ['kind'],
+    registers: [this.registry],
+  });
+  readonly activeModels = new Gauge({ name: 'mls_poll_active_models', help: 'Models polled more often than poll.interval now: their last poll returned new entries, or they were asked to hurry.', registers: [this.registry] });
   readonly apiRequests = new Counter({ name: 'mls_api_requests_total', help: 'HTTP requests to the service, per model, operation and status class (2xx, 4xx, 5xx, error).', labelNames: ['model', 'operation', 'status_class'], registers: [this.registry] });
   readonly apiRetries = new Counter({ name: 'mls_api_retries_total', help: 'Requests to the service retried by the client, per model.', labelNames: ['model'], registers: [this.registry] });
   /** All three readers are exported at 0 from the start: which one takes the pages shows at once. */

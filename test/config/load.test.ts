@@ -51,7 +51,7 @@ describe('defaults', () => {
     expect(c.poll).toEqual({
       interval: 10_000,
       lookback: 300_000,
-      settle: 2_000,
+      settle: 'auto',
       start_at: { kind: 'relative', ms: 3_600_000 },
       max_window: 3_600_000,
       concurrency: 8,
@@ -136,6 +136,26 @@ describe('defaults', () => {
     expect(rate('600/m')).toEqual({ count: 600, perMs: 60_000 });
     expect(rate('3600/h')).toEqual({ count: 3600, perMs: 3_600_000 });
     expect(rate(0)).toBeNull();
+  });
+
+  test('settle is auto or a duration; min_interval is a duration not longer than interval', () => {
+    const poll = (p: Record<string, unknown>) => parseConfig({ ...minimal(), poll: p }, { env: {} }).poll;
+    expect(poll({ settle: 'auto' }).settle).toBe('auto');
+    expect(poll({ settle: ' auto ' }).settle).toBe('auto');
+    expect(poll({ settle: '2s' }).settle).toBe(2_000);
+    expect(poll({}).min_interval).toBeUndefined();
+    expect(poll({ min_interval: '500ms', interval: '10s' }).min_interval).toBe(500);
+    expect(poll({ min_interval: '10s', interval: '10s' }).min_interval).toBe(10_000);
+    expect(problemsOf(() => poll({ settle: 'soon' }))).toEqual([
+      'poll.settle: "soon" is not a duration; use e.g. 500ms, 10s, 5m, 1h, 1d, or auto to learn it per model',
+    ]);
+    expect(problemsOf(() => poll({ settle: 2 }))).toEqual([expect.stringMatching(/^poll\.settle: 2 has no unit; .*, or auto to learn it per model$/)]);
+    expect(problemsOf(() => poll({ min_interval: '0s' }))).toEqual([expect.stringMatching(/^poll\.min_interval: "0s" must be longer than 0/)]);
+    expect(problemsOf(() => poll({ min_interval: '20s', interval: '10s' }))).toEqual([
+      expect.stringMatching(/^poll\.min_interval: is longer than poll\.interval \(min_interval "20s", interval "10s"\); .*lower min_interval or raise interval$/),
+    ]);
+    // The default interval counts too.
+    expect(problemsOf(() => poll({ min_interval: '11s' }))).toEqual([expect.stringMatching(/^poll\.min_interval: is longer than poll\.interval/)]);
   });
 });
 

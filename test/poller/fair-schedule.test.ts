@@ -23,4 +23,23 @@ describe('fair schedule', () => {
     await Promise.all(again);
     expect(order).toEqual(['quiet-2', 'busy-4']);
   });
+
+  it('runs each model\'s first request of the interval first, then fresh reads, then re-reads', async () => {
+    const queue = new PQueue({ concurrency: 1, autoStart: false });
+    const fair = new FairSchedule(queue, 1_000, () => 0);
+    const order: string[] = [];
+    const add = (model: string, label: string, kind: 'fresh' | 'reread') => fair.add(model, async () => void order.push(label), kind);
+    const done = [
+      add('a', 'a-fresh-1', 'fresh'),
+      add('a', 'a-reread', 'reread'),
+      add('a', 'a-fresh-2', 'fresh'),
+      add('b', 'b-reread-1', 'reread'),
+      add('b', 'b-reread-2', 'reread'),
+      add('c', 'c-fresh-1', 'fresh'),
+    ];
+    queue.start();
+    await Promise.all(done);
+    expect(order).toEqual(['a-fresh-1', 'b-reread-1', 'c-fresh-1', 'a-fresh-2', 'a-reread', 'b-reread-2']);
+    expect(fair.rates().requestsPerSec).toBe(6);
+  });
 });

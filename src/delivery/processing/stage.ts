@@ -28,6 +28,11 @@ export interface ModelProgress {
   journaledThrough(modelId: string): number;
   /** Whether the model no longer moves (paused, refused, or not configured any more). */
   stopped(modelId: string): boolean;
+  /**
+   * A group of the model waits for its checkpoint to pass it: the model should be polled
+   * soon (at `poll.min_interval`), so that the group closes promptly. Optional.
+   */
+  hurry?(modelId: string): void;
 }
 
 /** Counts each model's records once, whichever sinks get them (`mls_model_log_records_total`). */
@@ -129,6 +134,7 @@ export class ProcessingStage {
     }
     if (!this.#o.raw) this.#close(out, throughSeq, recorded, closeAll);
     this.#meter();
+    if (this.#o.progress.hurry) for (const modelId of this.#open) this.#o.progress.hurry(modelId);
     return out;
   }
 

@@ -1,0 +1,119 @@
+// Scale: one daemon polling 10,000 models (1 % of them active) under `rate_limit: 1200/s`,
+// against the simulator in its own process. Steady-state CPU (share of one core, from
+// /proc) and RSS of the daemon, requests per second and how often a quiet model was
+// polled; then `mls status` (through the admin server) and a restart to its first logs
+// request. The config lists the models inline.
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { startSimChild } from './lib/sim.js';
+import { MLS, TOKEN, baseConfig, closedPort, cpuSeconds, median, memory, round, say, sleep, spawnDaemon, threadCpu, waitFor, workDir, writeConfig } from './lib/util.js';
+
+const MODELS = 10_000;
+const ACTIVE = 100;
+const RATE = 5; // entries per second per active model
+
+export async function run({ quick }) {
+  const warmupMs = quick ? 40_000 : 90_000;
+  const measureMs = quick ? 30_000 : 60_000;
+  const ids = Array.from({ length: MODELS }, (_, i) => `scale-${String(i).padStart(5, '0')}`);
+  const active = ids.filter((_, i) => i % (MODELS / ACTIVE) === 0);
+  const w = workDir('scale');
+  const sim = await startSimChild(
+    {
+      token: TOKEN,
+      models: ids,
+      ratePerSec: 0,
+      ratePerModel: Object.fromEntries(active.map((id) => [id, RATE])),
+      ingestDelayMs: { min: 0, max: 500 },
+      pageSize: 500,
+      seed: 23,
+    },
+    { heapMb: 2048 },
+  );
+  const port = await closedPort();
+  let d;
+  try {
+    const cfgPath = writeConfig(
+      w.dir,
+      baseConfig(sim.url, join(w.dir, 'state', 'state.db'), {
+        // 1,200 requests/s at a few ms each need more than the default 8 in flight.
+        poll: { start_at: 'now', rate_limit: '1200/s', concurrency: 32 },
+        models: ids.map((id) => ({ id })),
+        sinks: [{ name: 'files', type: 'file', path: join(w.dir, 'out', '{model_id}.ndjson') }],
+        admin: { listen: `127.0.0.1:${port}` },
+      }),
+    );
+    d = spawnDaemon(cfgPath);
+    await sleep(warmupMs);
+    if (!d.alive()) throw new Error(`daemon exited; stderr: ${d.stderr().slice(-2000)}`);
+    const s0 = await sim.stats();
+    const cpu0 = cpuSeconds(d.pid);
+    const t0 = performance.now();
+    let peakRss = 0;
+    const end = t0 + measureMs;
+    while (performance.now() < end) {
+      peakRss = Math.max(peakRss, memory(d.pid).rss);
+      await sleep(500);
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    const cpuPercent = ((cpuSeconds(d.pid) - cpu0) / seconds) * 100;
+    const threads = threadCpu(d.pid);
+    const rss = memory(d.pid).rss;
+    const s1 = await sim.stats();
+    const delta = (id) => (s1.logsAnswersByModel[id] ?? 0) - (s0.logsAnswersByModel[id] ?? 0);
+    const quietIds = ids.filter((id) => !active.includes(id));
+    const quietPolls = quietIds.map(delta);
+    const quietPerMin = quietPolls.reduce((a, b) => a + b, 0) / quietPolls.length / (seconds / 60);
+    const activePerMin = active.map(delta).reduce((a, b) => a + b, 0) / active.length / (seconds / 60);
+    const neverPolled = quietPolls.filter((n) => n === 0).length;
+    const requestsPerSec = (s1.logsRequests - s0.logsRequests) / seconds;
+    say('scale', `${MODELS} models: CPU ${round(cpuPercent, 1)} % of a core, RSS ${round(rss / 2 ** 20, 1)} MB, ${round(requestsPerSec, 0)} requests/s; quiet ${round(quietPerMin, 2)}/min, active ${round(activePerMin, 1)}/min`);
+
+    // mls status through the admin server.
+    const statusRuns = [];
+    for (let i = 0; i < 3; i++) {
+      const st = performance.now();
+      const r = spawnSync(process.execPath, [MLS, 'status', '--config', cfgPath, '--json'], { encoding: 'utf8', maxBuffer: 256 * 2 ** 20 });
+      if (r.status !== 0) throw new Error(`mls status exited ${r.status}: ${r.stderr.slice(0, 500)}`);
+      statusRuns.push(performance.now() - st);
+    }
+    const warnings = d.stderr().split('\n').filter((l) => l.includes('"level":40')).length;
+
+    // Restart: SIGTERM, then a new process to its first logs request.
+    const stopStarted = performance.now();
+    await d.stop();
+    const stopMs = performance.now() - stopStarted;
+    await sim.resetStats();
+    d = spawnDaemon(cfgPath);
+    const spawnedWall = d.startedWall;
+    const first = await waitFor(async () => (await sim.stats()).firstLogsRequestMs, { everyMs: 20, timeoutMs: 60_000, what: 'the first logs request after the restart' });
+    const restartMs = first - spawnedWall;
+    say('scale', `mls status ${Math.round(median(statusRuns))} ms; restart to first request ${restartMs} ms; stop took ${Math.round(stopMs)} ms`);
+    return {
+      models: MODELS,
+      active: ACTIVE,
+      active_entries_per_sec: RATE,
+      rate_limit: '1200/s',
+      concurrency: 32,
+      warmup_s: warmupMs / 1000,
+      measured_s: round(seconds, 1),
+      cpu_percent: round(cpuPercent, 1),
+      cpu_main_thread_s: round(threads.main, 1),
+      rss_mb: round(rss / 2 ** 20, 1),
+      peak_rss_mb: round(peakRss / 2 ** 20, 1),
+      requests_per_sec: round(requestsPerSec, 1),
+      quiet_requests_per_min: round(quietPerMin, 2),
+      quiet_models_not_polled_in_span: neverPolled,
+      active_requests_per_min: round(activePerMin, 1),
+      warnings_logged: warnings,
+      status_ms: Math.round(median(statusRuns)),
+      status_runs_ms: statusRuns.map(Math.round),
+      stop_ms: Math.round(stopMs),
+      restart_first_request_ms: restartMs,
+    };
+  } finally {
+    await d?.stop();
+    await sim.close();
+    w.cleanup();
+  }
+}
