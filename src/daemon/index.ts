@@ -100,7 +100,8 @@ export class Daemon {
         journaledThrough: (model) => this.store.journaledThrough(model),
         // Polling paused by a full journal moves no checkpoint: open groups close rather than
         // keep the rows that would make room.
-        stopped: (model) => this.backpressure.blocked || this.pollers.modelStopped(model),
+        // (Not "has no poller": at a start the sinks reopen their groups before pollers start.)
+        stopped: (model) => this.backpressure.blocked || !this.configured(model) || this.pollers.modelPaused(model),
         // Polled at min_interval for a while: the next poll moves the checkpoint past the group.
         hurry: (model) => void this.pollers.hurry(model, this.clock.now() + HURRY_MS),
       },
@@ -125,6 +126,14 @@ export class Daemon {
     this.heartbeat = new Heartbeat({ store, metrics, heapGrowth: this.heapGrowth, logger, moreGauges: () => this.pollers.updateGauges() });
     this.operations = new DaemonOperations({ store, client, logger, config: () => this.config, notifySinks: () => this.sinks.notify() });
     metrics.setLagSource(() => modelLags(this.store, this.config.models, this.clock.now()));
+  }
+
+  #modelIds: { config: Config; ids: ReadonlySet<string> } | undefined;
+
+  /** Whether `modelId` is a model of the config in force. */
+  private configured(modelId: string): boolean {
+    if (this.#modelIds?.config !== this.config) this.#modelIds = { config: this.config, ids: new Set(this.config.models.map((m) => m.id)) };
+    return this.#modelIds.ids.has(modelId);
   }
 
   /** Validated config in, running daemon out. Takes the state lock first. */

@@ -180,9 +180,9 @@ export class RunningPollers {
     return removed;
   }
 
-  /** Whether a model is not polled, or paused (its checkpoint does not move). */
-  modelStopped(modelId: string): boolean {
-    return this.pollers.get(modelId)?.stopped ?? true;
+  /** Whether a model's poller is paused (its checkpoint does not move): its token was refused, or a page is over the size limit. */
+  modelPaused(modelId: string): boolean {
+    return this.pollers.get(modelId)?.stopped ?? false;
   }
 
   /** `api.max_response_bytes` changed: a model paused by a page over the limit tries again. */
