@@ -117,8 +117,17 @@ export class JournalPage {
     return starts[to]! - starts[from]!;
   }
 
-  /** The entries as objects (built once, on first use). */
+  /** The entries as objects (built once, on first use, and kept with the page). */
   entries(): SinkEntry[] {
+    this.#entries ??= this.decode();
+    return this.#entries;
+  }
+
+  /**
+   * The entries as objects, built for the caller and not kept (a sink that turns them into
+   * records of its own: the page stays small in the page cache).
+   */
+  decode(): SinkEntry[] {
     if (this.#entries) return this.#entries;
     const n = this.timesNs.length;
     // The lines never hold a raw newline: one decode of the page, then one string per line.
@@ -130,7 +139,6 @@ export class JournalPage {
       readLine(lines[i]!, head, e);
       out[i] = e;
     }
-    this.#entries = out;
     return out;
   }
 

@@ -79,29 +79,25 @@ export class ModelProcessor {
    * order). Returns the records that closed, in time order.
    */
   push(lines: readonly ProcessLine[]): Processed {
-    const groups: GroupedRecord[] = [];
-    const singles: ProcessLine[] = [];
+    const out: Processed = { records: [], dropped: 0 };
     const grouper = this.#grouper;
     for (const line of inTimeOrder(lines)) {
       const redacted = this.#redacted(line);
-      if (grouper === undefined || grouper.pushSingle(redacted)) singles.push(redacted);
-      else {
-        const closed = grouper.push(redacted);
-        for (let i = 0; i < closed.length; i++) groups.push(closed[i]!);
-      }
+      if (grouper === undefined || grouper.pushSingle(redacted)) this.#single(out, redacted);
+      else for (const g of grouper.push(redacted)) this.#group(out, g);
     }
-    if (this.#grouper) groups.push(...this.#grouper.endPage());
-    return this.#finish(groups, singles);
+    if (grouper) for (const g of grouper.endPage()) this.#group(out, g);
+    return this.#ordered(out);
   }
 
   /** Closes the groups the model's checkpoint (`watermarkNs`) has passed by the maximum gap. */
   advance(watermarkNs: bigint): Processed {
-    return this.#finish(this.#grouper?.advance(watermarkNs) ?? [], []);
+    return this.#finish(this.#grouper?.advance(watermarkNs) ?? []);
   }
 
   /** Closes every open group (the model stopped, or the end of the input). */
   flush(): Processed {
-    return this.#finish(this.#grouper?.flush() ?? [], []);
+    return this.#finish(this.#grouper?.flush() ?? []);
   }
 
   /** The open groups (their lines redacted), to commit with a cursor; see {@link MultilineGrouper.openGroups}. */
@@ -131,11 +127,22 @@ export class ModelProcessor {
     return log === line.log ? line : { ...line, log };
   }
 
-  #finish(groups: readonly GroupedRecord[], singles: readonly ProcessLine[]): Processed {
+  #finish(groups: readonly GroupedRecord[]): Processed {
     const out: Processed = { records: [], dropped: 0 };
-    for (const g of groups) this.#keep(out, this.#record(g.lines[0]!, g.lastSeq, g.log, g.lineCount, g.timeEnd, g.kind === 'traceback'));
-    for (const l of singles) this.#keep(out, this.#record(l, l.seq, l.log, 1, l.time, false));
-    // Streams close their groups at different lines: what one call returns is put in time order.
+    for (const g of groups) this.#group(out, g);
+    return this.#ordered(out);
+  }
+
+  #group(out: Processed, g: GroupedRecord): void {
+    this.#keep(out, this.#record(g.lines[0]!, g.lastSeq, g.log, g.lineCount, g.timeEnd, g.kind === 'traceback'));
+  }
+
+  #single(out: Processed, l: ProcessLine): void {
+    this.#keep(out, this.#record(l, l.seq, l.log, 1, l.time, false));
+  }
+
+  /** Streams close their groups at different lines: what one call returns is put in time order (records come in it, but for that). */
+  #ordered(out: Processed): Processed {
     if (!sortedByTime(out.records)) out.records.sort(recordOrder);
     return out;
   }

@@ -102,7 +102,7 @@ export class ProcessingStage {
       const wanted = new Set(g.seqs);
       const bySeq = new Map<number, SinkEntry>();
       for (const s of readRange(Math.min(...g.seqs), Math.max(...g.seqs))) {
-        const entries = s.page.entries();
+        const entries = s.page.decode();
         for (let i = s.from; i < s.to; i++) if (wanted.has(entries[i]!.seq)) bySeq.set(entries[i]!.seq, entries[i]!);
       }
       const lines = g.seqs.flatMap((seq) => bySeq.get(seq) ?? []);
@@ -122,14 +122,14 @@ export class ProcessingStage {
   build(slices: readonly PageSlice[], throughSeq: number, recorded?: readonly Close[], closeAll = false): StageOutput {
     const out: StageOutput = { records: [], sources: [], lines: 0, dropped: new Map(), closes: [] };
     for (const { page, from, to } of slices) {
-      const all = page.entries();
+      const all = page.decode();
       const lines = from === 0 && to === all.length ? all : all.slice(from, to);
       if (this.#o.raw) {
         this.#raw(out, lines);
         continue;
       }
       const p = this.#processor(page.modelId);
-      this.#take(out, page.modelId, p.push(lines), page);
+      this.#take(out, page.modelId, p.push(lines), page, all);
       this.#track(page.modelId, p);
     }
     if (!this.#o.raw) this.#close(out, throughSeq, recorded, closeAll);
@@ -218,8 +218,7 @@ export class ProcessingStage {
     else this.#open.add(modelId);
   }
 
-  #take(out: StageOutput, modelId: string, processed: Processed, page?: JournalPage): void {
-    const all = page?.entries();
+  #take(out: StageOutput, modelId: string, processed: Processed, page?: JournalPage, all?: readonly SinkEntry[]): void {
     for (const r of processed.records) {
       if (r.modelId !== modelId) throw new Error(`bug: a record of ${r.modelId} from the processor of ${modelId}`);
       out.records.push(r);
