@@ -62,7 +62,20 @@ function jsonString(line: string, at: number): string | undefined {
     if (close < 0) return undefined;
   }
   stringEnd = close + 1;
-  return JSON.parse(line.slice(at, close + 1)) as string;
+  return unescapeQuotes(line, at + 1, close) ?? (JSON.parse(line.slice(at, close + 1)) as string);
+}
+
+/** The string between `from` and `to` when its only escapes are `\"` and `\\` (quoted text, paths), else undefined. */
+function unescapeQuotes(line: string, from: number, to: number): string | undefined {
+  let out = '';
+  let start = from;
+  for (let k = line.indexOf('\\', from); k >= 0 && k < to; k = line.indexOf('\\', k + 2)) {
+    const next = line.charCodeAt(k + 1);
+    if (next !== QUOTE && next !== BACKSLASH) return undefined;
+    out += line.slice(start, k);
+    start = k + 1;
+  }
+  return out + line.slice(start, to);
 }
 
 /** One journal row: consecutive entries of one model. */

@@ -39,7 +39,11 @@ const HEADING = new RegExp(String.raw`^(?:${STAMP}\s+(?:-\s+[\w.\-]+\s+-\s+|\|\s
  * Never a search through the whole text: `loaded model, no ERROR` does not head a block.
  */
 export function defaultHeadsBlock(text: string): boolean {
-  return HEADING.test(withoutWorkerTag(text));
+  const line = withoutWorkerTag(text);
+  // What a heading starts with: a time stamp (a digit or `[`) or the level's first letter.
+  const c = line.charCodeAt(0);
+  if (!((c >= 48 && c <= 57) || c === 91 || c === 69 || c === 67 || c === 70)) return false;
+  return HEADING.test(line);
 }
 
 /**
@@ -60,8 +64,9 @@ function withoutWorkerTag(text: string): string {
 /** The phase a Python block opens with if `text` opens one, else undefined. */
 export function pythonOpens(line: string, headsBlock: (text: string) => boolean): BlockPhase | undefined {
   const text = withoutWorkerTag(line);
-  if (TRACEBACK.test(text)) return 'frames';
-  if (EXCEPTION_GROUP.test(text)) return 'group';
+  const c = text.charCodeAt(0);
+  if (c === 84 && TRACEBACK.test(text)) return 'frames';
+  if ((c === 43 || c <= 32 || c > 127) && EXCEPTION_GROUP.test(text)) return 'group';
   if (headsBlock(line)) return 'heading';
   return undefined;
 }
