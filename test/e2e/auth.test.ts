@@ -45,6 +45,12 @@ describe('401 for one model in the middle of a run', () => {
     const metricsText = await daemon.metrics.text();
     expect(metricsText).toContain('mls_model_up{model="denied"} 0');
     expect(metricsText).toContain('mls_model_up{model="ok"} 1');
+    // What was fetched before the refusal is delivered: a line held in an open group closes
+    // as the model stops. Only then is the denied model's count fixed.
+    await waitFor(() => {
+      const st = readState(config.state.path);
+      return !!st && st.cursors.get('files') === st.lastSeq;
+    }, 10_000, 'the lines fetched before the refusal to be delivered');
     const okBefore = readNdjsonTree(join(dir, 'out')).filter((e) => e.model_id === 'ok').length;
     const deniedBefore = readNdjsonTree(join(dir, 'out')).filter((e) => e.model_id === 'denied').length;
     await sleep(2_500);
