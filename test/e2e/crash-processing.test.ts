@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
-import { compareMultisets, entryKey, readNdjsonTree, readState, sleep, startMls, truthSince, waitFor, writeConfig } from './harness.js';
+import { compareMultisets, entryKey, killRepeatedly, readNdjsonTree, readState, sleep, startMls, truthSince, waitFor, writeConfig } from './harness.js';
 
 const TOKEN = 'tok-crash-processing-4c1d';
 const MODELS = ['alpha', 'beta', 'gamma'];
@@ -69,16 +69,8 @@ describe('crash safety with processing on', () => {
       log: { level: 'warn' },
     });
     const env = { MLS_API_TOKEN: TOKEN };
-    const rnd = mulberry32(11);
-    let kills = 0;
-    for (let i = 0; i < KILLS; i++) {
-      const p = startMls(['run', '--config', config], env);
-      await sleep(300 + Math.floor(rnd() * 1_200));
-      p.child.kill('SIGKILL');
-      const { signal, code } = await p.exited;
-      if (signal === 'SIGKILL') kills++;
-      else throw new Error(`daemon exited by itself (code ${code}) before the kill:\n${p.stderr()}`);
-    }
+    const stderrs = await killRepeatedly(config, env, { kills: KILLS, seed: 11, minMs: 300, spreadMs: 1200 });
+    const kills = stderrs.length;
 
     const final = startMls(['run', '--config', config], env);
     await sleep(1_000);
@@ -138,14 +130,3 @@ describe('crash safety with processing on', () => {
     expect(levels.get('info') ?? 0).toBeGreaterThan(0);
   });
 });
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}

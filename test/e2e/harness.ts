@@ -151,3 +151,34 @@ export async function adminAddress(p: MlsProcess): Promise<string> {
   }, 15_000, 'the admin server to listen');
   return address;
 }
+
+/** A seeded pseudo-random generator (mulberry32): the same kills at the same moments for a seed. */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Starts `mls run --config <config>` `kills` times and SIGKILLs it each time after
+ * `minMs` plus a random part of `spreadMs`; fails if a run exits by itself. Returns the
+ * stderr of every run.
+ */
+export async function killRepeatedly(config: string, env: Record<string, string>, o: { kills: number; seed: number; minMs: number; spreadMs: number }): Promise<string[]> {
+  const rnd = mulberry32(o.seed);
+  const stderrs: string[] = [];
+  for (let i = 0; i < o.kills; i++) {
+    const p = startMls(['run', '--config', config], env);
+    await sleep(o.minMs + Math.floor(rnd() * o.spreadMs));
+    p.child.kill('SIGKILL');
+    const { signal, code } = await p.exited;
+    if (signal !== 'SIGKILL') throw new Error(`daemon exited by itself (code ${code}) before the kill:\n${p.stderr()}`);
+    stderrs.push(p.stderr());
+  }
+  return stderrs;
+}
