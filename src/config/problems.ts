@@ -122,6 +122,26 @@ export const configErrorMap: z.core.$ZodErrorMap = (iss) => {
   }
 };
 
+/**
+ * The problems of a value none of a union's options took (`off` or a mapping, say): those of
+ * the one option the value had the shape of (a mapping with a bad key: that key's problem),
+ * else what each option expected.
+ */
+function unionProblems(path: Array<string | number>, branches: readonly (readonly z.core.$ZodIssue[])[]): RawProblem[] {
+  const shaped = branches.filter((b) => b.length > 0 && b.every((i) => i.path.length > 0));
+  if (shaped.length === 1) return issuesToProblems(shaped[0]!).map((p) => ({ path: [...path, ...p.path], message: p.message }));
+  // What the options take, from their own issues: values (`off`, `false`) and kinds (`a mapping`).
+  const roots = branches.flatMap((b) => b.filter((i) => i.path.length === 0));
+  const takes = [
+    ...new Set(
+      roots.flatMap((i) => (i.code === 'invalid_value' ? i.values.map(String) : i.code === 'invalid_type' ? [ARTICLE[i.expected] ?? i.expected] : [])),
+    ),
+  ];
+  const input = roots.find((i) => i.input !== undefined)?.input;
+  if (takes.length === 0) return [{ path, message: [...new Set(roots.map((i) => i.message))].join('; or ') || 'is not valid here' }];
+  return [{ path, message: `${kind(input)} is not allowed; use ${takes.join(', or ')}` }];
+}
+
 /** Converts zod issues into problems (one per unknown key). */
 export function issuesToProblems(issues: readonly z.core.$ZodIssue[]): RawProblem[] {
   const out: RawProblem[] = [];
@@ -130,6 +150,8 @@ export function issuesToProblems(issues: readonly z.core.$ZodIssue[]): RawProble
     if (iss.code === 'unrecognized_keys') {
       const lines = iss.message.split('\n');
       iss.keys.forEach((k, i) => out.push({ path: [...path, k], message: lines[i] ?? lines[0] ?? 'unknown key' }));
+    } else if (iss.code === 'invalid_union' && !('discriminator' in iss && iss.discriminator)) {
+      out.push(...unionProblems(path, iss.errors));
     } else {
       out.push({ path, message: iss.message });
     }
