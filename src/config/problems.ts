@@ -115,31 +115,24 @@ export const configErrorMap: z.core.$ZodErrorMap = (iss) => {
         const guess = typeof value === 'string' ? closest(value, options) : undefined;
         return `${kind(value)} is not a known ${iss.discriminator}; use one of ${options.join(', ')}${guess ? ` (did you mean ${guess}?)` : ''}`;
       }
-      return undefined;
+      const takes = unionTakes(iss.errors);
+      return takes.length > 0 ? `${kind(iss.input)} is not allowed; use ${takes.join(', or ')}` : undefined;
     }
     default:
       return undefined;
   }
 };
 
-/**
- * The problems of a value none of a union's options took (`off` or a mapping, say): those of
- * the one option the value had the shape of (a mapping with a bad key: that key's problem),
- * else what each option expected.
- */
-function unionProblems(path: Array<string | number>, branches: readonly (readonly z.core.$ZodIssue[])[]): RawProblem[] {
+/** The one option of a union whose issues are all inside the value: the value had its shape (a mapping with a bad key). */
+function shapedOption(branches: readonly (readonly z.core.$ZodIssue[])[]): readonly z.core.$ZodIssue[] | undefined {
   const shaped = branches.filter((b) => b.length > 0 && b.every((i) => i.path.length > 0));
-  if (shaped.length === 1) return issuesToProblems(shaped[0]!).map((p) => ({ path: [...path, ...p.path], message: p.message }));
-  // What the options take, from their own issues: values (`off`, `false`) and kinds (`a mapping`).
+  return shaped.length === 1 ? shaped[0] : undefined;
+}
+
+/** What a union's options take, from their own issues: values (`off`, `false`) and kinds (`a mapping`). */
+function unionTakes(branches: readonly (readonly z.core.$ZodIssue[])[]): string[] {
   const roots = branches.flatMap((b) => b.filter((i) => i.path.length === 0));
-  const takes = [
-    ...new Set(
-      roots.flatMap((i) => (i.code === 'invalid_value' ? i.values.map(String) : i.code === 'invalid_type' ? [ARTICLE[i.expected] ?? i.expected] : [])),
-    ),
-  ];
-  const input = roots.find((i) => i.input !== undefined)?.input;
-  if (takes.length === 0) return [{ path, message: [...new Set(roots.map((i) => i.message))].join('; or ') || 'is not valid here' }];
-  return [{ path, message: `${kind(input)} is not allowed; use ${takes.join(', or ')}` }];
+  return [...new Set(roots.flatMap((i) => (i.code === 'invalid_value' ? i.values.map(String) : i.code === 'invalid_type' ? [ARTICLE[i.expected] ?? i.expected] : [])))];
 }
 
 /** Converts zod issues into problems (one per unknown key). */
@@ -151,7 +144,10 @@ export function issuesToProblems(issues: readonly z.core.$ZodIssue[]): RawProble
       const lines = iss.message.split('\n');
       iss.keys.forEach((k, i) => out.push({ path: [...path, k], message: lines[i] ?? lines[0] ?? 'unknown key' }));
     } else if (iss.code === 'invalid_union' && !('discriminator' in iss && iss.discriminator)) {
-      out.push(...unionProblems(path, iss.errors));
+      // A value shaped like one option (a mapping with a bad key) gets that option's problems.
+      const shaped = shapedOption(iss.errors);
+      if (shaped) out.push(...issuesToProblems(shaped).map((p) => ({ path: [...path, ...p.path], message: p.message })));
+      else out.push({ path, message: iss.message });
     } else {
       out.push({ path, message: iss.message });
     }
