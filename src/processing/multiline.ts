@@ -150,21 +150,22 @@ export class MultilineGrouper {
   }
 
   /**
-   * Takes `line` when it is a record alone that leaves every group as it is (its stream has
-   * no open group, it is not late, and it opens none): the same as {@link push} returning it
-   * alone, without building a record. Returns false, taking nothing, otherwise.
+   * Takes the line of `stream` at `timeNs` with text `log` when it is a record alone that
+   * leaves every group as it is (its stream has no open group, it is not late, and it opens
+   * none): the same as {@link push} returning it alone, without building a record. Returns
+   * false, taking nothing, otherwise.
    */
-  pushSingle(line: ProcessLine): boolean {
-    const state = this.#streams.get(line.stream);
-    if (state !== undefined && (state.open !== undefined || line.timeNs < state.lastTimeNs)) return false;
-    if (this.#opens(line) !== undefined) return false;
-    if (state === undefined) this.#streams.set(line.stream, { open: undefined, lastTimeNs: line.timeNs });
-    else state.lastTimeNs = line.timeNs;
+  pushSingle(stream: string, timeNs: bigint, log: string): boolean {
+    const state = this.#streams.get(stream);
+    if (state !== undefined && (state.open !== undefined || timeNs < state.lastTimeNs)) return false;
+    if (this.#opens(log) !== undefined) return false;
+    if (state === undefined) this.#streams.set(stream, { open: undefined, lastTimeNs: timeNs });
+    else state.lastTimeNs = timeNs;
     return true;
   }
 
-  #opens(line: ProcessLine): BlockPhase | undefined {
-    return this.#rule === undefined ? pythonOpens(line.log, this.#headsBlock) : this.#rule.start.test(line.log) ? 'custom' : undefined;
+  #opens(log: string): BlockPhase | undefined {
+    return this.#rule === undefined ? pythonOpens(log, this.#headsBlock) : this.#rule.start.test(log) ? 'custom' : undefined;
   }
 
   /**
@@ -288,7 +289,7 @@ export class MultilineGrouper {
 
   /** Opens a group with `line` in `phase` (or in the phase the line opens), or returns it as a record alone. */
   #start(state: StreamState, line: ProcessLine, phase: BlockPhase | undefined): GroupedRecord[] {
-    const opened = phase ?? this.#opens(line);
+    const opened = phase ?? this.#opens(line.log);
     if (opened === undefined) return [this.#single(line)];
     state.open = { lines: [line], phase: opened, bytes: byteLength(line.log), minSeq: line.seq };
     return [];

@@ -3,12 +3,12 @@
 //! a traceback without a level of its own is an error), JSON structure, and the filter.
 //! Pure and deterministic like each stage: the same lines and calls give the same records.
 import type { SinkEntry } from '../records/entry.js';
-import type { Level, ProcessLine } from './types.js';
+import { LEVEL_INDEX, LEVELS, type Level, type LineCursor, type ProcessLine } from './types.js';
 import type { Redactor } from './redact.js';
-import type { RecordFilter } from './filter.js';
+import type { FilterInput, RecordFilter } from './filter.js';
 import { MultilineGrouper, type GroupedRecord, type MultilineOptions, type OpenGroupSnapshot } from './multiline.js';
 import { detectLevel, levelFromJsonObject, type CompiledLevelRules } from './levels.js';
-import { parseJsonLine } from './json-line.js';
+import { mayBeJsonObject, parseJsonLine } from './json-line.js';
 
 /** The compiled settings of a {@link ModelProcessor}. */
 export interface ProcessorOptions {
@@ -62,11 +62,27 @@ export interface Processed {
   dropped: number;
 }
 
+/** Where {@link ModelProcessor.pushLines} puts its records, in the order they close. */
+export interface RecordSink {
+  /**
+   * The cursor's current line is a record alone: the line as written, with only its level
+   * added (`level`: index in LEVELS; LEVELS.length for none). What {@link ModelProcessor.recordOf}
+   * gives for the line.
+   */
+  line(index: number, level: number): void;
+  /** A record made as an object. */
+  record(record: ProcessedRecord): void;
+}
+
 /** The processing of one model's lines. */
 export class ModelProcessor {
   readonly #grouper: MultilineGrouper | undefined;
   readonly #options: ProcessorOptions;
   readonly #modelId: string;
+  /** What the filter is given for a line kept compact (one object, reused: filters keep nothing). */
+  readonly #filterInput: FilterInput = { log: '', level: undefined };
+  /** Records made as objects by {@link pushLines}, until handed on (reused). */
+  readonly #objects: Processed = { records: [], dropped: 0 };
 
   constructor(options: ProcessorOptions = {}) {
     this.#options = options;
@@ -83,11 +99,55 @@ export class ModelProcessor {
     const grouper = this.#grouper;
     for (const line of inTimeOrder(lines)) {
       const redacted = this.#redacted(line);
-      if (grouper === undefined || grouper.pushSingle(redacted)) this.#single(out, redacted);
+      if (grouper === undefined || grouper.pushSingle(redacted.stream, redacted.timeNs, redacted.log)) this.#single(out, redacted);
       else for (const g of grouper.push(redacted)) this.#group(out, g);
     }
     if (grouper) for (const g of grouper.endPage()) this.#group(out, g);
     return this.#ordered(out);
+  }
+
+  /**
+   * {@link push} for lines read through a cursor, in time order. A line that is a record alone
+   * and, as written, that record with at most a level (not part of a group, not a JSON line,
+   * unchanged by redaction) goes to `out` as its index and level, without an object; other
+   * records go as objects. The records and their order are those of {@link push} before its
+   * sort: the caller puts them in time order. Returns how many records the filter dropped.
+   */
+  pushLines(lines: LineCursor, out: RecordSink): number {
+    const grouper = this.#grouper;
+    const redact = this.#options.redact;
+    const objects = this.#objects;
+    let dropped = 0;
+    while (lines.next()) {
+      const log = lines.log;
+      if ((redact === undefined || redact(log) === log) && !mayBeJsonObject(log) && (grouper === undefined || grouper.pushSingle(lines.stream, lines.timeNs, log))) {
+        if (this.#plain(out, lines.index, log)) dropped++;
+        continue;
+      }
+      const entry = lines.entry();
+      const line = this.#redacted(entry);
+      if (grouper === undefined || grouper.pushSingle(line.stream, line.timeNs, line.log)) this.#single(objects, line);
+      else {
+        for (const g of grouper.push(line)) {
+          // The line that closed a group, a record alone: compact if it can be.
+          if (g.lines.length === 1 && g.lines[0] === entry && g.kind === 'single' && !mayBeJsonObject(log)) {
+            this.#handOn(out);
+            if (this.#plain(out, lines.index, log)) dropped++;
+          } else this.#group(objects, g);
+        }
+      }
+      this.#handOn(out);
+    }
+    if (grouper) for (const g of grouper.endPage()) this.#group(objects, g);
+    this.#handOn(out);
+    dropped += objects.dropped;
+    objects.dropped = 0;
+    return dropped;
+  }
+
+  /** The record of a line alone that starts no group, as {@link push} makes it (the line already redacted). */
+  recordOf(line: ProcessLine): ProcessedRecord {
+    return this.#record(line, line.seq, line.log, 1, line.time, false);
   }
 
   /** Closes the groups the model's checkpoint (`watermarkNs`) has passed by the maximum gap. */
@@ -138,7 +198,31 @@ export class ModelProcessor {
   }
 
   #single(out: Processed, l: ProcessLine): void {
-    this.#keep(out, this.#record(l, l.seq, l.log, 1, l.time, false));
+    this.#keep(out, this.recordOf(l));
+  }
+
+  /** A compact record of {@link pushLines}: what {@link recordOf} and {@link #keep} do, without the object. Returns whether the filter dropped it. */
+  #plain(out: RecordSink, index: number, log: string): boolean {
+    const level = detectLevel(log, this.#options.levelRules)?.level;
+    this.#options.onRecord?.(level);
+    const filter = this.#options.filter;
+    if (filter !== undefined) {
+      const input = this.#filterInput;
+      input.log = log;
+      input.level = level;
+      const decision = filter(input);
+      input.log = '';
+      if (decision !== undefined && decision !== 'keep') return true;
+    }
+    out.line(index, level === undefined ? LEVELS.length : LEVEL_INDEX[level]);
+    return false;
+  }
+
+  #handOn(out: RecordSink): void {
+    const records = this.#objects.records;
+    if (records.length === 0) return;
+    for (const r of records) out.record(r);
+    records.length = 0;
   }
 
   /** Streams close their groups at different lines: what one call returns is put in time order (records come in it, but for that). */
