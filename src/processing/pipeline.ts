@@ -7,7 +7,7 @@ import { LEVEL_INDEX, LEVELS, type Level, type LineCursor, type ProcessLine } fr
 import type { Redactor } from './redact.js';
 import type { FilterInput, RecordFilter } from './filter.js';
 import { MultilineGrouper, type GroupedRecord, type MultilineOptions, type OpenGroupSnapshot } from './multiline.js';
-import { detectLevel, levelFromJsonObject, type CompiledLevelRules } from './levels.js';
+import { detectLevel, detectLevelOnly, levelFromJsonObject, type CompiledLevelRules } from './levels.js';
 import { mayBeJsonObject, parseJsonLine } from './json-line.js';
 
 /** The compiled settings of a {@link ModelProcessor}. */
@@ -203,7 +203,7 @@ export class ModelProcessor {
 
   /** A compact record of {@link pushLines}: what {@link recordOf} and {@link #keep} do, without the object. Returns whether the filter dropped it. */
   #plain(out: RecordSink, index: number, log: string): boolean {
-    const level = detectLevel(log, this.#options.levelRules)?.level;
+    const level = detectLevelOnly(log, this.#options.levelRules);
     this.#options.onRecord?.(level);
     const filter = this.#options.filter;
     if (filter !== undefined) {

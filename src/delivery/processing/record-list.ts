@@ -6,7 +6,7 @@
 import type { JournalPage } from '../../journal/pages.js';
 import type { SinkEntry } from '../../records/entry.js';
 import type { ProcessedRecord, RecordSink } from '../../processing/pipeline.js';
-import { LEVELS, type Level } from '../../processing/types.js';
+import { LEVEL_INDEX, LEVELS, type Level } from '../../processing/types.js';
 
 /** Makes the record of line `entry` of `page`, kept compact (what the processor's `recordOf` gives). */
 export type Materialise = (page: JournalPage, entry: SinkEntry) => SinkEntry;
@@ -20,6 +20,9 @@ export class RecordList implements RecordSink {
   /** Per record: the object, for a record made as one (or made from its compact line). */
   readonly #objects: Array<SinkEntry | undefined> = [];
   readonly #materialise: Materialise | undefined;
+  readonly #journaled: boolean;
+  /** The pages read so far ({@link readFrom}). */
+  readonly #known: JournalPage[] = [];
   /** The page {@link line} takes its lines from. */
   #page: JournalPage | undefined;
   /** The first record of the current call over a page ({@link readFrom}), which {@link record} puts in time order. */
@@ -27,9 +30,14 @@ export class RecordList implements RecordSink {
   #lines = 0;
   #entries: SinkEntry[] | undefined;
 
-  /** `materialise` makes the objects of compact lines; a list without it holds objects only. */
-  constructor(materialise?: Materialise) {
+  /**
+   * `materialise` makes the objects of compact lines; a list without it holds objects only.
+   * `journaled`: the records' text is their lines' as the journal holds it (no redaction), so
+   * that a record of one line with nothing added but a level is written from its page.
+   */
+  constructor(materialise?: Materialise, journaled = false) {
     this.#materialise = materialise;
+    this.#journaled = journaled;
   }
 
   /** A list of these records. */
@@ -56,6 +64,7 @@ export class RecordList implements RecordSink {
    */
   readFrom(page: JournalPage): void {
     this.#page = page;
+    if (this.#known[this.#known.length - 1] !== page) this.#known.push(page);
     this.#orderFrom = this.length;
   }
 
@@ -75,9 +84,24 @@ export class RecordList implements RecordSink {
   }
 
   record(record: ProcessedRecord | SinkEntry): void {
-    this.#push(undefined, 0, LEVELS.length, record);
+    // A record that is its journal line with at most a level (a logging line no traceback
+    // followed) is written as a compact line is; its object is kept for `entries`.
+    const page = this.#journaled ? this.#pageOf(record) : undefined;
+    if (page === undefined) this.#push(undefined, 0, LEVELS.length, record);
+    else this.#push(page, record.seq - page.firstSeq, record.level === undefined ? LEVELS.length : LEVEL_INDEX[record.level], record);
     this.#lines += record.lines ?? 1;
     if (this.length - 1 > this.#orderFrom) this.#place(record.timeNs, record.seq);
+  }
+
+  /** The page of this list holding `record`'s line, when the record is that line with at most a level. */
+  #pageOf(record: SinkEntry): JournalPage | undefined {
+    if (record.lines !== undefined || record.message !== undefined || record.attributes !== undefined || record.traceId !== undefined || record.spanId !== undefined) return undefined;
+    const pages = this.#known;
+    for (let i = pages.length - 1; i >= 0; i--) {
+      const page = pages[i]!;
+      if (record.seq >= page.firstSeq && record.seq <= page.lastSeq && page.modelId === record.modelId) return page;
+    }
+    return undefined;
   }
 
   /** The page of record `k` when it is a compact line, else undefined. */
@@ -85,7 +109,7 @@ export class RecordList implements RecordSink {
     return this.#pages[k];
   }
 
-  /** Record `k` when it was made as an object (undefined for a compact line). */
+  /** Record `k` when it is written as an object (undefined for a line written from its page). */
   object(k: number): SinkEntry | undefined {
     return this.#pages[k] === undefined ? this.#objects[k] : undefined;
   }
@@ -130,11 +154,12 @@ export class RecordList implements RecordSink {
     const decoded = new Map<JournalPage, SinkEntry[]>();
     const out: SinkEntry[] = new Array(this.length);
     for (let k = 0; k < out.length; k++) {
-      const page = this.#pages[k];
-      if (page === undefined) {
-        out[k] = this.#objects[k]!;
+      const object = this.#objects[k];
+      if (object !== undefined) {
+        out[k] = object;
         continue;
       }
+      const page = this.#pages[k]!;
       let lines = decoded.get(page);
       if (lines === undefined) decoded.set(page, (lines = page.decode()));
       out[k] = this.#materialise!(page, lines[this.#at[k]!]!);

@@ -115,7 +115,7 @@ export class ProcessingStage {
    * decides them from the models' progress; `closeAll` (a shutdown) closes every open group.
    */
   build(slices: readonly PageSlice[], throughSeq: number, recorded?: readonly Close[], closeAll = false): StageOutput {
-    const out: StageOutput = { records: new RecordList(this.#materialise), lines: 0, dropped: new Map(), closes: [] };
+    const out: StageOutput = { records: new RecordList(this.#materialise, this.#o.processor.redact === undefined), lines: 0, dropped: new Map(), closes: [] };
     for (const { page, from, to } of slices) {
       if (this.#o.raw) {
         this.#raw(out, page.decode().slice(from, to));

@@ -104,7 +104,10 @@ describe('the processing stage of a sink', () => {
     }
   });
 
-  it('keeps single lines compact, and gives the records and NDJSON of the processor fed the same lines as objects', () => {
+  it.each([
+    ['with redaction', true, 11],
+    ['without redaction (a logging line no traceback followed is written from its page too)', false, 15],
+  ])('keeps single lines compact, and gives the records and NDJSON of the processor fed the same lines as objects, %s', (_name, redacting, fromPages) => {
     fill();
     journal.appendLines('c', [
       '{"event": "done", "level": "info", "latency_ms": 3}',
@@ -116,13 +119,14 @@ describe('the processing stage of a sink', () => {
       '',
     ]);
     journal.appendLines('c', ['INFO:     x', 'ERROR:app:no traceback follows', 'after'], { stream: 'stdout' });
-    const processor = { redact: compileRedactions([], { secretsPreset: true }), filter: compileFilter({ drop: [{ match: 'print output 1' }] }) };
+    const filter = compileFilter({ drop: [{ match: 'print output 1' }] });
+    const processor = redacting ? { redact: compileRedactions([], { secretsPreset: true }), filter } : { filter };
     const s = stage({ processor });
     const slices = journal.store.slicesAfter(0, 1000);
     const out = s.build(slices, 1000, undefined, true);
-    const compact = Array.from({ length: out.records.length }, (_, k) => out.records.page(k) !== undefined);
-    expect(compact.filter((c) => c).length).toBe(11);
-    expect(compact.filter((c) => !c).length).toBe(7);
+    const written = Array.from({ length: out.records.length }, (_, k) => out.records.page(k) !== undefined);
+    expect(written.filter((c) => c).length).toBe(fromPages);
+    expect(written.filter((c) => !c).length).toBe(18 - fromPages);
     // The processor fed the decoded lines, page by page as the stage feeds them.
     const eager = new Map<string, ModelProcessor>();
     const expected: SinkEntry[] = [];
