@@ -5,7 +5,14 @@ import type { SinkEntry } from '../records/entry.js';
 import { journalHead, readLine, readLineAt, type LineFields } from './line-read.js';
 import type { JournalPage } from './pages.js';
 
-/** A cursor over lines [from, to) of a page; {@link next} moves to the first. */
+/** Any character a Latin-1 reading of UTF-8 gets wrong. */
+const NON_ASCII = /[^\x00-\x7f]/g;
+
+/**
+ * A cursor over lines [from, to) of a page; {@link next} moves to the first. The page is read
+ * as Latin-1 (a one-byte string, a character per byte, read at twice the speed of UTF-8), and
+ * the few lines holding other than ASCII are read again as UTF-8.
+ */
 export class PageLineCursor {
   /** The current line's index in the page. */
   index: number;
@@ -16,17 +23,26 @@ export class PageLineCursor {
   readonly #page: JournalPage;
   readonly #to: number;
   readonly #text: string;
+  /** Byte offset of the text in the page. */
+  readonly #base: number;
   readonly #head: number;
   /** Where the current line and the next one start in the text. */
   #pos = 0;
   #next = 0;
+  /** The current line read as UTF-8, when it holds other than ASCII. */
+  #utf8: string | undefined;
+  /** The first character other than ASCII at or after #nonAsciiFrom (-1: none). */
+  #nonAscii = -1;
+  #nonAsciiFrom = -1;
   readonly #fields: LineFields = { time: '', stream: '', log: '' };
 
   constructor(page: JournalPage, from: number, to: number) {
     this.#page = page;
     this.index = from - 1;
     this.#to = to;
-    this.#text = from === 0 && to === page.count ? page.bytes.toString('utf8') : page.lines(from, to).toString('utf8');
+    const whole = from === 0 && to === page.count;
+    this.#base = whole ? 0 : page.starts()[from]!;
+    this.#text = (whole ? page.bytes : page.lines(from, to)).toString('latin1');
     this.#head = journalHead(page.modelId);
   }
 
@@ -34,11 +50,21 @@ export class PageLineCursor {
   next(): boolean {
     if (this.index + 1 >= this.#to) return false;
     this.index++;
-    this.#pos = this.#next;
+    const pos = (this.#pos = this.#next);
     const f = this.#fields;
-    let next = readLineAt(this.#text, this.#pos, this.#head, f, false);
-    if (next < 0) next = readLine(this.#text, this.#pos, this.#head, f);
+    const read = readLineAt(this.#text, pos, this.#head, f, false);
+    let next = read;
+    if (next < 0) {
+      next = this.#text.indexOf('\n', pos) + 1;
+      if (next === 0) next = this.#text.length + 1;
+    }
     this.#next = next;
+    this.#utf8 = undefined;
+    const nonAscii = this.#nonAsciiAt(pos);
+    if (nonAscii >= 0 && nonAscii < next) {
+      this.#utf8 = this.#page.bytes.toString('utf8', this.#base + pos, this.#base + next - 1);
+      readLine(this.#utf8, 0, this.#head, f);
+    } else if (read < 0) readLine(this.#text, pos, this.#head, f);
     this.timeNs = this.#page.timesNs[this.index]!;
     this.stream = f.stream;
     this.log = f.log;
@@ -49,7 +75,17 @@ export class PageLineCursor {
   entry(): SinkEntry {
     const page = this.#page;
     const e: SinkEntry = { seq: page.firstSeq + this.index, modelId: page.modelId, time: '', timeNs: this.timeNs, stream: '', log: '', fetchedAtMs: page.fetchedMs };
-    readLine(this.#text, this.#pos, this.#head, e);
+    if (this.#utf8 !== undefined) readLine(this.#utf8, 0, this.#head, e);
+    else readLine(this.#text, this.#pos, this.#head, e);
     return e;
+  }
+
+  /** Where the first character other than ASCII at or after `from` is, or -1. */
+  #nonAsciiAt(from: number): number {
+    if (this.#nonAsciiFrom >= 0 && from >= this.#nonAsciiFrom && (this.#nonAscii < 0 || this.#nonAscii >= from)) return this.#nonAscii;
+    NON_ASCII.lastIndex = from;
+    this.#nonAscii = NON_ASCII.test(this.#text) ? NON_ASCII.lastIndex - 1 : -1;
+    this.#nonAsciiFrom = from;
+    return this.#nonAscii;
   }
 }
