@@ -1,7 +1,7 @@
 //! Batches built from journal page slices: the NDJSON lines are handed over as stored, and
 //! entry objects are built only if the sink reads them.
 import type { NdjsonChunk, SinkBatch, SinkEntry } from '../sinks/contract.js';
-import { sliceEntries, type PageSlice } from '../journal/pages.js';
+import { sliceEntries, type JournalPage, type PageSlice } from '../journal/pages.js';
 import { RecordList } from './processing/record-list.js';
 import { LEVELS } from '../processing/types.js';
 import { entryToNdjson } from '../records/ndjson.js';
@@ -63,7 +63,7 @@ function recordChunks(list: RecordList): NdjsonChunk[] {
     const modelId = list.modelId(i);
     let end = i + 1;
     while (end < n && list.modelId(end) === modelId) end++;
-    // Sizes first, then one buffer: a compact record's journal line is copied, with its level's ending.
+    // Sizes first, then one buffer.
     let rendered: Array<string | undefined> | undefined;
     let size = 0;
     for (let k = i; k < end; k++) {
@@ -75,26 +75,59 @@ function recordChunks(list: RecordList): NdjsonChunk[] {
         size += Buffer.byteLength(line);
       } else {
         const at = list.index(k);
-        size += page.size(at, at + 1) - 2 + LEVEL_ENDS[list.levelIndex(k)]!.length;
+        const starts = page.starts();
+        size += starts[at + 1]! - starts[at]! - 2 + LEVEL_ENDS[list.levelIndex(k)]!.length;
       }
     }
     const bytes = Buffer.allocUnsafe(size);
     const timesNs = new BigInt64Array(end - i);
     let pos = 0;
-    for (let k = i; k < end; k++) {
-      timesNs[k - i] = list.timeNs(k);
+    for (let k = i; k < end; ) {
       const page = list.page(k);
       if (page === undefined) {
+        timesNs[k - i] = list.timeNs(k);
         pos += bytes.write(rendered![k - i]!, pos);
+        k++;
         continue;
       }
-      const at = list.index(k);
-      const starts = page.starts();
-      pos += page.bytes.copy(bytes, pos, starts[at]!, starts[at + 1]! - 2);
-      pos += LEVEL_ENDS[list.levelIndex(k)]!.copy(bytes, pos);
+      // A run of consecutive lines of one page.
+      const first = list.index(k);
+      let last = k + 1;
+      while (last < end && list.page(last) === page && list.index(last) === first + (last - k)) last++;
+      timesNs.set(page.timesNs.subarray(first, first + (last - k)), k - i);
+      pos = copyRun(list, k, last, page, bytes, pos);
+      k = last;
     }
     chunks.push({ modelId, firstSeq: list.seq(i), bytes, timesNs, records: true });
     i = end;
   }
   return chunks;
+}
+
+/**
+ * Writes records [k, last) of `list`, consecutive lines of `page`, to `target` at `pos`, each
+ * with its level's ending; returns the end. The lines are copied at once to the end of their
+ * place, then each moved to where it goes (the lines only grow, so a line is moved before
+ * what is written overwrites it): one copy of the bytes, and no view made per line.
+ */
+function copyRun(list: RecordList, k: number, last: number, page: JournalPage, target: Buffer, pos: number): number {
+  const starts = page.starts();
+  const first = list.index(k);
+  const from = starts[first]!;
+  const to = starts[first + (last - k)]!;
+  let grown = 0;
+  for (let r = k; r < last; r++) grown += LEVEL_ENDS[list.levelIndex(r)]!.length - 2;
+  let read = pos + grown;
+  target.set(page.bytes.subarray(from, to), read);
+  for (let r = k; r < last; r++) {
+    const at = first + (r - k);
+    const body = starts[at + 1]! - starts[at]! - 2;
+    target.copyWithin(pos, read, read + body);
+    pos += body;
+    read += body + 2;
+    const ending = LEVEL_ENDS[list.levelIndex(r)]!;
+    target.set(ending, pos);
+    pos += ending.length;
+  }
+  return pos;
 }

@@ -9,9 +9,15 @@ import type { JournalPage } from './pages.js';
 const NON_ASCII = /[^\x00-\x7f]/g;
 
 /**
+ * Text read at once: a page's text (150 KB for 1,000 lines) would go to the large-object space
+ * and live until a full collection; pieces of this size die young.
+ */
+const WINDOW_BYTES = 32 * 1024;
+
+/**
  * A cursor over lines [from, to) of a page; {@link next} moves to the first. The page is read
- * as Latin-1 (a one-byte string, a character per byte, read at twice the speed of UTF-8), and
- * the few lines holding other than ASCII are read again as UTF-8.
+ * as Latin-1 (a one-byte string, a character per byte, read at twice the speed of UTF-8), a
+ * window of lines at a time, and the few lines holding other than ASCII again as UTF-8.
  */
 export class PageLineCursor {
   /** The current line's index in the page. */
@@ -22,9 +28,11 @@ export class PageLineCursor {
   log = '';
   readonly #page: JournalPage;
   readonly #to: number;
-  readonly #text: string;
-  /** Byte offset of the text in the page. */
-  readonly #base: number;
+  readonly #starts: Int32Array;
+  /** The text of lines [index of its first line, #windowEnd), from byte #base of the page. */
+  #text = '';
+  #base = 0;
+  #windowEnd: number;
   readonly #head: number;
   /** Where the current line and the next one start in the text. */
   #pos = 0;
@@ -40,9 +48,8 @@ export class PageLineCursor {
     this.#page = page;
     this.index = from - 1;
     this.#to = to;
-    const whole = from === 0 && to === page.count;
-    this.#base = whole ? 0 : page.starts()[from]!;
-    this.#text = (whole ? page.bytes : page.lines(from, to)).toString('latin1');
+    this.#starts = page.starts();
+    this.#windowEnd = from;
     this.#head = journalHead(page.modelId);
   }
 
@@ -50,6 +57,7 @@ export class PageLineCursor {
   next(): boolean {
     if (this.index + 1 >= this.#to) return false;
     this.index++;
+    if (this.index >= this.#windowEnd) this.#window();
     const pos = (this.#pos = this.#next);
     const f = this.#fields;
     const read = readLineAt(this.#text, pos, this.#head, f, false);
@@ -78,6 +86,19 @@ export class PageLineCursor {
     if (this.#utf8 !== undefined) readLine(this.#utf8, 0, this.#head, e);
     else readLine(this.#text, this.#pos, this.#head, e);
     return e;
+  }
+
+  /** Reads the text of the lines from the current one, up to {@link WINDOW_BYTES} (at least one line). */
+  #window(): void {
+    const starts = this.#starts;
+    const first = this.index;
+    let end = first + 1;
+    while (end < this.#to && starts[end + 1]! - starts[first]! <= WINDOW_BYTES) end++;
+    this.#base = starts[first]!;
+    this.#text = this.#page.bytes.toString('latin1', this.#base, starts[end]);
+    this.#windowEnd = end;
+    this.#next = 0;
+    this.#nonAsciiFrom = -1;
   }
 
   /** Where the first character other than ASCII at or after `from` is, or -1. */

@@ -13,18 +13,21 @@ export type Materialise = (page: JournalPage, entry: SinkEntry) => SinkEntry;
 
 /** Records in order: compact lines of pages, and objects. */
 export class RecordList implements RecordSink {
-  /** Per record: the page of a compact line (else undefined), its index there, its level (index in LEVELS; LEVELS.length: none). */
-  readonly #pages: Array<JournalPage | undefined> = [];
-  readonly #at: number[] = [];
-  readonly #levels: number[] = [];
-  /** Per record: the object, for a record made as one (or made from its compact line). */
-  readonly #objects: Array<SinkEntry | undefined> = [];
+  // Per record, in columns that hold no pointers (a batch holds up to 20,000 records): its
+  // page (index in #known; -1 none), its line there, its level (index in LEVELS; LEVELS.length
+  // none), and its object (index in #objectList; -1 none).
+  #n = 0;
+  #pageOf = new Int32Array(256);
+  #at = new Int32Array(256);
+  #levels = new Uint8Array(256);
+  #objectOf = new Int32Array(256);
+  readonly #objectList: SinkEntry[] = [];
   readonly #materialise: Materialise | undefined;
   readonly #journaled: boolean;
   /** The pages read so far ({@link readFrom}). */
   readonly #known: JournalPage[] = [];
-  /** The page {@link line} takes its lines from. */
-  #page: JournalPage | undefined;
+  /** The page {@link line} takes its lines from (index in #known; -1: none). */
+  #page = -1;
   /** The first record of the current call over a page ({@link readFrom}), which {@link record} puts in time order. */
   #orderFrom = Number.POSITIVE_INFINITY;
   #lines = 0;
@@ -49,7 +52,7 @@ export class RecordList implements RecordSink {
 
   /** Records in the list. */
   get length(): number {
-    return this.#pages.length;
+    return this.#n;
   }
 
   /** Lines the records hold. */
@@ -63,103 +66,108 @@ export class RecordList implements RecordSink {
    * times by seq), as the processor orders what one call gives.
    */
   readFrom(page: JournalPage): void {
-    this.#page = page;
     if (this.#known[this.#known.length - 1] !== page) this.#known.push(page);
-    this.#orderFrom = this.length;
+    this.#page = this.#known.length - 1;
+    this.#orderFrom = this.#n;
   }
 
   /** Ends the current call: records added next are not ordered among its records. */
   endCall(): void {
-    this.#page = undefined;
+    this.#page = -1;
     this.#orderFrom = Number.POSITIVE_INFINITY;
   }
 
   line(index: number, level: number): void {
-    const page = this.#page;
-    if (this.#materialise === undefined || page === undefined) throw new Error('bug: a compact line outside a call over a page');
-    this.#push(page, index, level, undefined);
+    if (this.#materialise === undefined || this.#page < 0) throw new Error('bug: a compact line outside a call over a page');
+    this.#push(this.#page, index, level, -1);
     this.#lines++;
     // Lines come in time order, and a group closes after its first line: only an object just before can come later.
-    if (this.length - 2 >= this.#orderFrom && this.#pages[this.length - 2] === undefined) this.#place(page.timesNs[index]!, page.firstSeq + index);
+    const before = this.#n - 2;
+    if (before >= this.#orderFrom && this.#objectOf[before]! >= 0) {
+      const page = this.#known[this.#page]!;
+      this.#place(page.timesNs[index]!, page.firstSeq + index);
+    }
   }
 
   record(record: ProcessedRecord | SinkEntry): void {
+    const object = this.#objectList.push(record) - 1;
     // A record that is its journal line with at most a level (a logging line no traceback
     // followed) is written as a compact line is; its object is kept for `entries`.
-    const page = this.#journaled ? this.#pageOf(record) : undefined;
-    if (page === undefined) this.#push(undefined, 0, LEVELS.length, record);
-    else this.#push(page, record.seq - page.firstSeq, record.level === undefined ? LEVELS.length : LEVEL_INDEX[record.level], record);
+    const page = this.#journaled ? this.#pageHolding(record) : -1;
+    if (page < 0) this.#push(-1, 0, LEVELS.length, object);
+    else this.#push(page, record.seq - this.#known[page]!.firstSeq, record.level === undefined ? LEVELS.length : LEVEL_INDEX[record.level], object);
     this.#lines += record.lines ?? 1;
-    if (this.length - 1 > this.#orderFrom) this.#place(record.timeNs, record.seq);
+    if (this.#n - 1 > this.#orderFrom) this.#place(record.timeNs, record.seq);
   }
 
-  /** The page of this list holding `record`'s line, when the record is that line with at most a level. */
-  #pageOf(record: SinkEntry): JournalPage | undefined {
-    if (record.lines !== undefined || record.message !== undefined || record.attributes !== undefined || record.traceId !== undefined || record.spanId !== undefined) return undefined;
+  /** The page of this list holding `record`'s line (index in #known), when the record is that line with at most a level; else -1. */
+  #pageHolding(record: SinkEntry): number {
+    if (record.lines !== undefined || record.message !== undefined || record.attributes !== undefined || record.traceId !== undefined || record.spanId !== undefined) return -1;
     const pages = this.#known;
     for (let i = pages.length - 1; i >= 0; i--) {
       const page = pages[i]!;
-      if (record.seq >= page.firstSeq && record.seq <= page.lastSeq && page.modelId === record.modelId) return page;
+      if (record.seq >= page.firstSeq && record.seq <= page.lastSeq && page.modelId === record.modelId) return i;
     }
-    return undefined;
+    return -1;
   }
 
-  /** The page of record `k` when it is a compact line, else undefined. */
+  /** The page of record `k` when it is written from its page, else undefined. */
   page(k: number): JournalPage | undefined {
-    return this.#pages[k];
+    const i = this.#pageOf[k]!;
+    return i < 0 ? undefined : this.#known[i];
   }
 
   /** Record `k` when it is written as an object (undefined for a line written from its page). */
   object(k: number): SinkEntry | undefined {
-    return this.#pages[k] === undefined ? this.#objects[k] : undefined;
+    return this.#pageOf[k]! < 0 ? this.#objectList[this.#objectOf[k]!] : undefined;
   }
 
-  /** The line index in its page of compact record `k`. */
+  /** The line index in its page of record `k` written from its page. */
   index(k: number): number {
     return this.#at[k]!;
   }
 
-  /** The level of compact record `k`. */
+  /** The level of record `k` written from its page. */
   level(k: number): Level | undefined {
     return LEVELS[this.#levels[k]!];
   }
 
-  /** The level of compact record `k` as its index in LEVELS (LEVELS.length: none). */
+  /** The level of record `k` written from its page, as its index in LEVELS (LEVELS.length: none). */
   levelIndex(k: number): number {
     return this.#levels[k]!;
   }
 
   modelId(k: number): string {
-    return this.#pages[k]?.modelId ?? this.#objects[k]!.modelId;
+    return this.page(k)?.modelId ?? this.#objectList[this.#objectOf[k]!]!.modelId;
   }
 
   /** The seq of record `k`'s first line. */
   seq(k: number): number {
-    const page = this.#pages[k];
-    return page === undefined ? this.#objects[k]!.seq : page.firstSeq + this.#at[k]!;
+    const page = this.page(k);
+    return page === undefined ? this.#objectList[this.#objectOf[k]!]!.seq : page.firstSeq + this.#at[k]!;
   }
 
   timeNs(k: number): bigint {
-    const page = this.#pages[k];
-    return page === undefined ? this.#objects[k]!.timeNs : page.timesNs[this.#at[k]!]!;
+    const page = this.page(k);
+    return page === undefined ? this.#objectList[this.#objectOf[k]!]!.timeNs : page.timesNs[this.#at[k]!]!;
   }
 
   fetchedAtMs(k: number): number {
-    return this.#pages[k]?.fetchedMs ?? this.#objects[k]!.fetchedAtMs;
+    return this.page(k)?.fetchedMs ?? this.#objectList[this.#objectOf[k]!]!.fetchedAtMs;
   }
 
   /** The records as objects (made on the first call). */
   entries(): SinkEntry[] {
     if (this.#entries !== undefined) return this.#entries;
     const decoded = new Map<JournalPage, SinkEntry[]>();
-    const out: SinkEntry[] = new Array(this.length);
+    const out: SinkEntry[] = new Array(this.#n);
     for (let k = 0; k < out.length; k++) {
-      const object = this.#objects[k];
-      if (object !== undefined) {
-        out[k] = object;
+      const object = this.#objectOf[k]!;
+      if (object >= 0) {
+        out[k] = this.#objectList[object]!;
         continue;
       }
-      const page = this.#pages[k]!;
+      const page = this.page(k)!;
       let lines = decoded.get(page);
       if (lines === undefined) decoded.set(page, (lines = page.decode()));
       out[k] = this.#materialise!(page, lines[this.#at[k]!]!);
@@ -168,17 +176,31 @@ export class RecordList implements RecordSink {
     return out;
   }
 
-  #push(page: JournalPage | undefined, at: number, level: number, object: SinkEntry | undefined): void {
-    this.#pages.push(page);
-    this.#at.push(at);
-    this.#levels.push(level);
-    this.#objects.push(object);
+  #push(page: number, at: number, level: number, object: number): void {
+    if (this.#n === this.#at.length) this.#grow();
+    const k = this.#n++;
+    this.#pageOf[k] = page;
+    this.#at[k] = at;
+    this.#levels[k] = level;
+    this.#objectOf[k] = object;
     this.#entries = undefined;
+  }
+
+  #grow(): void {
+    const grown = <T extends Int32Array | Uint8Array>(a: T): T => {
+      const b = new (a.constructor as new (n: number) => T)(a.length * 2);
+      b.set(a);
+      return b;
+    };
+    this.#pageOf = grown(this.#pageOf);
+    this.#at = grown(this.#at);
+    this.#levels = grown(this.#levels);
+    this.#objectOf = grown(this.#objectOf);
   }
 
   /** Moves the last record back past the records of the current call that come after it in time (a stable insertion). */
   #place(timeNs: bigint, seq: number): void {
-    const last = this.length - 1;
+    const last = this.#n - 1;
     let k = last;
     while (k > this.#orderFrom) {
       const t = this.timeNs(k - 1);
@@ -186,6 +208,10 @@ export class RecordList implements RecordSink {
       k--;
     }
     if (k === last) return;
-    for (const column of [this.#pages, this.#at, this.#levels, this.#objects] as unknown[][]) column.splice(k, 0, column.pop());
+    for (const column of [this.#pageOf, this.#at, this.#levels, this.#objectOf]) {
+      const moved = column[last]!;
+      column.copyWithin(k + 1, k, last);
+      column[k] = moved;
+    }
   }
 }
