@@ -9,6 +9,7 @@ import type { FilterInput, RecordFilter } from './filter.js';
 import { MultilineGrouper, type GroupedRecord, type MultilineOptions, type OpenGroupSnapshot } from './multiline.js';
 import { detectLevel, detectLevelOnly, levelFromJsonObject, type CompiledLevelRules } from './levels.js';
 import { mayBeJsonObject, parseJsonLine } from './json-line.js';
+import { quickLevel } from './quick-line.js';
 
 /** The compiled settings of a {@link ModelProcessor}. */
 export interface ProcessorOptions {
@@ -81,6 +82,8 @@ export class ModelProcessor {
   readonly #modelId: string;
   /** What the filter is given for a line kept compact (one object, reused: filters keep nothing). */
   readonly #filterInput: FilterInput = { log: '', level: undefined };
+  /** Whether {@link pushLines} may decide lines on their first bytes (default levels and blocks, no redaction, a filter of levels only). */
+  readonly #quick: boolean;
   /** Records made as objects by {@link pushLines}, until handed on (reused). */
   readonly #objects: Processed = { records: [], dropped: 0 };
 
@@ -88,6 +91,11 @@ export class ModelProcessor {
     this.#options = options;
     this.#modelId = options.modelId ?? '';
     this.#grouper = options.multiline === false ? undefined : new MultilineGrouper(options.multiline ?? {});
+    this.#quick =
+      options.redact === undefined &&
+      (options.levelRules === undefined || options.levelRules.length === 0) &&
+      (options.filter === undefined || options.filter.readsText === false) &&
+      (this.#grouper === undefined || this.#grouper.pythonDefault);
   }
 
   /**
@@ -118,7 +126,15 @@ export class ModelProcessor {
     const redact = this.#options.redact;
     const objects = this.#objects;
     let dropped = 0;
+    const quick = this.#quick;
     while (lines.next()) {
+      if (quick && lines.logFrom >= 0) {
+        const level = quickLevel(lines.bytes, lines.logFrom, lines.logTo);
+        if (level >= 0 && (grouper === undefined || grouper.pushSingle(lines.stream, lines.timeNs, undefined))) {
+          if (this.#keepPlain(out, lines.index, level, '')) dropped++;
+          continue;
+        }
+      }
       const log = lines.log;
       if ((redact === undefined || redact(log) === log) && !mayBeJsonObject(log) && (grouper === undefined || grouper.pushSingle(lines.stream, lines.timeNs, log))) {
         if (this.#plain(out, lines.index, log)) dropped++;
@@ -204,17 +220,23 @@ export class ModelProcessor {
   /** A compact record of {@link pushLines}: what {@link recordOf} and {@link #keep} do, without the object. Returns whether the filter dropped it. */
   #plain(out: RecordSink, index: number, log: string): boolean {
     const level = detectLevelOnly(log, this.#options.levelRules);
-    this.#options.onRecord?.(level);
+    return this.#keepPlain(out, index, level === undefined ? LEVELS.length : LEVEL_INDEX[level], log);
+  }
+
+  /** {@link #keep} for a compact line at `level` (index in LEVELS; LEVELS.length: none). */
+  #keepPlain(out: RecordSink, index: number, level: number, log: string): boolean {
+    const name = LEVELS[level];
+    this.#options.onRecord?.(name);
     const filter = this.#options.filter;
     if (filter !== undefined) {
       const input = this.#filterInput;
       input.log = log;
-      input.level = level;
+      input.level = name;
       const decision = filter(input);
       input.log = '';
       if (decision !== undefined && decision !== 'keep') return true;
     }
-    out.line(index, level === undefined ? LEVELS.length : LEVEL_INDEX[level]);
+    out.line(index, level);
     return false;
   }
 

@@ -37,8 +37,8 @@ export interface ProcessLine {
 
 /**
  * A page's lines read one after the other (in time order) without an object per line: the
- * stages read the stream and the text of each, and ask for the whole line only for the lines
- * that become part of an object (a group, a JSON line, a redacted line).
+ * stages read the stream and the start of each in the journal's bytes, and make the text,
+ * or the whole line as an object, only for the lines that need it.
  */
 export interface LineCursor {
   /** Moves to the next line; false past the last. */
@@ -47,8 +47,12 @@ export interface LineCursor {
   readonly index: number;
   readonly timeNs: bigint;
   readonly stream: string;
-  /** The text, as the journal holds it (before redaction). */
+  /** The text, as the journal holds it (before redaction); made when first read. */
   readonly log: string;
+  /** The text in the journal's form (JSON-escaped UTF-8): bytes [logFrom, logTo); logFrom is -1 when not known. */
+  readonly bytes: Uint8Array;
+  readonly logFrom: number;
+  readonly logTo: number;
   /** The current line as an object. */
   entry(): ProcessLine;
 }

@@ -30,11 +30,20 @@ describe('PageLineCursor', () => {
         const c = new PageLineCursor(p, from, to);
         for (let i = from; i < to; i++) {
           expect(c.next()).toBe(true);
-          expect([c.index, c.stream, c.log, c.timeNs]).toEqual([i, all[i]!.stream, all[i]!.log, all[i]!.timeNs]);
+          expect([c.index, c.stream, c.timeNs]).toEqual([i, all[i]!.stream, all[i]!.timeNs]);
           expect(c.entry()).toEqual(all[i]);
+          // Where the cursor found the text in the page's bytes, it is the text in its JSON form.
+          if (c.logFrom >= 0) expect(JSON.parse('"' + c.bytes.toString('utf8', c.logFrom, c.logTo) + '"')).toBe(all[i]!.log);
           expect(all[i]!.log).toBe(lines[i]!.log);
+          expect(c.log).toBe(all[i]!.log);
         }
         expect(c.next()).toBe(false);
+        // Lines of the usual shape are found in the bytes.
+        const usual = lines.slice(from, to).every((l) => (l.stream === 'stdout' || l.stream === 'stderr') && !l.time.includes('"'));
+        if (usual) {
+          const again = new PageLineCursor(p, from, to);
+          while (again.next()) expect(again.logFrom).toBeGreaterThanOrEqual(0);
+        }
       }),
       { numRuns: 500 },
     );

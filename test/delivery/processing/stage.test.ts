@@ -104,10 +104,13 @@ describe('the processing stage of a sink', () => {
     }
   });
 
+  const dropPrint = compileFilter({ drop: [{ match: 'print output 1' }] });
   it.each([
-    ['with redaction', true, 11],
-    ['without redaction (a logging line no traceback followed is written from its page too)', false, 15],
-  ])('keeps single lines compact, and gives the records and NDJSON of the processor fed the same lines as objects, %s', (_name, redacting, fromPages) => {
+    ['with redaction', { redact: compileRedactions([], { secretsPreset: true }), filter: dropPrint }, 11, new Map([['b', 1]])],
+    ['without redaction (a logging line no traceback followed is written from its page too)', { filter: dropPrint }, 15, new Map([['b', 1]])],
+    ['with the defaults and a level filter (most lines decided on their bytes)', { filter: compileFilter({ minLevel: 'warn' }) }, 13, new Map([['a', 2], ['c', 2]])],
+    ['with the defaults', {}, 16, new Map()],
+  ] as const)('keeps single lines compact, and gives the records and NDJSON of the processor fed the same lines as objects, %s', (_name, processor, fromPages, dropped) => {
     fill();
     journal.appendLines('c', [
       '{"event": "done", "level": "info", "latency_ms": 3}',
@@ -119,14 +122,12 @@ describe('the processing stage of a sink', () => {
       '',
     ]);
     journal.appendLines('c', ['INFO:     x', 'ERROR:app:no traceback follows', 'after'], { stream: 'stdout' });
-    const filter = compileFilter({ drop: [{ match: 'print output 1' }] });
-    const processor = redacting ? { redact: compileRedactions([], { secretsPreset: true }), filter } : { filter };
     const s = stage({ processor });
     const slices = journal.store.slicesAfter(0, 1000);
     const out = s.build(slices, 1000, undefined, true);
     const written = Array.from({ length: out.records.length }, (_, k) => out.records.page(k) !== undefined);
     expect(written.filter((c) => c).length).toBe(fromPages);
-    expect(written.filter((c) => !c).length).toBe(18 - fromPages);
+    expect(written.filter((c) => !c).length).toBe(19 - [...dropped.values()].reduce((a, b) => a + b, 0) - fromPages);
     // The processor fed the decoded lines, page by page as the stage feeds them.
     const eager = new Map<string, ModelProcessor>();
     const expected: SinkEntry[] = [];
@@ -141,7 +142,7 @@ describe('the processing stage of a sink', () => {
     expect(batch.ndjson!.every((c) => c.records === true && c.timesNs.length === c.bytes.toString().split('\n').length - 1)).toBe(true);
     expect(batch.entries).toEqual(expected);
     expect(batch.entries.some((r) => r.levelText === 'WARNING')).toBe(true);
-    expect(out.dropped).toEqual(new Map([['b', 1]]));
+    expect(out.dropped).toEqual(dropped);
   });
 
   it('commits the lowest held seq, and nothing once the groups close', () => {
