@@ -24,7 +24,7 @@ const WORDS_BY_FIRST: ReadonlyArray<readonly Word[] | undefined> = Array.from({ 
  * when its first characters decide it, the level the built-in presets give (index in LEVELS;
  * LEVELS.length: none) of a line that is not a JSON object and opens no block of the python
  * rule with the default heading test; else -1, and the text must be read. Never -1 for the
- * usual `INFO …`, `DEBUG …`, `WARNING: …` lines.
+ * usual `INFO …`, `DEBUG …`, `WARNING: …` lines, nor for print() output starting in lowercase.
  */
 export function quickLevel(b: Uint8Array, from: number, to: number): number {
   if (from >= to) return -1;
@@ -45,9 +45,30 @@ export function quickLevel(b: Uint8Array, from: number, to: number): number {
     }
     return -1;
   }
-  // Lowercase letters, `/` and `.` start the logfmt and `warnings` presets.
-  if ((c >= 97 && c <= 122) || c === 47 || c === 46) return -1;
+  // Lowercase letters, `/` and `.` start the logfmt and `warnings` presets: read the text if
+  // they may match.
+  if ((c >= 97 && c <= 122) || c === 47 || c === 46) return mayBeLogfmtOrWarning(b, from, to) ? -1 : LEVELS.length;
   return LEVELS.length;
+}
+
+/** `time=`, `ts=`, `t=`, `level=`, `lvl=` (any case) at the start, or a first word `….py` followed by `:`. */
+function mayBeLogfmtOrWarning(b: Uint8Array, from: number, to: number): boolean {
+  let i = from;
+  while (i < to && isLetter(b[i]!)) i++;
+  if (i < to && b[i] === 0x3d && LOGFMT_KEYS.has(String.fromCharCode(...b.subarray(from, i)).toLowerCase())) return true;
+  // The first run of characters other than white space and `:`; unknown past an escape or a byte beyond ASCII.
+  for (i = from; i < to; i++) {
+    const c = b[i]!;
+    if (c === BACKSLASH || c > 0x7e) return true;
+    if (c === 0x20 || c === 0x3a) break;
+  }
+  return i < to && b[i] === 0x3a && i - from >= 4 && b[i - 3] === 0x2e && b[i - 2] === 0x70 && b[i - 1] === 0x79;
+}
+
+const LOGFMT_KEYS = new Set(['time', 'ts', 't', 'level', 'lvl']);
+
+function isLetter(c: number): boolean {
+  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
 }
 
 function startsWith(b: Uint8Array, at: number, word: Uint8Array): boolean {

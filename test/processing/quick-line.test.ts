@@ -16,7 +16,8 @@ const starts = fc.constantFrom(
   'INFO', 'INFO:', 'INFO ', 'INFO\t', 'INFO\u00a0', 'DEBUG', 'WARNING:root:', 'WARN ', 'WARNINGS ', 'TRACE ', 'NOTICE:', 'SUCCESS ', 'PANIC: ',
   'ERROR:', 'ERR ', 'CRITICAL ', 'FATAL ', 'EXCEPTION ', 'Traceback (most recent call last):', '+ Exception', 'I1125 16:30:01 x', 'W1125 ',
   '(VllmWorker rank=0 pid=1) INFO x', '[rank0]: INFO', '[ERROR] x', '2026-11-25 16:30:01,123 - app - ERROR - x', 'level=warn ', 'x.py:1: FutureWarning: ',
-  '/opt/a.py:61: UserWarning: ', '.', '-- ', '=== ', '* ', '> ', '# ', '@', '{"level": "info"}', ' {', '{', '}', '"quoted"', '\\path', 'ü', '😀', '',
+  '/opt/a.py:61: UserWarning: ', 'a.py:1: FutureWarning: x', 'x.py: ', '.py:', 'ab:c', 'request body={"a":1}', 'print output', 'level=warn ',
+  'LEVEL=error ', 'lvl=info', 'ts=1 level=info ', 'time="x" lvl=error ', 't=2 level=debug', 'tsx=1 level=warn', 'levels=warn', 'a\tb', 'aü', '.', '-- ', '=== ', '* ', '> ', '# ', '@', '{"level": "info"}', ' {', '{', '}', '"quoted"', '\\path', 'ü', '😀', '',
 );
 
 describe('quickLevel', () => {
@@ -45,5 +46,6 @@ describe('quickLevel', () => {
       expect(quickLevel(journalForm(log), 0, journalForm(log).length)).toBe(LEVEL_INDEX[level]);
     }
     expect(quickLevel(journalForm('-- no level'), 0, 11)).toBe(LEVELS.length);
+    expect(quickLevel(journalForm('request body=x took=3ms'), 0, 24)).toBe(LEVELS.length);
   });
 });
