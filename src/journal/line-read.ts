@@ -33,7 +33,7 @@ export function journalHead(modelId: string): number {
  * `e`; returns where the next line starts.
  */
 export function readLine(text: string, pos: number, head: number, e: LineFields): number {
-  const next = readLineAt(text, pos, head, e, true);
+  const next = readLineAt(text, pos, head, e);
   if (next >= 0) return next;
   let end = text.indexOf('\n', pos);
   if (end < 0) end = text.length;
@@ -42,24 +42,14 @@ export function readLine(text: string, pos: number, head: number, e: LineFields)
 }
 
 /**
- * Reads the journal line of `text` starting at `pos` into `e` (its time only if `time`), and
- * returns where the next line starts (after its newline, or past the end of `text` for a
- * last line without one); -1, reading nothing, when the line is not of the usual shape.
+ * Reads the journal line of `text` starting at `pos` into `e`, and returns where the next
+ * line starts (after its newline, or past the end of `text` for a last line without one);
+ * -1, reading nothing, when the line is not of the usual shape.
  */
-export function readLineAt(text: string, pos: number, head: number, e: LineFields, time: boolean): number {
-  let at = pos + head;
-  let timeString: string | undefined;
-  if (time) {
-    timeString = jsonString(text, at);
-    if (timeString === undefined) return -1;
-    at = stringEnd;
-  } else {
-    // A time string holds no escape: its end is the next quote, unless a backslash comes first.
-    if (text.charCodeAt(at) !== QUOTE) return -1;
-    const close = text.indexOf('"', at + 1);
-    if (close < 0 || text.charCodeAt(close - 1) === BACKSLASH) return -1;
-    at = close + 1;
-  }
+function readLineAt(text: string, pos: number, head: number, e: LineFields): number {
+  const timeString = jsonString(text, pos + head);
+  if (timeString === undefined) return -1;
+  let at = stringEnd;
   if (!text.startsWith(STREAM_KEY, at)) return -1;
   at += STREAM_KEY.length;
   // The usual streams are not cut out of the text each time.
@@ -78,7 +68,7 @@ export function readLineAt(text: string, pos: number, head: number, e: LineField
   if (log === undefined || text.charCodeAt(stringEnd) !== CLOSE_BRACE) return -1;
   const next = stringEnd + 1;
   if (next !== text.length && text.charCodeAt(next) !== NEWLINE) return -1;
-  if (timeString !== undefined) e.time = timeString;
+  e.time = timeString;
   e.stream = stream;
   e.log = log;
   return next + 1;

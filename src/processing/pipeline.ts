@@ -2,7 +2,6 @@
 //! grouping, the level (from a JSON line's level field, else from the start of the text;
 //! a traceback without a level of its own is an error), JSON structure, and the filter.
 //! Pure and deterministic like each stage: the same lines and calls give the same records.
-import type { SinkEntry } from '../records/entry.js';
 import { LEVEL_INDEX, LEVELS, type Level, type LineCursor, type ProcessLine } from './types.js';
 import type { Redactor } from './redact.js';
 import type { FilterInput, RecordFilter } from './filter.js';
@@ -10,6 +9,9 @@ import { MultilineGrouper, type GroupedRecord, type MultilineOptions, type OpenG
 import { detectLevel, detectLevelOnly, levelFromJsonObject, type CompiledLevelRules } from './levels.js';
 import { mayBeJsonObject, parseJsonLine } from './json-line.js';
 import { quickLevel } from './quick-line.js';
+import type { Processed, ProcessedRecord, RecordSink } from './record.js';
+
+export type { Processed, ProcessedRecord, RecordSink } from './record.js';
 
 /** The compiled settings of a {@link ModelProcessor}. */
 export interface ProcessorOptions {
@@ -25,54 +27,6 @@ export interface ProcessorOptions {
   onRecord?: (level: Level | undefined) => void;
   /** The model whose lines these are: the records' `modelId` (default empty). */
   modelId?: string;
-}
-
-/**
- * One record after processing. It is also the record as sinks receive it (a
- * {@link SinkEntry}: `seq` is its first line's, `modelId` the processor's).
- */
-export interface ProcessedRecord extends SinkEntry {
-  /** The first line's time string, unchanged, and its exact time. */
-  time: string;
-  timeNs: bigint;
-  /** The last line's time string, for a record of several lines. */
-  timeEnd?: string;
-  stream: string;
-  /** The text after redaction: the lines joined by `\n`; for a JSON line, the line as written. */
-  log: string;
-  /** How many lines the record holds, when more than one. */
-  lines?: number;
-  /** The detected level; absent when the text names none. */
-  level?: Level;
-  /** The level as the line wrote it (OTLP `severityText`). */
-  levelText?: string;
-  /** A JSON line's message (`message`, `msg` or `event`). */
-  message?: string;
-  /** A JSON line's other fields. */
-  attributes?: Record<string, unknown>;
-  traceId?: string;
-  spanId?: string;
-  /** Seqs of the record's first and last lines. */
-  firstSeq: number;
-  lastSeq: number;
-}
-
-/** Records that came out of a call, and how many records the filter dropped. */
-export interface Processed {
-  records: ProcessedRecord[];
-  dropped: number;
-}
-
-/** Where {@link ModelProcessor.pushLines} puts its records, in the order they close. */
-export interface RecordSink {
-  /**
-   * The cursor's current line is a record alone: the line as written, with only its level
-   * added (`level`: index in LEVELS; LEVELS.length for none). What {@link ModelProcessor.recordOf}
-   * gives for the line.
-   */
-  line(index: number, level: number): void;
-  /** A record made as an object. */
-  record(record: ProcessedRecord): void;
 }
 
 /** The processing of one model's lines. */
