@@ -165,6 +165,21 @@ export class MultilineGrouper {
     return true;
   }
 
+  /**
+   * Takes the line of `stream` at `timeNs`, which the caller knows neither opens nor carries
+   * on a block (a line {@link pythonDefault} blocks decide on their first characters), when
+   * its stream's open group is a logging line waiting for a traceback: as {@link push} would,
+   * that group closes (a record alone) and the line is a record alone. Returns the closed
+   * group; undefined, taking nothing, when the stream holds no such group or the line is late.
+   */
+  pushAfterHeading(stream: string, timeNs: bigint): GroupedRecord | undefined {
+    const state = this.#streams.get(stream);
+    if (state === undefined || state.open?.phase !== 'heading' || timeNs < state.lastTimeNs) return undefined;
+    const closedBy = this.#gapPassed(state.open, timeNs) ? 'gap' : 'next_line';
+    state.lastTimeNs = timeNs;
+    return this.#close(state, closedBy);
+  }
+
   /** Whether blocks are those of the python rule with the default heading test. */
   get pythonDefault(): boolean {
     return this.#rule === undefined && this.#headsBlock === defaultHeadsBlock;

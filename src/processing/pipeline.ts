@@ -88,6 +88,14 @@ export class ModelProcessor {
           if (this.#keepPlain(out, lines.index, level, '')) dropped++;
           continue;
         }
+        // The line after a logging line that may have headed a traceback: that line closes alone.
+        const heading = level >= 0 ? grouper?.pushAfterHeading(lines.stream, lines.timeNs) : undefined;
+        if (heading !== undefined) {
+          this.#group(objects, heading);
+          this.#handOn(out);
+          if (this.#keepPlain(out, lines.index, level, '')) dropped++;
+          continue;
+        }
       }
       const log = lines.log;
       if ((redact === undefined || redact(log) === log) && !mayBeJsonObject(log) && (grouper === undefined || grouper.pushSingle(lines.stream, lines.timeNs, log))) {
