@@ -2,6 +2,7 @@
 //! entry objects are built only if the sink reads them.
 import type { NdjsonChunk, SinkBatch, SinkEntry } from '../sinks/contract.js';
 import { sliceEntries, type JournalPage, type PageSlice } from '../journal/pages.js';
+import { RecordList } from './processing/record-list.js';
 import { LEVELS } from '../processing/types.js';
 import { entryToNdjson } from '../records/ndjson.js';
 
@@ -32,71 +33,101 @@ export function journalBatch(id: string, firstSeq: number, lastSeq: number, slic
 /**
  * A batch of processed records over journal seqs [firstSeq, lastSeq] (the records of
  * groups closed in it may hold earlier lines). Its NDJSON is rendered on first access, one
- * chunk per run of records of one model; a record whose `sources` entry is its journal page
- * (one line, nothing added but a level) reuses the page's line.
+ * chunk per run of records of one model: a compact record (one line, nothing added but a
+ * level) copies its page's line; its object is made only if a sink reads `entries`.
  */
-export function recordBatch(id: string, firstSeq: number, lastSeq: number, records: SinkEntry[], sources?: ReadonlyArray<JournalPage | undefined>): SinkBatch {
+export function recordBatch(id: string, firstSeq: number, lastSeq: number, records: RecordList | readonly SinkEntry[]): SinkBatch {
+  const list = records instanceof RecordList ? records : RecordList.of(records);
   let ndjson: NdjsonChunk[] | undefined;
   return {
     id,
     firstSeq,
     lastSeq,
-    entries: records,
+    get entries() {
+      return list.entries();
+    },
     get ndjson() {
-      ndjson ??= recordChunks(records, sources);
+      ndjson ??= recordChunks(list);
       return ndjson;
     },
   };
 }
 
-/** `,"level":"<level>"}\n` for each level, replacing a journal line's closing `}\n`. */
-const LEVEL_ENDS = new Map(LEVELS.map((l) => [l, Buffer.from(`,"level":"${l}"}\n`)]));
+/** `,"level":"<level>"}\n` for each level (the last: none, `}\n`), replacing a journal line's closing `}\n`. */
+const LEVEL_ENDS = [...LEVELS.map((l) => Buffer.from(`,"level":"${l}"}\n`)), Buffer.from('}\n')];
 
-function recordChunks(records: readonly SinkEntry[], sources: ReadonlyArray<JournalPage | undefined> | undefined): NdjsonChunk[] {
+function recordChunks(list: RecordList): NdjsonChunk[] {
   const chunks: NdjsonChunk[] = [];
-  for (let i = 0; i < records.length; ) {
-    const modelId = records[i]!.modelId;
+  const n = list.length;
+  for (let i = 0; i < n; ) {
+    const modelId = list.modelId(i);
     let end = i + 1;
-    while (end < records.length && records[end]!.modelId === modelId) end++;
-    // Sizes first, then one buffer: a reused journal line is copied, with its level's ending.
-    const rendered: Array<string | undefined> = new Array(end - i);
+    while (end < n && list.modelId(end) === modelId) end++;
+    // Sizes first, then one buffer.
+    let rendered: Array<string | undefined> | undefined;
     let size = 0;
     for (let k = i; k < end; k++) {
-      const r = records[k]!;
-      const page = sources?.[k];
+      const page = list.page(k);
       if (page === undefined) {
-        const line = entryToNdjson(r);
+        rendered ??= new Array(end - i);
+        const line = entryToNdjson(list.object(k)!);
         rendered[k - i] = line;
         size += Buffer.byteLength(line);
       } else {
-        const at = r.seq - page.firstSeq;
-        size += page.size(at, at + 1) + (r.level === undefined ? 0 : LEVEL_ENDS.get(r.level)!.length - 2);
+        const at = list.index(k);
+        const starts = page.starts();
+        size += starts[at + 1]! - starts[at]! - 2 + LEVEL_ENDS[list.levelIndex(k)]!.length;
       }
     }
     const bytes = Buffer.allocUnsafe(size);
     const timesNs = new BigInt64Array(end - i);
     let pos = 0;
-    for (let k = i; k < end; k++) {
-      const r = records[k]!;
-      timesNs[k - i] = r.timeNs;
-      const line = rendered[k - i];
-      if (line !== undefined) {
-        pos += bytes.write(line, pos);
+    for (let k = i; k < end; ) {
+      const page = list.page(k);
+      if (page === undefined) {
+        timesNs[k - i] = list.timeNs(k);
+        pos += bytes.write(rendered![k - i]!, pos);
+        k++;
         continue;
       }
-      const page = sources![k]!;
-      const at = r.seq - page.firstSeq;
-      const starts = page.starts();
-      const from = starts[at]!;
-      const to = starts[at + 1]!;
-      if (r.level === undefined) pos += page.bytes.copy(bytes, pos, from, to);
-      else {
-        pos += page.bytes.copy(bytes, pos, from, to - 2);
-        pos += LEVEL_ENDS.get(r.level)!.copy(bytes, pos);
-      }
+      // A run of consecutive lines of one page.
+      const first = list.index(k);
+      let last = k + 1;
+      while (last < end && list.page(last) === page && list.index(last) === first + (last - k)) last++;
+      timesNs.set(page.timesNs.subarray(first, first + (last - k)), k - i);
+      pos = copyRun(list, k, last, page, bytes, pos);
+      k = last;
     }
-    chunks.push({ modelId, firstSeq: records[i]!.seq, bytes, timesNs, records: true });
+    chunks.push({ modelId, firstSeq: list.seq(i), bytes, timesNs, records: true });
     i = end;
   }
   return chunks;
+}
+
+/**
+ * Writes records [k, last) of `list`, consecutive lines of `page`, to `target` at `pos`, each
+ * with its level's ending; returns the end. The lines are copied at once to the end of their
+ * place, then each moved to where it goes (the lines only grow, so a line is moved before
+ * what is written overwrites it): one copy of the bytes, and no view made per line.
+ */
+function copyRun(list: RecordList, k: number, last: number, page: JournalPage, target: Buffer, pos: number): number {
+  const starts = page.starts();
+  const first = list.index(k);
+  const from = starts[first]!;
+  const to = starts[first + (last - k)]!;
+  let grown = 0;
+  for (let r = k; r < last; r++) grown += LEVEL_ENDS[list.levelIndex(r)]!.length - 2;
+  let read = pos + grown;
+  target.set(page.bytes.subarray(from, to), read);
+  for (let r = k; r < last; r++) {
+    const at = first + (r - k);
+    const body = starts[at + 1]! - starts[at]! - 2;
+    target.copyWithin(pos, read, read + body);
+    pos += body;
+    read += body + 2;
+    const ending = LEVEL_ENDS[list.levelIndex(r)]!;
+    target.set(ending, pos);
+    pos += ending.length;
+  }
+  return pos;
 }

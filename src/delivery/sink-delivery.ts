@@ -323,8 +323,8 @@ export class SinkDelivery {
     const closes = out.closes.length > 0 ? JSON.stringify(out.closes) : undefined;
     const key = again ? (again.key ?? legacyBatchId(name, firstSeq, lastSeq)) : batchId(installationId, name, firstSeq, lastSeq, closes);
     if (!again && this.d.sink.stableBatchIds !== false) store.setInflight(name, firstSeq, lastSeq, key, closes);
-    const fetchedMs = selected[0]?.page.fetchedMs ?? out.records[0]!.fetchedAtMs;
-    return this.sendSlot(recordBatch(key, firstSeq, lastSeq, out.records, out.sources), out.lines, fetchedMs, held, heldLines, signal);
+    const fetchedMs = selected[0]?.page.fetchedMs ?? out.records.fetchedAtMs(0);
+    return this.sendSlot(recordBatch(key, firstSeq, lastSeq, out.records), out.lines, fetchedMs, held, heldLines, signal);
   }
 
   private sendSlot(batch: SinkBatch, count: number, fetchedMs: number, held: HeldGroups | undefined, heldLines: number, signal: AbortSignal): Slot {

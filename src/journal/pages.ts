@@ -5,78 +5,9 @@
 //! built only for sinks that ask for them.
 import type { SinkEntry } from '../records/entry.js';
 import { entryToNdjson } from '../records/ndjson.js';
+import { journalHead, readLine } from './line-read.js';
 
 const NEWLINE = 0x0a;
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-
-/** Where the last {@link jsonString} ended (after its closing quote): no object per string on the hot path. */
-let stringEnd = 0;
-const STREAM_KEY = ',"stream":';
-const LOG_KEY = ',"log":';
-
-/**
- * Reads one journal line, `{"model_id":…,"time":"…","stream":"…","log":"…"}` (`head`
- * characters up to the time), into `e`: each string is cut out of the line, and only one
- * holding an escape goes through JSON.parse; a line of any other shape is parsed whole.
- * About twice as fast as JSON.parse of the page: the cost of every sink that reads the
- * entries' text (processing, webhooks, OTLP).
- */
-function readLine(line: string, head: number, e: { time: string; stream: string; log: string }): void {
-  const time = jsonString(line, head);
-  if (time !== undefined && line.startsWith(STREAM_KEY, stringEnd)) {
-    const stream = jsonString(line, stringEnd + STREAM_KEY.length);
-    if (stream !== undefined && line.startsWith(LOG_KEY, stringEnd)) {
-      const log = jsonString(line, stringEnd + LOG_KEY.length);
-      // the line ends right after the log: `}`
-      if (log !== undefined && stringEnd === line.length - 1) {
-        e.time = time;
-        e.stream = stream;
-        e.log = log;
-        return;
-      }
-    }
-  }
-  const r = JSON.parse(line) as { time: string; stream: string; log: string };
-  e.time = r.time;
-  e.stream = r.stream;
-  e.log = r.log;
-}
-
-/** The JSON string starting at `at` (its opening quote); sets {@link stringEnd}. */
-function jsonString(line: string, at: number): string | undefined {
-  if (line.charCodeAt(at) !== QUOTE) return undefined;
-  let close = line.indexOf('"', at + 1);
-  if (close < 0) return undefined;
-  const escape = line.indexOf('\\', at + 1);
-  if (escape < 0 || escape > close) {
-    stringEnd = close + 1;
-    return line.slice(at + 1, close);
-  }
-  // An escape: find the quote that ends the string (one not escaped), then let JSON.parse read it.
-  for (;;) {
-    let backslashes = 0;
-    for (let k = close - 1; line.charCodeAt(k) === BACKSLASH; k--) backslashes++;
-    if (backslashes % 2 === 0) break;
-    close = line.indexOf('"', close + 1);
-    if (close < 0) return undefined;
-  }
-  stringEnd = close + 1;
-  return unescapeQuotes(line, at + 1, close) ?? (JSON.parse(line.slice(at, close + 1)) as string);
-}
-
-/** The string between `from` and `to` when its only escapes are `\"` and `\\` (quoted text, paths), else undefined. */
-function unescapeQuotes(line: string, from: number, to: number): string | undefined {
-  let out = '';
-  let start = from;
-  for (let k = line.indexOf('\\', from); k >= 0 && k < to; k = line.indexOf('\\', k + 2)) {
-    const next = line.charCodeAt(k + 1);
-    if (next !== QUOTE && next !== BACKSLASH) return undefined;
-    out += line.slice(start, k);
-    start = k + 1;
-  }
-  return out + line.slice(start, to);
-}
 
 /** One journal row: consecutive entries of one model. */
 export class JournalPage {
@@ -143,13 +74,13 @@ export class JournalPage {
   decode(): SinkEntry[] {
     if (this.#entries) return this.#entries;
     const n = this.timesNs.length;
-    // The lines never hold a raw newline: one decode of the page, then one string per line.
-    const lines = this.bytes.toString('utf8', 0, Math.max(0, this.bytes.length - 1)).split('\n');
-    const head = ('{"model_id":' + JSON.stringify(this.modelId) + ',"time":').length;
+    const text = this.bytes.toString('utf8');
+    const head = journalHead(this.modelId);
     const out: SinkEntry[] = new Array(n);
+    let pos = 0;
     for (let i = 0; i < n; i++) {
       const e: SinkEntry = { seq: this.firstSeq + i, modelId: this.modelId, time: '', timeNs: this.timesNs[i]!, stream: '', log: '', fetchedAtMs: this.fetchedMs };
-      readLine(lines[i]!, head, e);
+      pos = readLine(text, pos, head, e);
       out[i] = e;
     }
     return out;

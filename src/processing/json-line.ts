@@ -54,15 +54,16 @@ const HEX16 = /^[0-9a-fA-F]{16}$/;
 const DECIMAL = /^[0-9]{1,20}$/;
 const U64_MAX = (1n << 64n) - 1n;
 const OPEN_BRACE = 0x7b;
+const CLOSE_BRACE = 0x7d;
 
 /**
  * Parses a line that is one JSON object (surrounding whitespace allowed). Arrays, scalars,
  * broken JSON and anything else give `undefined`; never throws.
  */
 export function parseJsonLine(log: string): JsonLine | undefined {
-  const text = log.trim();
   // Most lines are plain text: decide on the first and last characters before parsing.
-  if (text.charCodeAt(0) !== OPEN_BRACE || text.charCodeAt(text.length - 1) !== 0x7d) return undefined;
+  if (!mayBeJsonObject(log)) return undefined;
+  const text = log.trim();
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -73,6 +74,23 @@ export function parseJsonLine(log: string): JsonLine | undefined {
   if (!isObject(parsed)) return undefined;
   const loguru = loguruRecord(parsed);
   return loguru ? fromLoguru(loguru) : fromFlat(parsed);
+}
+
+/**
+ * Whether `log`, without the white space around it, starts with `{` and ends with `}`: the
+ * only lines {@link parseJsonLine} reads. Decided on the first and last characters of most
+ * lines, without trimming a copy.
+ */
+export function mayBeJsonObject(log: string): boolean {
+  const first = log.charCodeAt(0);
+  const last = log.charCodeAt(log.length - 1);
+  // Printable ASCII is not white space: such an end decides alone.
+  if (first > 0x20 && first < 0x7f) {
+    if (first !== OPEN_BRACE) return false;
+    if (last > 0x20 && last < 0x7f) return last === CLOSE_BRACE;
+  } else if (log.length === 0) return false;
+  const text = log.trim();
+  return text.charCodeAt(0) === OPEN_BRACE && text.charCodeAt(text.length - 1) === CLOSE_BRACE;
 }
 
 function fromFlat(attrs: Record<string, unknown>): JsonLine {

@@ -150,21 +150,43 @@ export class MultilineGrouper {
   }
 
   /**
-   * Takes `line` when it is a record alone that leaves every group as it is (its stream has
-   * no open group, it is not late, and it opens none): the same as {@link push} returning it
-   * alone, without building a record. Returns false, taking nothing, otherwise.
+   * Takes the line of `stream` at `timeNs` with text `log` when it is a record alone that
+   * leaves every group as it is (its stream has no open group, it is not late, and it opens
+   * none): the same as {@link push} returning it alone, without building a record. Returns
+   * false, taking nothing, otherwise. `log` undefined: the caller knows that the line opens
+   * no block (see {@link pythonDefault}).
    */
-  pushSingle(line: ProcessLine): boolean {
-    const state = this.#streams.get(line.stream);
-    if (state !== undefined && (state.open !== undefined || line.timeNs < state.lastTimeNs)) return false;
-    if (this.#opens(line) !== undefined) return false;
-    if (state === undefined) this.#streams.set(line.stream, { open: undefined, lastTimeNs: line.timeNs });
-    else state.lastTimeNs = line.timeNs;
+  pushSingle(stream: string, timeNs: bigint, log: string | undefined): boolean {
+    const state = this.#streams.get(stream);
+    if (state !== undefined && (state.open !== undefined || timeNs < state.lastTimeNs)) return false;
+    if (log !== undefined && this.#opens(log) !== undefined) return false;
+    if (state === undefined) this.#streams.set(stream, { open: undefined, lastTimeNs: timeNs });
+    else state.lastTimeNs = timeNs;
     return true;
   }
 
-  #opens(line: ProcessLine): BlockPhase | undefined {
-    return this.#rule === undefined ? pythonOpens(line.log, this.#headsBlock) : this.#rule.start.test(line.log) ? 'custom' : undefined;
+  /**
+   * Takes the line of `stream` at `timeNs`, which the caller knows neither opens nor carries
+   * on a block (a line {@link pythonDefault} blocks decide on their first characters), when
+   * its stream's open group is a logging line waiting for a traceback: as {@link push} would,
+   * that group closes (a record alone) and the line is a record alone. Returns the closed
+   * group; undefined, taking nothing, when the stream holds no such group or the line is late.
+   */
+  pushAfterHeading(stream: string, timeNs: bigint): GroupedRecord | undefined {
+    const state = this.#streams.get(stream);
+    if (state === undefined || state.open?.phase !== 'heading' || timeNs < state.lastTimeNs) return undefined;
+    const closedBy = this.#gapPassed(state.open, timeNs) ? 'gap' : 'next_line';
+    state.lastTimeNs = timeNs;
+    return this.#close(state, closedBy);
+  }
+
+  /** Whether blocks are those of the python rule with the default heading test. */
+  get pythonDefault(): boolean {
+    return this.#rule === undefined && this.#headsBlock === defaultHeadsBlock;
+  }
+
+  #opens(log: string): BlockPhase | undefined {
+    return this.#rule === undefined ? pythonOpens(log, this.#headsBlock) : this.#rule.start.test(log) ? 'custom' : undefined;
   }
 
   /**
@@ -288,7 +310,7 @@ export class MultilineGrouper {
 
   /** Opens a group with `line` in `phase` (or in the phase the line opens), or returns it as a record alone. */
   #start(state: StreamState, line: ProcessLine, phase: BlockPhase | undefined): GroupedRecord[] {
-    const opened = phase ?? this.#opens(line);
+    const opened = phase ?? this.#opens(line.log);
     if (opened === undefined) return [this.#single(line)];
     state.open = { lines: [line], phase: opened, bytes: byteLength(line.log), minSeq: line.seq };
     return [];

@@ -2,13 +2,16 @@
 //! grouping, the level (from a JSON line's level field, else from the start of the text;
 //! a traceback without a level of its own is an error), JSON structure, and the filter.
 //! Pure and deterministic like each stage: the same lines and calls give the same records.
-import type { SinkEntry } from '../records/entry.js';
-import type { Level, ProcessLine } from './types.js';
+import { LEVEL_INDEX, LEVELS, type Level, type LineCursor, type ProcessLine } from './types.js';
 import type { Redactor } from './redact.js';
-import type { RecordFilter } from './filter.js';
+import type { FilterInput, RecordFilter } from './filter.js';
 import { MultilineGrouper, type GroupedRecord, type MultilineOptions, type OpenGroupSnapshot } from './multiline.js';
-import { detectLevel, levelFromJsonObject, type CompiledLevelRules } from './levels.js';
-import { parseJsonLine } from './json-line.js';
+import { detectLevel, detectLevelOnly, levelFromJsonObject, type CompiledLevelRules } from './levels.js';
+import { mayBeJsonObject, parseJsonLine } from './json-line.js';
+import { quickLevel } from './quick-line.js';
+import type { Processed, ProcessedRecord, RecordSink } from './record.js';
+
+export type { Processed, ProcessedRecord, RecordSink } from './record.js';
 
 /** The compiled settings of a {@link ModelProcessor}. */
 export interface ProcessorOptions {
@@ -26,52 +29,27 @@ export interface ProcessorOptions {
   modelId?: string;
 }
 
-/**
- * One record after processing. It is also the record as sinks receive it (a
- * {@link SinkEntry}: `seq` is its first line's, `modelId` the processor's).
- */
-export interface ProcessedRecord extends SinkEntry {
-  /** The first line's time string, unchanged, and its exact time. */
-  time: string;
-  timeNs: bigint;
-  /** The last line's time string, for a record of several lines. */
-  timeEnd?: string;
-  stream: string;
-  /** The text after redaction: the lines joined by `\n`; for a JSON line, the line as written. */
-  log: string;
-  /** How many lines the record holds, when more than one. */
-  lines?: number;
-  /** The detected level; absent when the text names none. */
-  level?: Level;
-  /** The level as the line wrote it (OTLP `severityText`). */
-  levelText?: string;
-  /** A JSON line's message (`message`, `msg` or `event`). */
-  message?: string;
-  /** A JSON line's other fields. */
-  attributes?: Record<string, unknown>;
-  traceId?: string;
-  spanId?: string;
-  /** Seqs of the record's first and last lines. */
-  firstSeq: number;
-  lastSeq: number;
-}
-
-/** Records that came out of a call, and how many records the filter dropped. */
-export interface Processed {
-  records: ProcessedRecord[];
-  dropped: number;
-}
-
 /** The processing of one model's lines. */
 export class ModelProcessor {
   readonly #grouper: MultilineGrouper | undefined;
   readonly #options: ProcessorOptions;
   readonly #modelId: string;
+  /** What the filter is given for a line kept compact (one object, reused: filters keep nothing). */
+  readonly #filterInput: FilterInput = { log: '', level: undefined };
+  /** Whether {@link pushLines} may decide lines on their first bytes (default levels and blocks, no redaction, a filter of levels only). */
+  readonly #quick: boolean;
+  /** Records made as objects by {@link pushLines}, until handed on (reused). */
+  readonly #objects: Processed = { records: [], dropped: 0 };
 
   constructor(options: ProcessorOptions = {}) {
     this.#options = options;
     this.#modelId = options.modelId ?? '';
     this.#grouper = options.multiline === false ? undefined : new MultilineGrouper(options.multiline ?? {});
+    this.#quick =
+      options.redact === undefined &&
+      (options.levelRules === undefined || options.levelRules.length === 0) &&
+      (options.filter === undefined || options.filter.readsText === false) &&
+      (this.#grouper === undefined || this.#grouper.pythonDefault);
   }
 
   /**
@@ -83,11 +61,71 @@ export class ModelProcessor {
     const grouper = this.#grouper;
     for (const line of inTimeOrder(lines)) {
       const redacted = this.#redacted(line);
-      if (grouper === undefined || grouper.pushSingle(redacted)) this.#single(out, redacted);
+      if (grouper === undefined || grouper.pushSingle(redacted.stream, redacted.timeNs, redacted.log)) this.#single(out, redacted);
       else for (const g of grouper.push(redacted)) this.#group(out, g);
     }
     if (grouper) for (const g of grouper.endPage()) this.#group(out, g);
     return this.#ordered(out);
+  }
+
+  /**
+   * {@link push} for lines read through a cursor, in time order. A line that is a record alone
+   * and, as written, that record with at most a level (not part of a group, not a JSON line,
+   * unchanged by redaction) goes to `out` as its index and level, without an object; other
+   * records go as objects. The records and their order are those of {@link push} before its
+   * sort: the caller puts them in time order. Returns how many records the filter dropped.
+   */
+  pushLines(lines: LineCursor, out: RecordSink): number {
+    const grouper = this.#grouper;
+    const redact = this.#options.redact;
+    const objects = this.#objects;
+    let dropped = 0;
+    const quick = this.#quick;
+    while (lines.next()) {
+      if (quick && lines.logFrom >= 0) {
+        const level = quickLevel(lines.bytes, lines.logFrom, lines.logTo);
+        if (level >= 0 && (grouper === undefined || grouper.pushSingle(lines.stream, lines.timeNs, undefined))) {
+          if (this.#keepPlain(out, lines.index, level, '')) dropped++;
+          continue;
+        }
+        // The line after a logging line that may have headed a traceback: that line closes alone.
+        const heading = level >= 0 ? grouper?.pushAfterHeading(lines.stream, lines.timeNs) : undefined;
+        if (heading !== undefined) {
+          this.#group(objects, heading);
+          this.#handOn(out);
+          if (this.#keepPlain(out, lines.index, level, '')) dropped++;
+          continue;
+        }
+      }
+      const log = lines.log;
+      if ((redact === undefined || redact(log) === log) && !mayBeJsonObject(log) && (grouper === undefined || grouper.pushSingle(lines.stream, lines.timeNs, log))) {
+        if (this.#plain(out, lines.index, log)) dropped++;
+        continue;
+      }
+      const entry = lines.entry();
+      const line = this.#redacted(entry);
+      if (grouper === undefined || grouper.pushSingle(line.stream, line.timeNs, line.log)) this.#single(objects, line);
+      else {
+        for (const g of grouper.push(line)) {
+          // The line that closed a group, a record alone: compact if it can be.
+          if (g.lines.length === 1 && g.lines[0] === entry && g.kind === 'single' && !mayBeJsonObject(log)) {
+            this.#handOn(out);
+            if (this.#plain(out, lines.index, log)) dropped++;
+          } else this.#group(objects, g);
+        }
+      }
+      this.#handOn(out);
+    }
+    if (grouper) for (const g of grouper.endPage()) this.#group(objects, g);
+    this.#handOn(out);
+    dropped += objects.dropped;
+    objects.dropped = 0;
+    return dropped;
+  }
+
+  /** The record of a line alone that starts no group, as {@link push} makes it (the line already redacted). */
+  recordOf(line: ProcessLine): ProcessedRecord {
+    return this.#record(line, line.seq, line.log, 1, line.time, false);
   }
 
   /** Closes the groups the model's checkpoint (`watermarkNs`) has passed by the maximum gap. */
@@ -138,7 +176,37 @@ export class ModelProcessor {
   }
 
   #single(out: Processed, l: ProcessLine): void {
-    this.#keep(out, this.#record(l, l.seq, l.log, 1, l.time, false));
+    this.#keep(out, this.recordOf(l));
+  }
+
+  /** A compact record of {@link pushLines}: what {@link recordOf} and {@link #keep} do, without the object. Returns whether the filter dropped it. */
+  #plain(out: RecordSink, index: number, log: string): boolean {
+    const level = detectLevelOnly(log, this.#options.levelRules);
+    return this.#keepPlain(out, index, level === undefined ? LEVELS.length : LEVEL_INDEX[level], log);
+  }
+
+  /** {@link #keep} for a compact line at `level` (index in LEVELS; LEVELS.length: none). */
+  #keepPlain(out: RecordSink, index: number, level: number, log: string): boolean {
+    const name = LEVELS[level];
+    this.#options.onRecord?.(name);
+    const filter = this.#options.filter;
+    if (filter !== undefined) {
+      const input = this.#filterInput;
+      input.log = log;
+      input.level = name;
+      const decision = filter(input);
+      input.log = '';
+      if (decision !== undefined && decision !== 'keep') return true;
+    }
+    out.line(index, level);
+    return false;
+  }
+
+  #handOn(out: RecordSink): void {
+    const records = this.#objects.records;
+    if (records.length === 0) return;
+    for (const r of records) out.record(r);
+    records.length = 0;
   }
 
   /** Streams close their groups at different lines: what one call returns is put in time order (records come in it, but for that). */

@@ -1,7 +1,7 @@
 //! JSON log lines: the shapes Python model servers write, and lines that only look like JSON.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { parseJsonLine, type JsonLine } from '../../src/processing/json-line.js';
+import { mayBeJsonObject, parseJsonLine, type JsonLine } from '../../src/processing/json-line.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const SPAN = '00f067aa0ba902b7';
@@ -189,6 +189,21 @@ describe('parseJsonLine', () => {
         expect(r?.message).toBe(msg);
       }),
       { numRuns: 500 },
+    );
+  });
+});
+
+describe('mayBeJsonObject', () => {
+  it('is whether the trimmed line starts with { and ends with }, for any line', () => {
+    const ends = fc.constantFrom('', '{', '}', ' ', '\t', '\u00a0', '\ufeff', '\u2028', 'x', '"', '\n');
+    fc.assert(
+      fc.property(ends, fc.string({ unit: 'binary', maxLength: 6 }), ends, ends, (a, middle, b, c) => {
+        for (const line of [a + middle + b, a + c + middle + b + c, a + b, a]) {
+          const t = line.trim();
+          expect(mayBeJsonObject(line), JSON.stringify(line)).toBe(t.length >= 2 && t.startsWith('{') && t.endsWith('}'));
+        }
+      }),
+      { numRuns: 2000 },
     );
   });
 });

@@ -7,12 +7,12 @@
 //! groups a batch closed so is recorded with the batch in flight, so that the batch rebuilt
 //! after a crash holds the same records under the same key.
 import type { JournalPage, PageSlice } from '../../journal/pages.js';
+import { PageLineCursor } from '../../journal/line-cursor.js';
 import type { SinkEntry } from '../../records/entry.js';
 import { ModelProcessor, type Processed, type ProcessorOptions } from '../../processing/pipeline.js';
-import { LEVELS, type Level } from '../../processing/types.js';
-
-const LEVEL_INDEX = Object.fromEntries(LEVELS.map((l, i) => [l, i])) as Record<Level, number>;
+import { LEVEL_INDEX, LEVELS, type Level } from '../../processing/types.js';
 import { decodeHeld, encodeHeld, type HeldGroup } from './held.js';
+import { RecordList } from './record-list.js';
 
 /** Where each model stands, as committed state says; the daemon provides it. */
 export interface ModelProgress {
@@ -59,13 +59,8 @@ export type Close = [modelId: string, watermarkNs: string | null];
 
 /** What one batch's lines (and closes) gave. */
 export interface StageOutput {
-  /** The records, as the sink receives them. */
-  records: SinkEntry[];
-  /**
-   * For each record, the journal page holding its line as it is to be written (a single line
-   * with nothing added but its level), whose NDJSON line can then be reused; else undefined.
-   */
-  sources: Array<JournalPage | undefined>;
+  /** The records, as the sink receives them (most single lines without an object until a sink reads them as objects). */
+  records: RecordList;
   /** Lines the records hold. */
   lines: number;
   /** Records the sink's filter dropped, per model. */
@@ -120,23 +115,33 @@ export class ProcessingStage {
    * decides them from the models' progress; `closeAll` (a shutdown) closes every open group.
    */
   build(slices: readonly PageSlice[], throughSeq: number, recorded?: readonly Close[], closeAll = false): StageOutput {
-    const out: StageOutput = { records: [], sources: [], lines: 0, dropped: new Map(), closes: [] };
+    const out: StageOutput = { records: new RecordList(this.#materialise, this.#o.processor.redact === undefined), lines: 0, dropped: new Map(), closes: [] };
     for (const { page, from, to } of slices) {
-      const all = page.decode();
-      const lines = from === 0 && to === all.length ? all : all.slice(from, to);
       if (this.#o.raw) {
-        this.#raw(out, lines);
+        this.#raw(out, page.decode().slice(from, to));
         continue;
       }
       const p = this.#processor(page.modelId);
-      this.#take(out, page.modelId, p.push(lines), page, all);
+      if (inTimeOrder(page.timesNs, from, to)) {
+        out.records.readFrom(page);
+        const dropped = p.pushLines(new PageLineCursor(page, from, to), out.records);
+        out.records.endCall();
+        if (dropped > 0) out.dropped.set(page.modelId, (out.dropped.get(page.modelId) ?? 0) + dropped);
+      } else {
+        // Lines out of time order (a page written before rows were): the processor sorts them.
+        this.#take(out, page.modelId, p.push(page.decode().slice(from, to)));
+      }
       this.#track(page.modelId, p);
     }
     if (!this.#o.raw) this.#close(out, throughSeq, recorded, closeAll);
+    out.lines = out.records.lines;
     this.#meter();
     if (this.#o.progress.hurry) for (const modelId of this.#open) this.#o.progress.hurry(modelId);
     return out;
   }
+
+  /** The record of a line kept compact, as the processor makes it. */
+  readonly #materialise = (page: JournalPage, entry: SinkEntry): SinkEntry => this.#processor(page.modelId).recordOf(entry);
 
   /** The open groups, to commit with the cursor. */
   held(): { json: string | undefined; holdSeq: number | undefined } {
@@ -218,12 +223,10 @@ export class ProcessingStage {
     else this.#open.add(modelId);
   }
 
-  #take(out: StageOutput, modelId: string, processed: Processed, page?: JournalPage, all?: readonly SinkEntry[]): void {
+  #take(out: StageOutput, modelId: string, processed: Processed): void {
     for (const r of processed.records) {
       if (r.modelId !== modelId) throw new Error(`bug: a record of ${r.modelId} from the processor of ${modelId}`);
-      out.records.push(r);
-      out.sources.push(all !== undefined && asJournaled(r, all[r.firstSeq - page!.firstSeq]) ? page : undefined);
-      out.lines += r.lines ?? 1;
+      out.records.record(r);
     }
     if (processed.dropped > 0) out.dropped.set(modelId, (out.dropped.get(modelId) ?? 0) + processed.dropped);
   }
@@ -232,23 +235,13 @@ export class ProcessingStage {
     const redact = this.#o.processor.redact;
     for (const e of lines) {
       const log = redact ? redact(e.log) : e.log;
-      out.records.push(log === e.log ? e : { ...e, log });
-      out.sources.push(undefined);
+      out.records.record(log === e.log ? e : { ...e, log });
     }
-    out.lines += lines.length;
   }
 }
 
-/** Whether record `e` is journal entry `j` with at most a level added (its line can be reused). */
-function asJournaled(e: SinkEntry, j: SinkEntry | undefined): boolean {
-  return (
-    j !== undefined &&
-    e.seq === j.seq &&
-    e.log === j.log &&
-    e.lines === undefined &&
-    e.message === undefined &&
-    e.attributes === undefined &&
-    e.traceId === undefined &&
-    e.spanId === undefined
-  );
+/** Whether the times of entries [from, to) do not go back. */
+function inTimeOrder(times: BigInt64Array, from: number, to: number): boolean {
+  for (let i = from + 1; i < to; i++) if (times[i - 1]! > times[i]!) return false;
+  return true;
 }

@@ -3,9 +3,12 @@
 // one record, and the records are those of an uninterrupted run.
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { ProcessingStage, type ModelProgress, type StageOptions } from '../../../src/delivery/processing/stage.js';
 import type { SinkEntry } from '../../../src/records/entry.js';
 import { compileRedactions } from '../../../src/processing/redact.js';
+import { compileFilter } from '../../../src/processing/filter.js';
+import { ModelProcessor } from '../../../src/processing/pipeline.js';
 import { recordBatch } from '../../../src/delivery/batch.js';
 import { entryToNdjson } from '../../../src/records/ndjson.js';
 import { TestJournal, tempDir } from '../../helpers/delivery.js';
@@ -70,14 +73,14 @@ function run(size: number, restartEvery: number): SinkEntry[] {
     if (slices.length === 0) break;
     const last = slices[slices.length - 1]!;
     cursor = last.page.firstSeq + last.to - 1;
-    out.push(...s.build(slices, cursor).records);
+    out.push(...s.build(slices, cursor).records.entries());
     held = s.held().json;
     if (n % restartEvery === 0) {
       s = stage();
       s.restore(held, (a, b) => journal.store.slicesOfRange(a, b));
     }
   }
-  out.push(...s.build([], cursor, undefined, true).records);
+  out.push(...s.build([], cursor, undefined, true).records.entries());
   expect(s.held()).toEqual({ json: undefined, holdSeq: undefined });
   return out;
 }
@@ -102,29 +105,58 @@ describe('the processing stage of a sink', () => {
     }
   });
 
-  it('renders the NDJSON of records as entryToNdjson does, reusing the journal lines it can', () => {
+  const dropPrint = compileFilter({ drop: [{ match: 'print output 1' }] });
+  it.each([
+    ['with redaction', { redact: compileRedactions([], { secretsPreset: true }), filter: dropPrint }, 11, new Map([['b', 1]])],
+    ['without redaction (a logging line no traceback followed is written from its page too)', { filter: dropPrint }, 15, new Map([['b', 1]])],
+    ['with the defaults and a level filter (most lines decided on their bytes)', { filter: compileFilter({ minLevel: 'warn' }) }, 13, new Map([['a', 2], ['c', 2]])],
+    ['with the defaults', {}, 16, new Map()],
+  ] as const)('keeps single lines compact, and gives the records and NDJSON of the processor fed the same lines as objects, %s', (_name, processor, fromPages, dropped) => {
     fill();
-    journal.appendLines('c', ['{"event": "done", "level": "info", "latency_ms": 3}', 'token hf_abcdefghijklmnopqrstuvwxyz0123456789', 'plain ünïcode "quoted"']);
-    const s = stage({ processor: { redact: compileRedactions([], { secretsPreset: true }) } });
-    const out = s.build(journal.store.slicesAfter(0, 1000), 1000, undefined, true);
-    expect(out.sources.filter((x) => x !== undefined).length).toBeGreaterThan(5);
-    expect(out.sources.filter((x) => x === undefined).length).toBeGreaterThan(2);
-    const batch = recordBatch('id', 1, 1000, out.records, out.sources);
-    expect(Buffer.concat(batch.ndjson!.map((c) => c.bytes)).toString()).toBe(out.records.map(entryToNdjson).join(''));
+    journal.appendLines('c', [
+      '{"event": "done", "level": "info", "latency_ms": 3}',
+      'token hf_abcdefghijklmnopqrstuvwxyz0123456789',
+      'plain ünïcode "quoted" \\ path\ttab',
+      ' { not json',
+      '{broken json}',
+      'WARNING:root:slow',
+      '',
+    ]);
+    journal.appendLines('c', ['INFO:     x', 'ERROR:app:no traceback follows', 'after'], { stream: 'stdout' });
+    const s = stage({ processor });
+    const slices = journal.store.slicesAfter(0, 1000);
+    const out = s.build(slices, 1000, undefined, true);
+    const written = Array.from({ length: out.records.length }, (_, k) => out.records.page(k) !== undefined);
+    expect(written.filter((c) => c).length).toBe(fromPages);
+    expect(written.filter((c) => !c).length).toBe(19 - [...dropped.values()].reduce((a, b) => a + b, 0) - fromPages);
+    // The processor fed the decoded lines, page by page as the stage feeds them.
+    const eager = new Map<string, ModelProcessor>();
+    const expected: SinkEntry[] = [];
+    for (const { page, from, to } of slices) {
+      let p = eager.get(page.modelId);
+      if (p === undefined) eager.set(page.modelId, (p = new ModelProcessor({ ...processor, modelId: page.modelId })));
+      expected.push(...p.push(page.decode().slice(from, to)).records);
+    }
+    for (const p of eager.values()) expected.push(...p.flush().records);
+    const batch = recordBatch('id', 1, 1000, out.records);
+    expect(Buffer.concat(batch.ndjson!.map((c) => c.bytes)).toString()).toBe(expected.map(entryToNdjson).join(''));
     expect(batch.ndjson!.every((c) => c.records === true && c.timesNs.length === c.bytes.toString().split('\n').length - 1)).toBe(true);
+    expect(batch.entries).toEqual(expected);
+    expect(batch.entries.some((r) => r.levelText === 'WARNING')).toBe(true);
+    expect(out.dropped).toEqual(dropped);
   });
 
   it('commits the lowest held seq, and nothing once the groups close', () => {
     journal.appendLines('a', ['ok', ...TRACEBACK.slice(0, 4)]);
     const s = stage();
     const out = s.build(journal.store.slicesAfter(0, 100), 5);
-    expect(out.records.map((r) => r.log)).toEqual(['ok']);
+    expect(out.records.entries().map((r) => r.log)).toEqual(['ok']);
     expect(s.held().holdSeq).toBe(2);
     expect(s.heldLines()).toBe(4);
     journal.appendLines('a', TRACEBACK.slice(4));
     const next = s.build(journal.store.slicesAfter(5, 100), 9);
-    expect(next.records).toEqual([]);
-    expect(s.build([], 9, undefined, true).records.map((r) => r.lines)).toEqual([8]);
+    expect(next.records.length).toBe(0);
+    expect(s.build([], 9, undefined, true).records.entries().map((r) => r.lines)).toEqual([8]);
     expect(s.held().json).toBeUndefined();
   });
 
@@ -138,16 +170,16 @@ describe('the processing stage of a sink', () => {
     expect(s.build(slices, 4).closes).toEqual([]);
     watermark = lastNs + 2_000_000_001n;
     journaled = 5; // a line of the model not read yet: the checkpoint says nothing
-    expect(s.build([], 4).records).toEqual([]);
+    expect(s.build([], 4).records.length).toBe(0);
     journaled = 4;
     const out = s.build([], 4);
-    expect(out.records.map((r) => r.lines)).toEqual([4]);
+    expect(out.records.entries().map((r) => r.lines)).toEqual([4]);
     expect(out.closes).toEqual([['a', watermark.toString()]]);
     // rebuilt from what was recorded: the same records
     const again = stage();
     again.restore(undefined, () => []);
     again.build(journal.store.slicesAfter(0, 100), 4, []);
-    expect(again.build([], 4, out.closes).records).toEqual(out.records);
+    expect(again.build([], 4, out.closes).records.entries()).toEqual(out.records.entries());
   });
 
   it('closes the groups of a model that stopped', () => {
@@ -158,7 +190,7 @@ describe('the processing stage of a sink', () => {
     stopped = true;
     const out = s.build([], 3);
     expect(out.closes).toEqual([['a', null]]);
-    expect(out.records.map((r) => r.lines)).toEqual([3]);
+    expect(out.records.entries().map((r) => r.lines)).toEqual([3]);
   });
 
   it('groups a late traceback of a re-read among its own lines, leaving the open group alone', () => {
@@ -166,7 +198,7 @@ describe('the processing stage of a sink', () => {
     journal.appendLines('a', TRACEBACK, { atMs: 5_000 }); // older than what was read: a late page
     const s = stage();
     const out = s.build(journal.store.slicesAfter(0, 100), 10);
-    expect(out.records.map((r) => [r.log.split('\n')[0], r.lines ?? 1])).toEqual([
+    expect(out.records.entries().map((r) => [r.log.split('\n')[0], r.lines ?? 1])).toEqual([
       ['first', 1],
       [TRACEBACK[0], 8],
     ]);
@@ -177,9 +209,9 @@ describe('the processing stage of a sink', () => {
     journal.appendLines('a', ['token hf_abcdefghijklmnopqrstuvwxyz0123456789', ...TRACEBACK]);
     const s = stage({ raw: true, processor: { redact: compileRedactions([], { secretsPreset: true }), multiline: false } });
     const out = s.build(journal.store.slicesAfter(0, 100), 9);
-    expect(out.records).toHaveLength(9);
-    expect(out.records[0]!.log).toBe('token [REDACTED]');
-    expect(out.records.every((r) => r.level === undefined && r.lines === undefined)).toBe(true);
+    expect(out.records.entries()).toHaveLength(9);
+    expect(out.records.entries()[0]!.log).toBe('token [REDACTED]');
+    expect(out.records.entries().every((r) => r.level === undefined && r.lines === undefined)).toBe(true);
     expect(s.held().json).toBeUndefined();
   });
 
@@ -191,8 +223,46 @@ describe('the processing stage of a sink', () => {
       meter: { counts: (sink, model) => sink === 's' && model === 'a', record: (_m, level, n) => void counted.push(`${level}×${n}`) },
     });
     const out = s.build(journal.store.slicesAfter(0, 100), 3);
-    expect(out.records.map((r) => r.log)).toEqual(['WARNING:root:slow', 'plain']);
+    expect(out.records.entries().map((r) => r.log)).toEqual(['WARNING:root:slow', 'plain']);
     expect(out.dropped).toEqual(new Map([['a', 1]]));
     expect(counted.sort()).toEqual(['info×1', 'undefined×1', 'warn×1']);
+  });
+
+  it('gives what the processor fed the lines as objects gives, for any lines and pages (property)', () => {
+    const line = fc.constantFrom(
+      ...TRACEBACK, 'INFO:     ok', 'DEBUG batch 1', 'WARNING: GPU', 'ERROR [worker-1] reset', 'request body={"a":"\\"x\\""}', 'print ü',
+      '{"event": "e", "level": "warn"}', '{broken}', '', '  indented', 'level=error x', 'a.py:1: UserWarning: w', '-- rule', 'Traceback',
+    );
+    const page = fc.record({ model: fc.constantFrom('a', 'b'), stream: fc.constantFrom('stdout', 'stderr'), lines: fc.array(line, { minLength: 1, maxLength: 12 }) });
+    fc.assert(
+      fc.property(fc.array(page, { minLength: 1, maxLength: 6 }), fc.boolean(), (pages, levelFilter) => {
+        const j = new TestJournal(join(tmp.dir, `p-${Math.random().toString(36).slice(2)}.db`));
+        try {
+          for (const p of pages) j.appendLines(p.model, p.lines, { stream: p.stream });
+          const processor = levelFilter ? { filter: compileFilter({ minLevel: 'info' }) } : {};
+          const slices = j.store.slicesAfter(0, 1000);
+          const out = stage({ processor }).build(slices, 1000, undefined, true);
+          const eager = new Map<string, ModelProcessor>();
+          const expected: SinkEntry[] = [];
+          for (const { page: pg, from, to } of slices) {
+            let p = eager.get(pg.modelId);
+            if (p === undefined) eager.set(pg.modelId, (p = new ModelProcessor({ ...processor, modelId: pg.modelId })));
+            expected.push(...p.push(pg.decode().slice(from, to)).records);
+          }
+          for (const p of eager.values()) expected.push(...p.flush().records);
+          // Per model: the order of two models' groups closed at the end is not the processor's.
+          const batch = recordBatch('id', 1, 1000, out.records);
+          const lines = Buffer.concat(batch.ndjson!.map((c) => c.bytes)).toString().split('\n').slice(0, -1);
+          for (const model of ['a', 'b']) {
+            const mine = expected.filter((r) => r.modelId === model);
+            expect(lines.filter((l) => l.startsWith(`{"model_id":"${model}"`))).toEqual(mine.map((r) => entryToNdjson(r).slice(0, -1)));
+            expect(batch.entries.filter((r) => r.modelId === model)).toEqual(mine);
+          }
+        } finally {
+          j.close();
+        }
+      }),
+      { numRuns: 60 },
+    );
   });
 });

@@ -1,0 +1,217 @@
+//! The records of a batch, in order, most of them without an object: a line that is a record
+//! alone, as the journal holds it with at most a level added, is kept as (page, line, level).
+//! The file and stdout sinks read the batch's NDJSON only, which copies such a line from its
+//! page with the level spliced in; the record objects are made only if a sink reads
+//! `entries`, and then equal those the processor makes for the line.
+import type { JournalPage } from '../../journal/pages.js';
+import type { SinkEntry } from '../../records/entry.js';
+import type { ProcessedRecord, RecordSink } from '../../processing/pipeline.js';
+import { LEVEL_INDEX, LEVELS, type Level } from '../../processing/types.js';
+
+/** Makes the record of line `entry` of `page`, kept compact (what the processor's `recordOf` gives). */
+export type Materialise = (page: JournalPage, entry: SinkEntry) => SinkEntry;
+
+/** Records in order: compact lines of pages, and objects. */
+export class RecordList implements RecordSink {
+  // Per record, in columns that hold no pointers (a batch holds up to 20,000 records): its
+  // page (index in #known; -1 none), its line there, its level (index in LEVELS; LEVELS.length
+  // none), and its object (index in #objectList; -1 none).
+  #n = 0;
+  #pageOf = new Int32Array(256);
+  #at = new Int32Array(256);
+  #levels = new Uint8Array(256);
+  #objectOf = new Int32Array(256);
+  readonly #objectList: SinkEntry[] = [];
+  readonly #materialise: Materialise | undefined;
+  readonly #journaled: boolean;
+  /** The pages read so far ({@link readFrom}). */
+  readonly #known: JournalPage[] = [];
+  /** The page {@link line} takes its lines from (index in #known; -1: none). */
+  #page = -1;
+  /** The first record of the current call over a page ({@link readFrom}), which {@link record} puts in time order. */
+  #orderFrom = Number.POSITIVE_INFINITY;
+  #lines = 0;
+  #entries: SinkEntry[] | undefined;
+
+  /**
+   * `materialise` makes the objects of compact lines; a list without it holds objects only.
+   * `journaled`: the records' text is their lines' as the journal holds it (no redaction), so
+   * that a record of one line with nothing added but a level is written from its page.
+   */
+  constructor(materialise?: Materialise, journaled = false) {
+    this.#materialise = materialise;
+    this.#journaled = journaled;
+  }
+
+  /** A list of these records. */
+  static of(records: readonly SinkEntry[]): RecordList {
+    const list = new RecordList();
+    for (const r of records) list.record(r);
+    return list;
+  }
+
+  /** Records in the list. */
+  get length(): number {
+    return this.#n;
+  }
+
+  /** Lines the records hold. */
+  get lines(): number {
+    return this.#lines;
+  }
+
+  /**
+   * Starts a call of the processor over `page`'s lines (in time order): {@link line} takes
+   * them from the page, and the records it adds are put in time order among themselves (equal
+   * times by seq), as the processor orders what one call gives.
+   */
+  readFrom(page: JournalPage): void {
+    if (this.#known[this.#known.length - 1] !== page) this.#known.push(page);
+    this.#page = this.#known.length - 1;
+    this.#orderFrom = this.#n;
+  }
+
+  /** Ends the current call: records added next are not ordered among its records. */
+  endCall(): void {
+    this.#page = -1;
+    this.#orderFrom = Number.POSITIVE_INFINITY;
+  }
+
+  line(index: number, level: number): void {
+    if (this.#materialise === undefined || this.#page < 0) throw new Error('bug: a compact line outside a call over a page');
+    this.#push(this.#page, index, level, -1);
+    this.#lines++;
+    // Lines come in time order, and a group closes after its first line: only an object just before can come later.
+    const before = this.#n - 2;
+    if (before >= this.#orderFrom && this.#objectOf[before]! >= 0) {
+      const page = this.#known[this.#page]!;
+      this.#place(page.timesNs[index]!, page.firstSeq + index);
+    }
+  }
+
+  record(record: ProcessedRecord | SinkEntry): void {
+    const object = this.#objectList.push(record) - 1;
+    // A record that is its journal line with at most a level (a logging line no traceback
+    // followed) is written as a compact line is; its object is kept for `entries`.
+    const page = this.#journaled ? this.#pageHolding(record) : -1;
+    if (page < 0) this.#push(-1, 0, LEVELS.length, object);
+    else this.#push(page, record.seq - this.#known[page]!.firstSeq, record.level === undefined ? LEVELS.length : LEVEL_INDEX[record.level], object);
+    this.#lines += record.lines ?? 1;
+    if (this.#n - 1 > this.#orderFrom) this.#place(record.timeNs, record.seq);
+  }
+
+  /** The page of this list holding `record`'s line (index in #known), when the record is that line with at most a level; else -1. */
+  #pageHolding(record: SinkEntry): number {
+    if (record.lines !== undefined || record.message !== undefined || record.attributes !== undefined || record.traceId !== undefined || record.spanId !== undefined) return -1;
+    const pages = this.#known;
+    for (let i = pages.length - 1; i >= 0; i--) {
+      const page = pages[i]!;
+      if (record.seq >= page.firstSeq && record.seq <= page.lastSeq && page.modelId === record.modelId) return i;
+    }
+    return -1;
+  }
+
+  /** The page of record `k` when it is written from its page, else undefined. */
+  page(k: number): JournalPage | undefined {
+    const i = this.#pageOf[k]!;
+    return i < 0 ? undefined : this.#known[i];
+  }
+
+  /** Record `k` when it is written as an object (undefined for a line written from its page). */
+  object(k: number): SinkEntry | undefined {
+    return this.#pageOf[k]! < 0 ? this.#objectList[this.#objectOf[k]!] : undefined;
+  }
+
+  /** The line index in its page of record `k` written from its page. */
+  index(k: number): number {
+    return this.#at[k]!;
+  }
+
+  /** The level of record `k` written from its page. */
+  level(k: number): Level | undefined {
+    return LEVELS[this.#levels[k]!];
+  }
+
+  /** The level of record `k` written from its page, as its index in LEVELS (LEVELS.length: none). */
+  levelIndex(k: number): number {
+    return this.#levels[k]!;
+  }
+
+  modelId(k: number): string {
+    return this.page(k)?.modelId ?? this.#objectList[this.#objectOf[k]!]!.modelId;
+  }
+
+  /** The seq of record `k`'s first line. */
+  seq(k: number): number {
+    const page = this.page(k);
+    return page === undefined ? this.#objectList[this.#objectOf[k]!]!.seq : page.firstSeq + this.#at[k]!;
+  }
+
+  timeNs(k: number): bigint {
+    const page = this.page(k);
+    return page === undefined ? this.#objectList[this.#objectOf[k]!]!.timeNs : page.timesNs[this.#at[k]!]!;
+  }
+
+  fetchedAtMs(k: number): number {
+    return this.page(k)?.fetchedMs ?? this.#objectList[this.#objectOf[k]!]!.fetchedAtMs;
+  }
+
+  /** The records as objects (made on the first call). */
+  entries(): SinkEntry[] {
+    if (this.#entries !== undefined) return this.#entries;
+    const decoded = new Map<JournalPage, SinkEntry[]>();
+    const out: SinkEntry[] = new Array(this.#n);
+    for (let k = 0; k < out.length; k++) {
+      const object = this.#objectOf[k]!;
+      if (object >= 0) {
+        out[k] = this.#objectList[object]!;
+        continue;
+      }
+      const page = this.page(k)!;
+      let lines = decoded.get(page);
+      if (lines === undefined) decoded.set(page, (lines = page.decode()));
+      out[k] = this.#materialise!(page, lines[this.#at[k]!]!);
+    }
+    this.#entries = out;
+    return out;
+  }
+
+  #push(page: number, at: number, level: number, object: number): void {
+    if (this.#n === this.#at.length) this.#grow();
+    const k = this.#n++;
+    this.#pageOf[k] = page;
+    this.#at[k] = at;
+    this.#levels[k] = level;
+    this.#objectOf[k] = object;
+    this.#entries = undefined;
+  }
+
+  #grow(): void {
+    const grown = <T extends Int32Array | Uint8Array>(a: T): T => {
+      const b = new (a.constructor as new (n: number) => T)(a.length * 2);
+      b.set(a);
+      return b;
+    };
+    this.#pageOf = grown(this.#pageOf);
+    this.#at = grown(this.#at);
+    this.#levels = grown(this.#levels);
+    this.#objectOf = grown(this.#objectOf);
+  }
+
+  /** Moves the last record back past the records of the current call that come after it in time (a stable insertion). */
+  #place(timeNs: bigint, seq: number): void {
+    const last = this.#n - 1;
+    let k = last;
+    while (k > this.#orderFrom) {
+      const t = this.timeNs(k - 1);
+      if (t < timeNs || (t === timeNs && this.seq(k - 1) <= seq)) break;
+      k--;
+    }
+    if (k === last) return;
+    for (const column of [this.#pageOf, this.#at, this.#levels, this.#objectOf]) {
+      const moved = column[last]!;
+      column.copyWithin(k + 1, k, last);
+      column[k] = moved;
+    }
+  }
+}

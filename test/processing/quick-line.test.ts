@@ -1,0 +1,51 @@
+// The decision on a line's first bytes is the one the stages take on its text, or none.
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { quickLevel } from '../../src/processing/quick-line.js';
+import { detectLevelOnly } from '../../src/processing/levels.js';
+import { mayBeJsonObject } from '../../src/processing/json-line.js';
+import { defaultHeadsBlock, pythonOpens } from '../../src/processing/multiline-python.js';
+import { LEVEL_INDEX, LEVELS } from '../../src/processing/types.js';
+
+/** The line's text as the journal holds it: JSON-escaped UTF-8, without the quotes. */
+function journalForm(log: string): Buffer {
+  return Buffer.from(JSON.stringify(log).slice(1, -1));
+}
+
+const starts = fc.constantFrom(
+  'INFO', 'INFO:', 'INFO ', 'INFO\t', 'INFO\u00a0', 'DEBUG', 'WARNING:root:', 'WARN ', 'WARNINGS ', 'TRACE ', 'NOTICE:', 'SUCCESS ', 'PANIC: ',
+  'ERROR:', 'ERR ', 'CRITICAL ', 'FATAL ', 'EXCEPTION ', 'Traceback (most recent call last):', '+ Exception', 'I1125 16:30:01 x', 'W1125 ',
+  '(VllmWorker rank=0 pid=1) INFO x', '[rank0]: INFO', '[ERROR] x', '2026-11-25 16:30:01,123 - app - ERROR - x', 'level=warn ', 'x.py:1: FutureWarning: ',
+  '/opt/a.py:61: UserWarning: ', 'a.py:1: FutureWarning: x', 'x.py: ', '.py:', 'ab:c', 'request body={"a":1}', 'print output', 'level=warn ',
+  'LEVEL=error ', 'lvl=info', 'ts=1 level=info ', 'time="x" lvl=error ', 't=2 level=debug', 'tsx=1 level=warn', 'levels=warn', 'a\tb', 'aü', '.', '-- ', '=== ', '* ', '> ', '# ', '@', '{"level": "info"}', ' {', '{', '}', '"quoted"', '\\path', 'ü', '😀', '',
+);
+
+describe('quickLevel', () => {
+  it('is -1, or the level of a line that is no JSON object and opens no python block', () => {
+    fc.assert(
+      fc.property(starts, fc.string({ unit: 'binary', maxLength: 6 }), starts, (a, b, c) => {
+        for (const log of [a + b, a + c, a, a + b + c, b + a]) {
+          const bytes = journalForm(log);
+          const padded = Buffer.concat([Buffer.from('xx'), bytes, Buffer.from('"}')]);
+          for (const [buf, from] of [[bytes, 0], [padded, 2]] as const) {
+            const quick = quickLevel(buf, from, from + bytes.length);
+            if (quick < 0) continue;
+            const level = detectLevelOnly(log);
+            expect(quick, JSON.stringify(log)).toBe(level === undefined ? LEVELS.length : LEVEL_INDEX[level]);
+            expect(mayBeJsonObject(log), JSON.stringify(log)).toBe(false);
+            expect(pythonOpens(log, defaultHeadsBlock), JSON.stringify(log)).toBeUndefined();
+          }
+        }
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('decides the usual lines', () => {
+    for (const [log, level] of [['INFO [worker-1] POST /predict 200', 'info'], ['DEBUG batch 1', 'debug'], ['WARNING: GPU memory at 88%', 'warn'], ['INFO:     127.0.0.1 - "GET /"', 'info']] as const) {
+      expect(quickLevel(journalForm(log), 0, journalForm(log).length)).toBe(LEVEL_INDEX[level]);
+    }
+    expect(quickLevel(journalForm('-- no level'), 0, 11)).toBe(LEVELS.length);
+    expect(quickLevel(journalForm('request body=x took=3ms'), 0, 24)).toBe(LEVELS.length);
+  });
+});
