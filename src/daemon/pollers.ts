@@ -12,7 +12,8 @@ import { ModelPoller } from '../poller/model-poller.js';
 import { FairSchedule } from '../poller/fair-schedule.js';
 import { TickTimer, pollGridMs } from '../poller/tick-timer.js';
 import { PollCadence, budgetShortfall } from '../poller/cadence.js';
-import { logStartAtChanges, startAtChanges } from '../poller/start-at.js';
+import { logStartAtChanges, showStartAt, startAtChanges } from '../poller/start-at.js';
+import { resolveStart } from '../time/start-at.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import type { Clock } from '../time/clock.js';
 import type { ModelWindowEvents } from './status.js';
@@ -76,6 +77,9 @@ export class RunningPollers {
     // A changed start_at is said once (it moves no stored start), then recorded.
     const models = config.models.map((m) => ({ id: m.id, startAt: modelStartAt(config, m), checkpoint: store.getCheckpoint(m.id) }));
     logStartAtChanges(logger.child({ component: 'poller' }), startAtChanges(models, (id, setting) => store.recordStartAt(id, setting)));
+    // The models new to the state file get their checkpoints in one transaction, not one synced commit each.
+    const nowMs = this.d.clock.now();
+    store.ensureCheckpoints(models.filter((m) => !m.checkpoint && !this.pollers.has(m.id)).map((m) => ({ modelId: m.id, startMs: resolveStart(m.startAt, nowMs), startAt: showStartAt(m.startAt) })));
     const started: string[] = [];
     const toStart: ModelPoller[] = [];
     for (const m of config.models) {
@@ -173,8 +177,7 @@ export class RunningPollers {
       this.pollers.delete(id);
       this.fair.forget(id);
       this.cadence.forget(id);
-      this.d.metrics.settle.remove({ model: id });
-      this.d.metrics.firstRereadAge.remove({ model: id });
+      this.d.metrics.removeModel(id);
       removed.push(id);
     }
     return removed;

@@ -20,6 +20,13 @@ export interface Checkpoint {
   updatedMs: number;
 }
 
+/** A checkpoint to create: the model's start, and the `start_at` setting (as written) it answers to. */
+export interface NewCheckpoint {
+  modelId: string;
+  startMs: number;
+  startAt: string | undefined;
+}
+
 /** A window not yet recorded: the first page's transaction records it (saving a commit per window). */
 export interface WindowStart {
   fromMs: number;
@@ -74,6 +81,7 @@ export class Checkpoints extends CheckpointReads {
   private readonly setLastEntry: Database.Statement;
   private readonly endQuiet: Database.Statement;
   private readonly writeQuiet: Tx<[nowMs: number], void>;
+  private readonly insertMany: Tx<[models: readonly NewCheckpoint[], nowMs: number], void>;
 
   constructor(
     private readonly state: StateDb,
@@ -105,6 +113,9 @@ export class Checkpoints extends CheckpointReads {
       `UPDATE checkpoints SET watermark_ms = max(coalesce(watermark_ms, @toMs), coalesce(@toMs, watermark_ms)), plan_state = coalesce(@planState, plan_state),
          fetch_id = max(fetch_id, @fetchId), updated_ms = @now WHERE model_id = @modelId AND win_from IS NULL`,
     );
+    this.insertMany = db.transaction((models: readonly NewCheckpoint[], nowMs: number) => {
+      for (const m of models) this.insert.run(m.modelId, Math.floor(m.startMs), m.startAt ?? null, nowMs);
+    });
     this.writeQuiet = db.transaction((nowMs: number) => {
       for (const modelId of this.quiet) this.endQuiet.run(quietRow(this.cache.get(modelId)!, nowMs));
     });
@@ -129,6 +140,17 @@ export class Checkpoints extends CheckpointReads {
     this.state.assertWritable();
     this.insert.run(modelId, Math.floor(startMs), startAt ?? null, this.now());
     return this.get(modelId)!;
+  }
+
+  /**
+   * Creates the checkpoints of the models new to the file, in one transaction (a first
+   * start with thousands of models would otherwise commit, and sync, once per model).
+   * Models that already have one keep it.
+   */
+  ensureMany(models: readonly NewCheckpoint[]): void {
+    this.state.assertWritable();
+    if (models.length === 0) return;
+    this.insertMany.immediate(models, this.now());
   }
 
   /** Records the `start_at` setting (as written) that the model's stored start now answers to. */

@@ -10,7 +10,7 @@
 //! page-commit.ts); the commands that only read use StateReader (reader.ts).
 import type { SinkEntry } from '../records/entry.js';
 import { AppliedSettings } from './applied-settings.js';
-import { Checkpoints, type Checkpoint, type PageContinuation, type WindowStart } from './checkpoints.js';
+import { Checkpoints, type Checkpoint, type NewCheckpoint, type PageContinuation, type WindowStart } from './checkpoints.js';
 import { Cursors, type HeldGroups, type SinkCursor } from './cursors.js';
 import { DeadLetters, type DeadLetter } from './dead-letters.js';
 import { DedupeCounts } from './dedupe-counts.js';
@@ -21,7 +21,7 @@ import type { PageSlice } from './pages.js';
 import type { PreparedEntry } from './prepared.js';
 import type { StatusStore } from './status-store.js';
 
-export type { Checkpoint, PageContinuation, WindowStart } from './checkpoints.js';
+export type { Checkpoint, NewCheckpoint, PageContinuation, WindowStart } from './checkpoints.js';
 export type { HeldGroups, InflightBatch, SinkCursor } from './cursors.js';
 export type { DeadLetter } from './dead-letters.js';
 export type { WalSync } from './db.js';
@@ -95,6 +95,11 @@ export class StateStore implements StatusStore {
   /** Returns the model's checkpoint, creating it with `startMs` when the model is new. */
   ensureCheckpoint(modelId: string, startMs: number, startAt?: string): Checkpoint {
     return this.checkpoints.ensure(modelId, startMs, startAt);
+  }
+
+  /** Creates the checkpoints of models new to the file in one transaction (see {@link Checkpoints.ensureMany}). */
+  ensureCheckpoints(models: readonly NewCheckpoint[]): void {
+    this.checkpoints.ensureMany(models);
   }
 
   /** Records the `start_at` setting (as written) that the model's stored start now answers to. */

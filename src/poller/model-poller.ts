@@ -10,6 +10,7 @@ import type { Clock } from '../time/clock.js';
 import { preparePage } from './prepare.js';
 import type { Checkpoint, PageCommit, PageToCommit, PreparedPage, StateStore, WindowStart } from '../journal/store.js';
 import type { Metrics } from '../telemetry/metrics.js';
+import type { ModelCounters } from '../telemetry/model-metrics.js';
 import { describeError } from '../errors.js';
 import { planWindows, pruneHorizonMs, type PlannedWindow, type PlannerSettings } from './planner.js';
 import { backoffDelay, jittered, sleep } from '../time/backoff.js';
@@ -93,6 +94,8 @@ export class ModelPoller {
   lastError: { code: string; message: string; atMs: number } | undefined;
   /** Windows cut short or abandoned, token cycles: for status output. */
   readonly windowEvents: WindowEvents;
+  /** This model's per-model metrics (plain numbers, exported at scrape time). */
+  private readonly counters: ModelCounters;
   /** Set while polling is paused by a page over the size limit: ends the pause. */
   private resumeOversized: (() => void) | undefined;
   private pausedOversized = false;
@@ -118,6 +121,7 @@ export class ModelPoller {
       minIntervalMs: s.minIntervalMs ?? s.intervalMs,
     });
     this.periodMs = s.intervalMs;
+    this.counters = d.metrics.initModel(d.modelId);
     this.planning = this.planningSettings();
     // Cuts of a window keep the plan state the planner made it with (the learned first age included).
     const planning = () => this.planning;
@@ -198,7 +202,7 @@ export class ModelPoller {
     const { store, clock, settings, modelId, metrics, logger } = this.d;
     // A write transaction only for a model new to the state file: a restart with thousands of models would otherwise start with as many.
     if (!store.getCheckpoint(modelId)) store.ensureCheckpoint(modelId, resolveStart(settings.startAt, clock.now()), showStartAt(settings.startAt));
-    metrics.modelUp.set({ model: modelId }, 1);
+    this.counters.up = 1;
     while (!this.stopping) {
       let cp = store.getCheckpoint(modelId)!;
       let begin: WindowStart | undefined;
@@ -236,8 +240,8 @@ export class ModelPoller {
       this.failures = 0;
       this.stateRetry.succeeded();
       const done = store.getCheckpoint(modelId)!;
-      metrics.polls.inc({ model: modelId });
-      metrics.lastSuccess.set({ model: modelId }, clock.now() / 1000);
+      this.counters.polls++;
+      this.counters.lastSuccessSeconds = clock.now() / 1000;
       // Pruning only frees space: once a minute is enough, and spares idle models a write per poll.
       if (done.watermarkMs !== undefined && performance.now() - this.prunedAt >= (settings.pruneEveryMs ?? PRUNE_EVERY_MS)) {
         store.pruneKeys(modelId, pruneHorizonMs({ ...done, watermarkMs: done.watermarkMs }, this.planning));
@@ -363,16 +367,17 @@ export class ModelPoller {
         page.release?.();
       }
       begin = undefined;
-      metrics.pages.inc({ model: modelId });
-      if (prepared.length > 0) metrics.entriesFetched.inc({ model: modelId }, prepared.length);
+      const counters = this.counters;
+      counters.pages++;
+      counters.entriesFetched += prepared.length;
       if (commit.appended > 0) {
         appendedInWindow += commit.appended;
-        metrics.entriesNew.inc({ model: modelId }, commit.appended);
+        counters.entriesNew += commit.appended;
         this.d.onAppend();
         this.cycle.appended ||= kind === 'fresh';
         if (commit.newTimesNs) this.delays.observe(commit.newTimesNs, commit.appended, toCommitFetchedMs, (lowerMs) => metrics.ingestDelay.observe({ model: modelId }, lowerMs / 1000));
       }
-      if (commit.duplicates > 0) metrics.duplicates.inc({ model: modelId }, commit.duplicates);
+      counters.duplicates += commit.duplicates;
       if (verdict.kind === 'cycle') this.windowEvents.cycle(window, verdict.length, guard.pagesRead);
       if (verdict.kind === 'limit') {
         if (!abandon) {
@@ -420,7 +425,7 @@ export class ModelPoller {
   private noteRecovered(): void {
     if (this.authFailures > 0 || this.failures > 0 || this.pausedOversized) {
       this.d.logger.info({ model: this.d.modelId }, 'model polling recovered');
-      this.d.metrics.modelUp.set({ model: this.d.modelId }, 1);
+      this.counters.up = 1;
     }
     this.failures = 0;
     this.authFailures = 0;
@@ -444,14 +449,14 @@ export class ModelPoller {
     if (err instanceof ApiAuthError) {
       const delay = Math.min(this.d.settings.authRetryMs * 2 ** Math.min(this.authFailures, 10), Math.max(600_000, this.d.settings.authRetryMs));
       this.authFailures++;
-      metrics.modelUp.set({ model: modelId }, 0);
+      this.counters.up = 0;
       logger.error({ model: modelId, status: err.status, retryInMs: delay }, 'the service refused the API token; polling of this model is paused until it is accepted (check api.token)');
       return delay;
     }
     this.failures++;
     const delay = backoffDelay(this.failures, 1_000, 60_000);
     if (err instanceof ApiClientError) {
-      metrics.modelUp.set({ model: modelId }, 0);
+      this.counters.up = 0;
       logger.error({ model: modelId, status: err.status, err: describeError(err), retryInMs: delay }, 'the service rejected the logs request');
     } else if (this.failures === 1 || this.failures % 10 === 0) {
       logger.warn({ model: modelId, code, err: describeError(err), failures: this.failures, retryInMs: delay }, 'fetching logs failed; will retry');
