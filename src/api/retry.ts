@@ -43,9 +43,19 @@ export async function withRetry<T>(fn: (ctx: AttemptContext) => Promise<T>, opti
   const clock = options.clock ?? systemClock;
   const wait = options.sleep ?? sleepOrAbort;
   const deadlineAt = clock.now() + options.deadlineMs;
-  const deadline = new AbortController();
-  const deadlineTimer = setTimeout(() => deadline.abort(new Error('deadline passed')), Math.max(0, options.deadlineMs));
-  const signal = options.signal ? AbortSignal.any([options.signal, deadline.signal]) : deadline.signal;
+  // One controller aborted by the deadline or by the caller's signal: AbortSignal.any would
+  // make a composite signal (weak references and a finalizer) for every request.
+  const controller = new AbortController();
+  let deadlinePassed = false;
+  const deadlineTimer = setTimeout(() => {
+    deadlinePassed = true;
+    controller.abort(new Error('deadline passed'));
+  }, Math.max(0, options.deadlineMs));
+  const outer = options.signal;
+  const onOuterAbort = (): void => controller.abort(outer!.reason);
+  if (outer?.aborted) controller.abort(outer.reason);
+  else outer?.addEventListener('abort', onOuterAbort, { once: true });
+  const signal = controller.signal;
   let lastError: unknown;
   try {
     for (let attempt = 0; ; attempt++) {
@@ -53,7 +63,7 @@ export async function withRetry<T>(fn: (ctx: AttemptContext) => Promise<T>, opti
         return await fn({ attempt, signal });
       } catch (err) {
         if (options.signal?.aborted) throw options.signal.reason;
-        if (deadline.signal.aborted) throw lastError ?? options.deadlineError(err);
+        if (deadlinePassed) throw lastError ?? options.deadlineError(err);
         if (!options.isRetryable(err)) throw err;
         lastError = err;
       }
@@ -67,10 +77,11 @@ export async function withRetry<T>(fn: (ctx: AttemptContext) => Promise<T>, opti
         await wait(delayMs, signal);
       } catch (err) {
         if (options.signal?.aborted) throw options.signal.reason;
-        throw deadline.signal.aborted ? lastError : err;
+        throw deadlinePassed ? lastError : err;
       }
     }
   } finally {
     clearTimeout(deadlineTimer);
+    outer?.removeEventListener('abort', onOuterAbort);
   }
 }

@@ -86,7 +86,8 @@ export class Checkpoints extends CheckpointReads {
   constructor(
     private readonly state: StateDb,
     private readonly now: () => number,
-    private readonly quietFlushMs: number,
+    /** Fixed delay of the quiet windows' writes; undefined: {@link Checkpoints.quietDelayMs}. */
+    private readonly quietFlushMs: number | undefined,
   ) {
     super(state.db);
     const db = state.db;
@@ -235,7 +236,8 @@ export class Checkpoints extends CheckpointReads {
   /**
    * A window that is one empty page (an idle model's usual poll) changes only the
    * checkpoint. Such updates are kept in memory and written together, one transaction for
-   * all models, within `quietFlushMs`, or earlier with the model's next write. A crash in
+   * all models, within `quietFlushMs` (by default 1–10 s, see {@link Checkpoints.quietDelayMs}),
+   * or earlier with the model's next write. A crash in
    * between makes the daemon read those windows again, which returns nothing new.
    */
   deferQuiet(modelId: string, begin: WindowStart, fetchId: number): void {
@@ -251,7 +253,17 @@ export class Checkpoints extends CheckpointReads {
       updatedMs: this.now(),
     });
     this.quiet.add(modelId);
-    this.quietTimer ??= setTimeout(() => this.flushQuietSoon(), this.quietFlushMs).unref();
+    this.quietTimer ??= setTimeout(() => this.flushQuietSoon(), this.quietDelayMs()).unref();
+  }
+
+  /**
+   * How long quiet windows wait: 1 ms per model, between 1 s and 10 s. Each write touches
+   * most of the checkpoint table's pages once thousands of models are due every second, so
+   * with 10,000 models it is written every 10 s, not every second; a crash then has at most
+   * that many seconds of empty windows read again.
+   */
+  private quietDelayMs(): number {
+    return this.quietFlushMs ?? Math.min(10_000, Math.max(1_000, this.cache.size));
   }
 
   private flushQuietSoon(): void {
@@ -260,7 +272,7 @@ export class Checkpoints extends CheckpointReads {
       this.flushQuiet();
     } catch {
       // Kept in memory and tried again; the model's next write or close() also writes it.
-      if (!this.state.closed && this.quiet.size > 0) this.quietTimer = setTimeout(() => this.flushQuietSoon(), this.quietFlushMs).unref();
+      if (!this.state.closed && this.quiet.size > 0) this.quietTimer = setTimeout(() => this.flushQuietSoon(), this.quietDelayMs()).unref();
     }
   }
 

@@ -33,7 +33,7 @@ export type { StatusStore } from './status-store.js';
 /** Options of {@link StateStore.open}. */
 export interface StoreOptions {
   now?: () => number;
-  /** How long windows that returned nothing may wait before they are written together (ms; default 1000). */
+  /** How long windows that returned nothing may wait before they are written together (ms; default 1 ms per model, between 1 s and 10 s). */
   quietFlushMs?: number;
   /** How the WAL is synced (default: `fdatasync` of `node:fs`; tests hold a sync back or fail it). */
   walSync?: WalSync;
@@ -58,7 +58,7 @@ export class StateStore implements StatusStore {
   ) {
     const now = options.now ?? Date.now;
     this.entries = new JournalEntries(state);
-    this.checkpoints = new Checkpoints(state, now, options.quietFlushMs ?? 1_000);
+    this.checkpoints = new Checkpoints(state, now, options.quietFlushMs);
     this.dedupe = new DedupeCounts(state);
     this.cursors = new Cursors(state, now);
     this.deadLetters = new DeadLetters(state, this.cursors, now);
