@@ -3,13 +3,13 @@
 //! others), the cadence that sets each model's poll period within that budget, and one
 //! timer grid for their sleeps. Started from the config, added or removed at a reload,
 //! stopped first at shutdown.
-import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import type { ApiClient } from '../api/types.js';
 import type { PageCommit, PageToCommit, StateStore } from '../journal/store.js';
 import { ModelPoller } from '../poller/model-poller.js';
 import { FairSchedule } from '../poller/fair-schedule.js';
+import { RequestQueue } from '../poller/request-queue.js';
 import { TickTimer, pollGridMs } from '../poller/tick-timer.js';
 import { PollCadence, budgetShortfall } from '../poller/cadence.js';
 import { logStartAtChanges, showStartAt, startAtChanges } from '../poller/start-at.js';
@@ -46,7 +46,7 @@ export interface RunningPollersDeps {
 /** The pollers of a running daemon, by model id. */
 export class RunningPollers {
   private readonly pollers = new Map<string, ModelPoller>();
-  private readonly queue: PQueue;
+  private readonly queue: RequestQueue;
   private readonly fair: FairSchedule;
   private readonly timer: TickTimer;
   private readonly cadence: PollCadence;
@@ -56,9 +56,9 @@ export class RunningPollers {
   constructor(private readonly d: RunningPollersDeps) {
     const { poll } = d;
     const rate = poll.rate_limit;
-    this.queue = new PQueue({
+    this.queue = new RequestQueue({
       concurrency: poll.concurrency,
-      ...(rate ? { intervalCap: rate.count, interval: rate.perMs } : {}),
+      ...(rate ? { intervalCap: rate.count, intervalMs: rate.perMs } : {}),
     });
     this.minIntervalMs = minIntervalMs({ poll } as Config);
     this.cadence = new PollCadence({

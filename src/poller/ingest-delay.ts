@@ -146,12 +146,13 @@ export class DelayEstimator {
       const factor = SCRATCH_FACTOR;
       // The ranges as flat arrays: iterating the map 40 times would allocate an entry each time.
       let n = 0;
-      for (const [k, v] of this.pairs) {
+      const total = this.total;
+      this.pairs.forEach((v, k) => {
         SCRATCH_LO[n] = Math.floor(k / 64);
         SCRATCH_HI[n] = k % 64;
-        SCRATCH_SHARE[n] = v / this.total;
+        SCRATCH_SHARE[n] = v / total;
         n++;
-      }
+      });
       cum[0] = 0;
       for (let it = 0; it < ITERATIONS; it++) {
         for (let j = 0; j < BUCKETS; j++) cum[j + 1] = cum[j]! + p[j]!;
