@@ -52,9 +52,7 @@ export async function withRetry<T>(fn: (ctx: AttemptContext) => Promise<T>, opti
     controller.abort(new Error('deadline passed'));
   }, Math.max(0, options.deadlineMs));
   const outer = options.signal;
-  const onOuterAbort = (): void => controller.abort(outer!.reason);
-  if (outer?.aborted) controller.abort(outer.reason);
-  else outer?.addEventListener('abort', onOuterAbort, { once: true });
+  const following = outer ? follow(outer, controller) : undefined;
   const signal = controller.signal;
   let lastError: unknown;
   try {
@@ -82,6 +80,33 @@ export async function withRetry<T>(fn: (ctx: AttemptContext) => Promise<T>, opti
     }
   } finally {
     clearTimeout(deadlineTimer);
-    outer?.removeEventListener('abort', onOuterAbort);
+    following?.delete(controller);
   }
+}
+
+/** Per caller's signal, the controllers of its calls in progress: one listener for all of them. */
+const followers = new WeakMap<AbortSignal, Set<AbortController>>();
+
+/**
+ * Aborts `controller` when `outer` aborts. A caller's signal lives long (a model's poller
+ * passes the same one to every request): one listener on it for all its calls costs far
+ * less than adding and removing one per call. Returns the set to delete `controller` from.
+ */
+function follow(outer: AbortSignal, controller: AbortController): Set<AbortController> | undefined {
+  if (outer.aborted) {
+    controller.abort(outer.reason);
+    return undefined;
+  }
+  let set = followers.get(outer);
+  if (!set) {
+    const calls = new Set<AbortController>();
+    outer.addEventListener('abort', () => {
+      for (const c of calls) c.abort(outer.reason);
+      calls.clear();
+    }, { once: true });
+    followers.set(outer, calls);
+    set = calls;
+  }
+  set.add(controller);
+  return set;
 }
