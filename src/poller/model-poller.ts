@@ -12,7 +12,7 @@ import type { Checkpoint, PageCommit, PageToCommit, PreparedPage, StateStore, Wi
 import type { Metrics } from '../telemetry/metrics.js';
 import type { ModelCounters } from '../telemetry/model-metrics.js';
 import { describeError } from '../errors.js';
-import { planWindows, pruneHorizonMs, type PlannedWindow, type PlannerSettings } from './planner.js';
+import { firstWindowKind, planWindows, pruneHorizonMs, type PlannedWindow, type PlannerSettings } from './planner.js';
 import { backoffDelay, jittered, sleep } from '../time/backoff.js';
 import { abandonOnAbort } from './abandon.js';
 import { MIN_CAPPED_SPAN_MS, WindowGuard, shortenedWindow, type WindowLimits } from './window-guard.js';
@@ -256,7 +256,7 @@ export class ModelPoller {
       }
       // Caught up: wait for the next poll, unless a re-read is due. Behind: fetch the next window at once.
       const caughtUp = done.watermarkMs !== undefined && done.watermarkMs >= clock.now() - this.planning.settleMs - settings.intervalMs;
-      if (caughtUp && planWindows(done, clock.now(), this.planning)[0]?.kind !== 'reread') await this.pauseBetweenPolls();
+      if (caughtUp && firstWindowKind(done, clock.now(), this.planning) !== 'reread') await this.pauseBetweenPolls();
     }
   }
 
