@@ -82,6 +82,12 @@ export class RunningPollers {
     store.ensureCheckpoints(models.filter((m) => !m.checkpoint && !this.pollers.has(m.id)).map((m) => ({ modelId: m.id, startMs: resolveStart(m.startAt, nowMs), startAt: showStartAt(m.startAt) })));
     const started: string[] = [];
     const toStart: ModelPoller[] = [];
+    // Shared by every poller: with thousands of models, a closure each adds up.
+    const waitForRoom = (signal: AbortSignal) => this.d.waitForRoom(signal);
+    const onAppend = () => this.d.onAppend();
+    const onWindowDone = () => this.d.onWindowDone();
+    const sleep = (ms: number, signal: AbortSignal) => (this.d.sleep ? this.d.sleep(ms, signal) : this.timer.sleep(ms, signal));
+    const commit = (page: PageToCommit) => this.d.commit(page);
     for (const m of config.models) {
       if (this.pollers.has(m.id)) continue;
       this.d.metrics.initModel(m.id);
@@ -93,14 +99,14 @@ export class RunningPollers {
         client: this.d.client,
         schedule: (fn, kind) => this.fair.add(m.id, fn, kind),
         nextPoll: (cycle) => this.cadence.next(m.id, cycle, this.d.clock.now()),
-        waitForRoom: (signal) => this.d.waitForRoom(signal),
-        onAppend: () => this.d.onAppend(),
-        onWindowDone: () => this.d.onWindowDone(),
+        waitForRoom,
+        onAppend,
+        onWindowDone,
         clock: this.d.clock,
         logger: logger.child({ component: 'poller', model: m.id }),
         metrics: this.d.metrics,
-        sleep: (ms, signal) => (this.d.sleep ? this.d.sleep(ms, signal) : this.timer.sleep(ms, signal)),
-        commit: (page) => this.d.commit(page),
+        sleep,
+        commit,
       });
       this.pollers.set(m.id, poller);
       started.push(m.id);
