@@ -48,6 +48,7 @@ export async function run({ quick }) {
     if (!d.alive()) throw new Error(`daemon exited; stderr: ${d.stderr().slice(-2000)}`);
     const s0 = await sim.stats();
     const cpu0 = cpuSeconds(d.pid);
+    const threads0 = threadCpu(d.pid);
     const t0 = performance.now();
     let peakRss = 0;
     const end = t0 + measureMs;
@@ -58,6 +59,8 @@ export async function run({ quick }) {
     const seconds = (performance.now() - t0) / 1000;
     const cpuPercent = ((cpuSeconds(d.pid) - cpu0) / seconds) * 100;
     const threads = threadCpu(d.pid);
+    // Share of one core per kind of thread over the measured span (threads that exited in it are not counted).
+    const byThread = Object.fromEntries(['main', 'v8', 'pool', 'other'].map((k) => [k, round(((threads[k] - threads0[k]) / seconds) * 100, 1)]));
     const rss = memory(d.pid).rss;
     const s1 = await sim.stats();
     const delta = (id) => (s1.logsAnswersByModel[id] ?? 0) - (s0.logsAnswersByModel[id] ?? 0);
@@ -67,7 +70,7 @@ export async function run({ quick }) {
     const activePerMin = active.map(delta).reduce((a, b) => a + b, 0) / active.length / (seconds / 60);
     const neverPolled = quietPolls.filter((n) => n === 0).length;
     const requestsPerSec = (s1.logsRequests - s0.logsRequests) / seconds;
-    say('scale', `${MODELS} models: CPU ${round(cpuPercent, 1)} % of a core, RSS ${round(rss / 2 ** 20, 1)} MB, ${round(requestsPerSec, 0)} requests/s; quiet ${round(quietPerMin, 2)}/min, active ${round(activePerMin, 1)}/min`);
+    say('scale', `${MODELS} models: CPU ${round(cpuPercent, 1)} % of a core (${Object.entries(byThread).map(([k, v]) => `${k} ${v}`).join(', ')}), RSS ${round(rss / 2 ** 20, 1)} MB, ${round(requestsPerSec, 0)} requests/s; quiet ${round(quietPerMin, 2)}/min, active ${round(activePerMin, 1)}/min`);
 
     // mls status through the admin server.
     const statusRuns = [];
@@ -99,6 +102,7 @@ export async function run({ quick }) {
       measured_s: round(seconds, 1),
       cpu_percent: round(cpuPercent, 1),
       cpu_main_thread_s: round(threads.main, 1),
+      cpu_percent_by_thread: byThread,
       rss_mb: round(rss / 2 ** 20, 1),
       peak_rss_mb: round(peakRss / 2 ** 20, 1),
       requests_per_sec: round(requestsPerSec, 1),

@@ -291,6 +291,16 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     return { status, body: res.body, bytes: res.body.length, latencyMs: performance.now() - started };
   }
 
+  // The parts of the retry options that are the same for every call.
+  const retryOptions = {
+    ...retry,
+    clock,
+    ...(options.random ? { random: options.random } : {}),
+    isRetryable: (err: unknown) => err instanceof ApiError && err.retryable,
+    retryAfterMs: (err: unknown) => (err instanceof ApiUnavailableError ? err.retryAfterMs : undefined),
+    deadlineError: (abortError: unknown) => new ApiUnavailableError(`no answer from the service within the deadline of ${retry.deadlineMs} ms`, { cause: abortError }),
+  };
+
   /** `pooled`: a successful answer's body is a buffer of `bodies`, which `parse` takes over (given back here if it throws). */
   async function call<T>(operation: Operation, modelId: string, path: string, payload: string, parse: (a: Answer) => T, signal: AbortSignal | undefined, pooled = false): Promise<T> {
     return withRetry(
@@ -316,14 +326,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         }
       },
       {
-        ...retry,
-        clock,
-        ...(options.random ? { random: options.random } : {}),
+        ...retryOptions,
         ...(signal ? { signal } : {}),
-        isRetryable: (err) => err instanceof ApiError && err.retryable,
-        retryAfterMs: (err) => (err instanceof ApiUnavailableError ? err.retryAfterMs : undefined),
-        deadlineError: (abortError) =>
-          new ApiUnavailableError(`no answer from the service within the deadline of ${retry.deadlineMs} ms`, { cause: abortError }),
         onRetry: ({ attempt: n, delayMs, error }) => {
           const code = errorCode(error);
           observer?.onRetry?.({ operation, modelId, attempt: n, delayMs, errorCode: code });

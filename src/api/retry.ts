@@ -43,9 +43,17 @@ export async function withRetry<T>(fn: (ctx: AttemptContext) => Promise<T>, opti
   const clock = options.clock ?? systemClock;
   const wait = options.sleep ?? sleepOrAbort;
   const deadlineAt = clock.now() + options.deadlineMs;
-  const deadline = new AbortController();
-  const deadlineTimer = setTimeout(() => deadline.abort(new Error('deadline passed')), Math.max(0, options.deadlineMs));
-  const signal = options.signal ? AbortSignal.any([options.signal, deadline.signal]) : deadline.signal;
+  // One controller aborted by the deadline or by the caller's signal: AbortSignal.any would
+  // make a composite signal (weak references and a finalizer) for every request.
+  const controller = new AbortController();
+  let deadlinePassed = false;
+  const deadlineTimer = setTimeout(() => {
+    deadlinePassed = true;
+    controller.abort(new Error('deadline passed'));
+  }, Math.max(0, options.deadlineMs));
+  const outer = options.signal;
+  const following = outer ? follow(outer, controller) : undefined;
+  const signal = controller.signal;
   let lastError: unknown;
   try {
     for (let attempt = 0; ; attempt++) {
@@ -53,7 +61,7 @@ export async function withRetry<T>(fn: (ctx: AttemptContext) => Promise<T>, opti
         return await fn({ attempt, signal });
       } catch (err) {
         if (options.signal?.aborted) throw options.signal.reason;
-        if (deadline.signal.aborted) throw lastError ?? options.deadlineError(err);
+        if (deadlinePassed) throw lastError ?? options.deadlineError(err);
         if (!options.isRetryable(err)) throw err;
         lastError = err;
       }
@@ -67,10 +75,38 @@ export async function withRetry<T>(fn: (ctx: AttemptContext) => Promise<T>, opti
         await wait(delayMs, signal);
       } catch (err) {
         if (options.signal?.aborted) throw options.signal.reason;
-        throw deadline.signal.aborted ? lastError : err;
+        throw deadlinePassed ? lastError : err;
       }
     }
   } finally {
     clearTimeout(deadlineTimer);
+    following?.delete(controller);
   }
+}
+
+/** Per caller's signal, the controllers of its calls in progress: one listener for all of them. */
+const followers = new WeakMap<AbortSignal, Set<AbortController>>();
+
+/**
+ * Aborts `controller` when `outer` aborts. A caller's signal lives long (a model's poller
+ * passes the same one to every request): one listener on it for all its calls costs far
+ * less than adding and removing one per call. Returns the set to delete `controller` from.
+ */
+function follow(outer: AbortSignal, controller: AbortController): Set<AbortController> | undefined {
+  if (outer.aborted) {
+    controller.abort(outer.reason);
+    return undefined;
+  }
+  let set = followers.get(outer);
+  if (!set) {
+    const calls = new Set<AbortController>();
+    outer.addEventListener('abort', () => {
+      for (const c of calls) c.abort(outer.reason);
+      calls.clear();
+    }, { once: true });
+    followers.set(outer, calls);
+    set = calls;
+  }
+  set.add(controller);
+  return set;
 }

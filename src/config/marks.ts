@@ -18,7 +18,50 @@ const marks = z.registry<FieldMark>();
 /** Marks `schema` (returned as it is). Copies made later (`.describe()`) keep the mark. */
 export function mark<T extends z.ZodType>(schema: T, how: FieldMark): T {
   marks.add(schema, how);
+  holdsMarks = new WeakMap();
   return schema;
+}
+
+/** Per schema: whether any field inside it is marked (a config's 10,000 models need not be walked when none is). */
+let holdsMarks = new WeakMap<z.ZodType, boolean>();
+
+function mayHoldMarks(s: z.ZodType): boolean {
+  const known = holdsMarks.get(s);
+  if (known !== undefined) return known;
+  holdsMarks.set(s, true); // while it is worked out: a schema that refers to itself is walked
+  const def = defOf(s);
+  let found: boolean;
+  if (marks.get(s) !== undefined) found = true;
+  else {
+    switch (def.type) {
+      case 'optional':
+      case 'nullable':
+      case 'default':
+      case 'prefault':
+      case 'readonly':
+        found = mayHoldMarks(def.innerType!);
+        break;
+      case 'pipe':
+        found = mayHoldMarks(def.in!) || mayHoldMarks(def.out!);
+        break;
+      case 'object':
+        found = Object.values(def.shape!).some(mayHoldMarks);
+        break;
+      case 'array':
+        found = mayHoldMarks(def.element!);
+        break;
+      case 'record':
+        found = mayHoldMarks(def.valueType!);
+        break;
+      case 'union':
+        found = def.options!.some(mayHoldMarks);
+        break;
+      default:
+        found = false;
+    }
+  }
+  holdsMarks.set(s, found);
+  return found;
 }
 
 /** A marked field met in a value: where it is, its mark, and its value. */
@@ -63,7 +106,7 @@ function optionAccepts(option: z.ZodType, discriminator: string, tag: unknown): 
 export function markedFields(schema: z.ZodType, value: unknown): MarkedField[] {
   const out: MarkedField[] = [];
   const walk = (s: z.ZodType, v: unknown, path: (string | number)[], set: (x: unknown) => void): void => {
-    if (v === undefined) return;
+    if (v === undefined || !mayHoldMarks(s)) return;
     const m = marks.get(s);
     if (m !== undefined) {
       out.push({ path, mark: m, value: v, set });

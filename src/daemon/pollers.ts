@@ -3,16 +3,17 @@
 //! others), the cadence that sets each model's poll period within that budget, and one
 //! timer grid for their sleeps. Started from the config, added or removed at a reload,
 //! stopped first at shutdown.
-import PQueue from 'p-queue';
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import type { ApiClient } from '../api/types.js';
 import type { PageCommit, PageToCommit, StateStore } from '../journal/store.js';
 import { ModelPoller } from '../poller/model-poller.js';
 import { FairSchedule } from '../poller/fair-schedule.js';
+import { RequestQueue } from '../poller/request-queue.js';
 import { TickTimer, pollGridMs } from '../poller/tick-timer.js';
 import { PollCadence, budgetShortfall } from '../poller/cadence.js';
-import { logStartAtChanges, startAtChanges } from '../poller/start-at.js';
+import { logStartAtChanges, showStartAt, startAtChanges } from '../poller/start-at.js';
+import { resolveStart } from '../time/start-at.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import type { Clock } from '../time/clock.js';
 import type { ModelWindowEvents } from './status.js';
@@ -45,7 +46,7 @@ export interface RunningPollersDeps {
 /** The pollers of a running daemon, by model id. */
 export class RunningPollers {
   private readonly pollers = new Map<string, ModelPoller>();
-  private readonly queue: PQueue;
+  private readonly queue: RequestQueue;
   private readonly fair: FairSchedule;
   private readonly timer: TickTimer;
   private readonly cadence: PollCadence;
@@ -55,9 +56,9 @@ export class RunningPollers {
   constructor(private readonly d: RunningPollersDeps) {
     const { poll } = d;
     const rate = poll.rate_limit;
-    this.queue = new PQueue({
+    this.queue = new RequestQueue({
       concurrency: poll.concurrency,
-      ...(rate ? { intervalCap: rate.count, interval: rate.perMs } : {}),
+      ...(rate ? { intervalCap: rate.count, intervalMs: rate.perMs } : {}),
     });
     this.minIntervalMs = minIntervalMs({ poll } as Config);
     this.cadence = new PollCadence({
@@ -76,8 +77,17 @@ export class RunningPollers {
     // A changed start_at is said once (it moves no stored start), then recorded.
     const models = config.models.map((m) => ({ id: m.id, startAt: modelStartAt(config, m), checkpoint: store.getCheckpoint(m.id) }));
     logStartAtChanges(logger.child({ component: 'poller' }), startAtChanges(models, (id, setting) => store.recordStartAt(id, setting)));
+    // The models new to the state file get their checkpoints in one transaction, not one synced commit each.
+    const nowMs = this.d.clock.now();
+    store.ensureCheckpoints(models.filter((m) => !m.checkpoint && !this.pollers.has(m.id)).map((m) => ({ modelId: m.id, startMs: resolveStart(m.startAt, nowMs), startAt: showStartAt(m.startAt) })));
     const started: string[] = [];
     const toStart: ModelPoller[] = [];
+    // Shared by every poller: with thousands of models, a closure each adds up.
+    const waitForRoom = (signal: AbortSignal) => this.d.waitForRoom(signal);
+    const onAppend = () => this.d.onAppend();
+    const onWindowDone = () => this.d.onWindowDone();
+    const sleep = (ms: number, signal: AbortSignal) => (this.d.sleep ? this.d.sleep(ms, signal) : this.timer.sleep(ms, signal));
+    const commit = (page: PageToCommit) => this.d.commit(page);
     for (const m of config.models) {
       if (this.pollers.has(m.id)) continue;
       this.d.metrics.initModel(m.id);
@@ -89,14 +99,14 @@ export class RunningPollers {
         client: this.d.client,
         schedule: (fn, kind) => this.fair.add(m.id, fn, kind),
         nextPoll: (cycle) => this.cadence.next(m.id, cycle, this.d.clock.now()),
-        waitForRoom: (signal) => this.d.waitForRoom(signal),
-        onAppend: () => this.d.onAppend(),
-        onWindowDone: () => this.d.onWindowDone(),
+        waitForRoom,
+        onAppend,
+        onWindowDone,
         clock: this.d.clock,
         logger: logger.child({ component: 'poller', model: m.id }),
         metrics: this.d.metrics,
-        sleep: (ms, signal) => (this.d.sleep ? this.d.sleep(ms, signal) : this.timer.sleep(ms, signal)),
-        commit: (page) => this.d.commit(page),
+        sleep,
+        commit,
       });
       this.pollers.set(m.id, poller);
       started.push(m.id);
@@ -173,8 +183,7 @@ export class RunningPollers {
       this.pollers.delete(id);
       this.fair.forget(id);
       this.cadence.forget(id);
-      this.d.metrics.settle.remove({ model: id });
-      this.d.metrics.firstRereadAge.remove({ model: id });
+      this.d.metrics.removeModel(id);
       removed.push(id);
     }
     return removed;

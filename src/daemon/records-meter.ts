@@ -33,10 +33,8 @@ export class RecordsMeter implements RecordMeter {
     if (config.processing === false || config.processing === 'off') return this.#owners;
     for (const model of config.models) {
       const sink = config.sinks.find((s) => !s.raw && (s.models === undefined || s.models.includes(model.id)));
-      if (sink !== undefined) {
-        this.#owners.set(model.id, sink.name);
-        this.metrics.modelRecords.inc({ model: model.id, level: 'error' }, 0);
-      }
+      // No series at 0 per model: with thousands of models they would cost memory for nothing.
+      if (sink !== undefined) this.#owners.set(model.id, sink.name);
     }
     return this.#owners;
   }

@@ -50,7 +50,8 @@ export function buildStatus(store: StatusStore, nowMs: number, ctx: StatusContex
   const size = store.journalSize();
   const lastSeq = store.lastSeq();
   const dlq = store.deadLetterCounts();
-  const checkpoints = store.listCheckpoints().filter((c) => !ctx.models || ctx.models.includes(c.modelId));
+  const configured = ctx.models ? new Set(ctx.models) : undefined;
+  const checkpoints = store.listCheckpoints().filter((c) => !configured || configured.has(c.modelId));
   return {
     installationId: store.installationId,
     models: checkpoints.map((c) => {

@@ -27,7 +27,7 @@ export function clientOptions(config: Config, metrics: Metrics, logger: Logger, 
     logger,
     observer: {
       onAttempt: (a) => {
-        metrics.apiRequests.inc({ model: a.modelId, operation: a.operation, status_class: statusClass(a.status) });
+        metrics.apiRequests.inc({ operation: a.operation, status_class: statusClass(a.status) });
         metrics.apiLatency.observe({ operation: a.operation }, a.latencyMs / 1000);
       },
       onRetry: (r) => metrics.apiRetries.inc({ model: r.modelId }),

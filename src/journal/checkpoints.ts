@@ -20,6 +20,13 @@ export interface Checkpoint {
   updatedMs: number;
 }
 
+/** A checkpoint to create: the model's start, and the `start_at` setting (as written) it answers to. */
+export interface NewCheckpoint {
+  modelId: string;
+  startMs: number;
+  startAt: string | undefined;
+}
+
 /** A window not yet recorded: the first page's transaction records it (saving a commit per window). */
 export interface WindowStart {
   fromMs: number;
@@ -74,11 +81,13 @@ export class Checkpoints extends CheckpointReads {
   private readonly setLastEntry: Database.Statement;
   private readonly endQuiet: Database.Statement;
   private readonly writeQuiet: Tx<[nowMs: number], void>;
+  private readonly insertMany: Tx<[models: readonly NewCheckpoint[], nowMs: number], void>;
 
   constructor(
     private readonly state: StateDb,
     private readonly now: () => number,
-    private readonly quietFlushMs: number,
+    /** Fixed delay of the quiet windows' writes; undefined: {@link Checkpoints.quietDelayMs}. */
+    private readonly quietFlushMs: number | undefined,
   ) {
     super(state.db);
     const db = state.db;
@@ -105,6 +114,9 @@ export class Checkpoints extends CheckpointReads {
       `UPDATE checkpoints SET watermark_ms = max(coalesce(watermark_ms, @toMs), coalesce(@toMs, watermark_ms)), plan_state = coalesce(@planState, plan_state),
          fetch_id = max(fetch_id, @fetchId), updated_ms = @now WHERE model_id = @modelId AND win_from IS NULL`,
     );
+    this.insertMany = db.transaction((models: readonly NewCheckpoint[], nowMs: number) => {
+      for (const m of models) this.insert.run(m.modelId, Math.floor(m.startMs), m.startAt ?? null, nowMs);
+    });
     this.writeQuiet = db.transaction((nowMs: number) => {
       for (const modelId of this.quiet) this.endQuiet.run(quietRow(this.cache.get(modelId)!, nowMs));
     });
@@ -129,6 +141,17 @@ export class Checkpoints extends CheckpointReads {
     this.state.assertWritable();
     this.insert.run(modelId, Math.floor(startMs), startAt ?? null, this.now());
     return this.get(modelId)!;
+  }
+
+  /**
+   * Creates the checkpoints of the models new to the file, in one transaction (a first
+   * start with thousands of models would otherwise commit, and sync, once per model).
+   * Models that already have one keep it.
+   */
+  ensureMany(models: readonly NewCheckpoint[]): void {
+    this.state.assertWritable();
+    if (models.length === 0) return;
+    this.insertMany.immediate(models, this.now());
   }
 
   /** Records the `start_at` setting (as written) that the model's stored start now answers to. */
@@ -213,7 +236,8 @@ export class Checkpoints extends CheckpointReads {
   /**
    * A window that is one empty page (an idle model's usual poll) changes only the
    * checkpoint. Such updates are kept in memory and written together, one transaction for
-   * all models, within `quietFlushMs`, or earlier with the model's next write. A crash in
+   * all models, within `quietFlushMs` (by default 1–10 s, see {@link Checkpoints.quietDelayMs}),
+   * or earlier with the model's next write. A crash in
    * between makes the daemon read those windows again, which returns nothing new.
    */
   deferQuiet(modelId: string, begin: WindowStart, fetchId: number): void {
@@ -229,7 +253,17 @@ export class Checkpoints extends CheckpointReads {
       updatedMs: this.now(),
     });
     this.quiet.add(modelId);
-    this.quietTimer ??= setTimeout(() => this.flushQuietSoon(), this.quietFlushMs).unref();
+    this.quietTimer ??= setTimeout(() => this.flushQuietSoon(), this.quietDelayMs()).unref();
+  }
+
+  /**
+   * How long quiet windows wait: 1 ms per model, between 1 s and 10 s. Each write touches
+   * most of the checkpoint table's pages once thousands of models are due every second, so
+   * with 10,000 models it is written every 10 s, not every second; a crash then has at most
+   * that many seconds of empty windows read again.
+   */
+  private quietDelayMs(): number {
+    return this.quietFlushMs ?? Math.min(10_000, Math.max(1_000, this.cache.size));
   }
 
   private flushQuietSoon(): void {
@@ -238,7 +272,7 @@ export class Checkpoints extends CheckpointReads {
       this.flushQuiet();
     } catch {
       // Kept in memory and tried again; the model's next write or close() also writes it.
-      if (!this.state.closed && this.quiet.size > 0) this.quietTimer = setTimeout(() => this.flushQuietSoon(), this.quietFlushMs).unref();
+      if (!this.state.closed && this.quiet.size > 0) this.quietTimer = setTimeout(() => this.flushQuietSoon(), this.quietDelayMs()).unref();
     }
   }
 

@@ -10,7 +10,7 @@
 //! page-commit.ts); the commands that only read use StateReader (reader.ts).
 import type { SinkEntry } from '../records/entry.js';
 import { AppliedSettings } from './applied-settings.js';
-import { Checkpoints, type Checkpoint, type PageContinuation, type WindowStart } from './checkpoints.js';
+import { Checkpoints, type Checkpoint, type NewCheckpoint, type PageContinuation, type WindowStart } from './checkpoints.js';
 import { Cursors, type HeldGroups, type SinkCursor } from './cursors.js';
 import { DeadLetters, type DeadLetter } from './dead-letters.js';
 import { DedupeCounts } from './dedupe-counts.js';
@@ -21,7 +21,7 @@ import type { PageSlice } from './pages.js';
 import type { PreparedEntry } from './prepared.js';
 import type { StatusStore } from './status-store.js';
 
-export type { Checkpoint, PageContinuation, WindowStart } from './checkpoints.js';
+export type { Checkpoint, NewCheckpoint, PageContinuation, WindowStart } from './checkpoints.js';
 export type { HeldGroups, InflightBatch, SinkCursor } from './cursors.js';
 export type { DeadLetter } from './dead-letters.js';
 export type { WalSync } from './db.js';
@@ -33,7 +33,7 @@ export type { StatusStore } from './status-store.js';
 /** Options of {@link StateStore.open}. */
 export interface StoreOptions {
   now?: () => number;
-  /** How long windows that returned nothing may wait before they are written together (ms; default 1000). */
+  /** How long windows that returned nothing may wait before they are written together (ms; default 1 ms per model, between 1 s and 10 s). */
   quietFlushMs?: number;
   /** How the WAL is synced (default: `fdatasync` of `node:fs`; tests hold a sync back or fail it). */
   walSync?: WalSync;
@@ -58,7 +58,7 @@ export class StateStore implements StatusStore {
   ) {
     const now = options.now ?? Date.now;
     this.entries = new JournalEntries(state);
-    this.checkpoints = new Checkpoints(state, now, options.quietFlushMs ?? 1_000);
+    this.checkpoints = new Checkpoints(state, now, options.quietFlushMs);
     this.dedupe = new DedupeCounts(state);
     this.cursors = new Cursors(state, now);
     this.deadLetters = new DeadLetters(state, this.cursors, now);
@@ -95,6 +95,11 @@ export class StateStore implements StatusStore {
   /** Returns the model's checkpoint, creating it with `startMs` when the model is new. */
   ensureCheckpoint(modelId: string, startMs: number, startAt?: string): Checkpoint {
     return this.checkpoints.ensure(modelId, startMs, startAt);
+  }
+
+  /** Creates the checkpoints of models new to the file in one transaction (see {@link Checkpoints.ensureMany}). */
+  ensureCheckpoints(models: readonly NewCheckpoint[]): void {
+    this.checkpoints.ensureMany(models);
   }
 
   /** Records the `start_at` setting (as written) that the model's stored start now answers to. */

@@ -1,11 +1,11 @@
 //! Shares the request budget (`poll.concurrency`, `poll.rate_limit`) among models. All
-//! requests wait in one p-queue, in three classes: first, the request of a model that sent
+//! requests wait in one priority queue (request-queue.ts), in three classes: first, the request of a model that sent
 //! none within the last poll interval (every model gets one request per interval before any
 //! model gets a further one); then fresh reads of models polled more often (active models,
 //! for freshness); then re-reads. Within a class, a request's priority falls with the number
 //! of requests its model sent within the interval, so a service paging without end, or a
 //! long catch-up, cannot hold the others back.
-import type PQueue from 'p-queue';
+import type { PriorityQueueLike } from './request-queue.js';
 
 /** What a request reads: the newest span of a model (`fresh`), or an older span again (`reread`). */
 export type RequestKind = 'fresh' | 'reread';
@@ -71,7 +71,7 @@ export class FairSchedule {
    * @param onLatency told how long each request ran (from its start, not its wait in the queue)
    */
   constructor(
-    private readonly queue: PQueue,
+    private readonly queue: PriorityQueueLike,
     private readonly intervalMs: number,
     private readonly now: () => number = () => performance.now(),
     private readonly onLatency?: (ms: number) => void,
@@ -83,7 +83,7 @@ export class FairSchedule {
   add<T>(modelId: string, fn: () => Promise<T>, kind: RequestKind = 'fresh'): Promise<T> {
     const before = this.note(modelId);
     const priority = before === 0 ? FLOOR : (kind === 'fresh' ? FRESH : REREAD) - before;
-    return this.queue.add(() => this.timed(fn), { priority }) as Promise<T>;
+    return this.queue.add(() => this.timed(fn), { priority });
   }
 
   /** Forgets a model (removed by a reload). */

@@ -67,8 +67,9 @@ export class DelayEstimator {
   private readonly pairs = new Map<number, number>();
   private total = 0;
   private readonly memory: number;
-  /** Estimated mass per bucket, recomputed lazily. */
+  /** Estimated mass per bucket, recomputed lazily (into {@link DelayEstimator.massBuf}). */
   private mass: Float64Array | undefined;
+  private massBuf: Float64Array | undefined;
 
   constructor(options: DelayEstimatorOptions = {}) {
     this.memory = options.memory ?? 5_000;
@@ -135,22 +136,35 @@ export class DelayEstimator {
   /** The self-consistency (EM) iteration over the observed bucket ranges. */
   private estimate(): Float64Array {
     if (this.mass) return this.mass;
-    const p = new Float64Array(BUCKETS);
+    // Recomputed after each page of an active model: one array per estimator, scratch shared.
+    const p = (this.massBuf ??= new Float64Array(BUCKETS));
     let w = 1;
     for (let j = 0; j < BUCKETS; j++, w *= START_RATIO) p[j] = w;
     normalise(p);
     if (this.total > 0) {
-      const ranges = [...this.pairs].map(([k, v]) => [Math.floor(k / 64), k % 64, v / this.total] as const);
-      const cum = new Float64Array(BUCKETS + 1);
-      const factor = new Float64Array(BUCKETS + 1);
+      const cum = SCRATCH_CUM;
+      const factor = SCRATCH_FACTOR;
+      // The ranges as flat arrays: iterating the map 40 times would allocate an entry each time.
+      let n = 0;
+      const total = this.total;
+      this.pairs.forEach((v, k) => {
+        SCRATCH_LO[n] = Math.floor(k / 64);
+        SCRATCH_HI[n] = k % 64;
+        SCRATCH_SHARE[n] = v / total;
+        n++;
+      });
+      cum[0] = 0;
       for (let it = 0; it < ITERATIONS; it++) {
         for (let j = 0; j < BUCKETS; j++) cum[j + 1] = cum[j]! + p[j]!;
         factor.fill(0);
-        for (const [lo, hi, share] of ranges) {
+        for (let r = 0; r < n; r++) {
+          const lo = SCRATCH_LO[r]!;
+          const hi = SCRATCH_HI[r]!;
           const s = cum[hi + 1]! - cum[lo]!;
           if (s <= 0) continue;
-          factor[lo] = factor[lo]! + share / s;
-          factor[hi + 1] = factor[hi + 1]! - share / s;
+          const share = SCRATCH_SHARE[r]! / s;
+          factor[lo] = factor[lo]! + share;
+          factor[hi + 1] = factor[hi + 1]! - share;
         }
         let f = 0;
         for (let j = 0; j < BUCKETS; j++) {
@@ -164,6 +178,13 @@ export class DelayEstimator {
     return p;
   }
 }
+
+const SCRATCH_CUM = new Float64Array(BUCKETS + 1);
+const SCRATCH_FACTOR = new Float64Array(BUCKETS + 1);
+/** Every (first bucket, last bucket) pair there can be. */
+const SCRATCH_LO = new Uint8Array(64 * 64);
+const SCRATCH_HI = new Uint8Array(64 * 64);
+const SCRATCH_SHARE = new Float64Array(64 * 64);
 
 function normalise(p: Float64Array): void {
   let s = 0;

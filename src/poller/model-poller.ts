@@ -10,8 +10,9 @@ import type { Clock } from '../time/clock.js';
 import { preparePage } from './prepare.js';
 import type { Checkpoint, PageCommit, PageToCommit, PreparedPage, StateStore, WindowStart } from '../journal/store.js';
 import type { Metrics } from '../telemetry/metrics.js';
+import type { ModelCounters } from '../telemetry/model-metrics.js';
 import { describeError } from '../errors.js';
-import { planWindows, pruneHorizonMs, type PlannedWindow, type PlannerSettings } from './planner.js';
+import { firstWindowKind, planWindows, pruneHorizonMs, type PlannedWindow, type PlannerSettings } from './planner.js';
 import { backoffDelay, jittered, sleep } from '../time/backoff.js';
 import { abandonOnAbort } from './abandon.js';
 import { MIN_CAPPED_SPAN_MS, WindowGuard, shortenedWindow, type WindowLimits } from './window-guard.js';
@@ -73,7 +74,11 @@ export interface ModelPollerDeps {
    * all models that arrive together in one transaction. Resolves once the page is durable.
    */
   commit?(page: PageToCommit): Promise<PageCommit>;
-  /** Sleeps between polls (default: a plain timer); the daemon shares one grid among all models. */
+  /**
+   * Sleeps between polls (default: a plain timer); the daemon shares one grid among all
+   * models. Ends early when `signal` aborts; a sleep that ends must stop listening to it
+   * (the same signal serves many sleeps).
+   */
   sleep?(ms: number, signal: AbortSignal): Promise<void>;
 }
 
@@ -93,11 +98,15 @@ export class ModelPoller {
   lastError: { code: string; message: string; atMs: number } | undefined;
   /** Windows cut short or abandoned, token cycles: for status output. */
   readonly windowEvents: WindowEvents;
+  /** This model's per-model metrics (plain numbers, exported at scrape time). */
+  private readonly counters: ModelCounters;
   /** Set while polling is paused by a page over the size limit: ends the pause. */
   private resumeOversized: (() => void) | undefined;
   private pausedOversized = false;
   /** Ends the current wait between polls early (see wake()). */
   private wakeController: AbortController | undefined;
+  /** The controller of the pauses, until one is woken (see pauseBetweenPolls). */
+  private pauseController: AbortController | undefined;
   private wakeWithinMs = 0;
   /** How late this model's entries become visible, and the settle they call for. */
   readonly delays: IngestDelays;
@@ -105,7 +114,8 @@ export class ModelPoller {
   private periodMs: number;
   /** The settings the planner gets: the configured ones with the learned settle, first age and period. */
   private planning: PlannerSettings;
-  private cycle = { appended: false, requests: 0 };
+  /** This poll cycle so far; reset (not replaced) at each pause. */
+  private readonly cycle = { appended: false, requests: 0 };
 
   constructor(private readonly d: ModelPollerDeps) {
     const s = d.settings;
@@ -118,6 +128,7 @@ export class ModelPoller {
       minIntervalMs: s.minIntervalMs ?? s.intervalMs,
     });
     this.periodMs = s.intervalMs;
+    this.counters = d.metrics.initModel(d.modelId);
     this.planning = this.planningSettings();
     // Cuts of a window keep the plan state the planner made it with (the learned first age included).
     const planning = () => this.planning;
@@ -198,7 +209,7 @@ export class ModelPoller {
     const { store, clock, settings, modelId, metrics, logger } = this.d;
     // A write transaction only for a model new to the state file: a restart with thousands of models would otherwise start with as many.
     if (!store.getCheckpoint(modelId)) store.ensureCheckpoint(modelId, resolveStart(settings.startAt, clock.now()), showStartAt(settings.startAt));
-    metrics.modelUp.set({ model: modelId }, 1);
+    this.counters.up = 1;
     while (!this.stopping) {
       let cp = store.getCheckpoint(modelId)!;
       let begin: WindowStart | undefined;
@@ -236,8 +247,8 @@ export class ModelPoller {
       this.failures = 0;
       this.stateRetry.succeeded();
       const done = store.getCheckpoint(modelId)!;
-      metrics.polls.inc({ model: modelId });
-      metrics.lastSuccess.set({ model: modelId }, clock.now() / 1000);
+      this.counters.polls++;
+      this.counters.lastSuccessSeconds = clock.now() / 1000;
       // Pruning only frees space: once a minute is enough, and spares idle models a write per poll.
       if (done.watermarkMs !== undefined && performance.now() - this.prunedAt >= (settings.pruneEveryMs ?? PRUNE_EVERY_MS)) {
         store.pruneKeys(modelId, pruneHorizonMs({ ...done, watermarkMs: done.watermarkMs }, this.planning));
@@ -252,20 +263,23 @@ export class ModelPoller {
       }
       // Caught up: wait for the next poll, unless a re-read is due. Behind: fetch the next window at once.
       const caughtUp = done.watermarkMs !== undefined && done.watermarkMs >= clock.now() - this.planning.settleMs - settings.intervalMs;
-      if (caughtUp && planWindows(done, clock.now(), this.planning)[0]?.kind !== 'reread') await this.pauseBetweenPolls();
+      if (caughtUp && firstWindowKind(done, clock.now(), this.planning) !== 'reread') await this.pauseBetweenPolls();
     }
   }
 
   /** Ends a poll cycle: waits the period the cadence gives (jittered), or until woken. */
   private async pauseBetweenPolls(): Promise<void> {
     const period = this.d.nextPoll?.(this.cycle) ?? this.d.settings.intervalMs;
-    this.cycle = { appended: false, requests: 0 };
+    this.cycle.appended = false;
+    this.cycle.requests = 0;
     if (period !== this.periodMs) {
       this.periodMs = period;
       this.planning = this.planningSettings();
     }
     // One signal for both: stop() aborts it too (a composite signal per pause costs more, for every model).
-    const wake = new AbortController();
+    // Kept from pause to pause until it is aborted: 10,000 models pause a thousand times a second.
+    let wake = this.pauseController;
+    if (!wake || wake.signal.aborted) this.pauseController = wake = new AbortController();
     this.wakeController = wake;
     const startedAt = this.d.clock.now();
     try {
@@ -363,16 +377,17 @@ export class ModelPoller {
         page.release?.();
       }
       begin = undefined;
-      metrics.pages.inc({ model: modelId });
-      if (prepared.length > 0) metrics.entriesFetched.inc({ model: modelId }, prepared.length);
+      const counters = this.counters;
+      counters.pages++;
+      counters.entriesFetched += prepared.length;
       if (commit.appended > 0) {
         appendedInWindow += commit.appended;
-        metrics.entriesNew.inc({ model: modelId }, commit.appended);
+        counters.entriesNew += commit.appended;
         this.d.onAppend();
         this.cycle.appended ||= kind === 'fresh';
         if (commit.newTimesNs) this.delays.observe(commit.newTimesNs, commit.appended, toCommitFetchedMs, (lowerMs) => metrics.ingestDelay.observe({ model: modelId }, lowerMs / 1000));
       }
-      if (commit.duplicates > 0) metrics.duplicates.inc({ model: modelId }, commit.duplicates);
+      counters.duplicates += commit.duplicates;
       if (verdict.kind === 'cycle') this.windowEvents.cycle(window, verdict.length, guard.pagesRead);
       if (verdict.kind === 'limit') {
         if (!abandon) {
@@ -420,7 +435,7 @@ export class ModelPoller {
   private noteRecovered(): void {
     if (this.authFailures > 0 || this.failures > 0 || this.pausedOversized) {
       this.d.logger.info({ model: this.d.modelId }, 'model polling recovered');
-      this.d.metrics.modelUp.set({ model: this.d.modelId }, 1);
+      this.counters.up = 1;
     }
     this.failures = 0;
     this.authFailures = 0;
@@ -444,14 +459,14 @@ export class ModelPoller {
     if (err instanceof ApiAuthError) {
       const delay = Math.min(this.d.settings.authRetryMs * 2 ** Math.min(this.authFailures, 10), Math.max(600_000, this.d.settings.authRetryMs));
       this.authFailures++;
-      metrics.modelUp.set({ model: modelId }, 0);
+      this.counters.up = 0;
       logger.error({ model: modelId, status: err.status, retryInMs: delay }, 'the service refused the API token; polling of this model is paused until it is accepted (check api.token)');
       return delay;
     }
     this.failures++;
     const delay = backoffDelay(this.failures, 1_000, 60_000);
     if (err instanceof ApiClientError) {
-      metrics.modelUp.set({ model: modelId }, 0);
+      this.counters.up = 0;
       logger.error({ model: modelId, status: err.status, err: describeError(err), retryInMs: delay }, 'the service rejected the logs request');
     } else if (this.failures === 1 || this.failures % 10 === 0) {
       logger.warn({ model: modelId, code, err: describeError(err), failures: this.failures, retryInMs: delay }, 'fetching logs failed; will retry');

@@ -73,6 +73,28 @@ export function planWindows(cp: PlannerCheckpoint, nowMs: number, s: PlannerSett
   return s.reread?.mode === 'sparse' ? planSparse(cp, nowMs, s, s.reread) : planSliding(cp, nowMs, s);
 }
 
+/**
+ * The kind of the first window {@link planWindows} would plan now, or undefined for none:
+ * the same answer without making the windows and their planner states (a poller asks after
+ * every poll whether a re-read is due before it waits).
+ */
+export function firstWindowKind(cp: PlannerCheckpoint, nowMs: number, s: PlannerSettings): PlannedWindow['kind'] | undefined {
+  const reread = s.reread;
+  if (reread?.mode !== 'sparse') return planSliding(cp, nowMs, s)[0]?.kind;
+  const end = Math.floor(nowMs - s.settleMs);
+  const every = Math.max(1, s.pollEveryMs ?? s.intervalMs ?? 1);
+  const w = cp.watermarkMs;
+  if (w === undefined ? end > cp.startMs : end - w >= every / 2) return 'fresh';
+  const slotList = slots(s, reread);
+  const frontiers = readState(cp, slotList);
+  const reached = w ?? cp.startMs;
+  for (const slot of slotList) {
+    const target = Math.min(Math.floor(nowMs - slot.ageMs), reached);
+    if (target - frontiers.get(slot)! >= slot.chunkMs) return 'reread';
+  }
+  return undefined;
+}
+
 function planSliding(cp: PlannerCheckpoint, nowMs: number, s: PlannerSettings): PlannedWindow[] {
   const end = Math.floor(nowMs - s.settleMs);
   const reached = cp.watermarkMs ?? cp.startMs;

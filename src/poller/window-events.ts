@@ -108,7 +108,7 @@ export class WindowEvents {
   /** A window of the shortest span reached a cap: its last page read was committed as its last page. */
   abandon(window: Span, reason: 'max_pages' | 'max_duration', pages: number): void {
     const { modelId, metrics, logger, clock } = this.d;
-    metrics.windowsAbandoned.inc({ model: modelId, reason });
+    metrics.windowsAbandoned.inc({ reason });
     this.abandoned.push({ fromMs: window.fromMs, toMs: window.toMs, reason, pages, atMs: clock.now() });
     if (this.abandoned.length > WindowEvents.KEEP) this.abandoned.shift();
     logger.error(
@@ -125,7 +125,7 @@ export class WindowEvents {
     const { modelId, metrics, logger, store } = this.d;
     const window = store.getCheckpoint(modelId)?.window;
     metrics.pollErrors.inc({ model: modelId, code: err.code });
-    metrics.modelUp.set({ model: modelId }, 0);
+    metrics.initModel(modelId).up = 0;
     const message =
       `an entry is larger than api.max_response_bytes (${err.limitBytes} bytes): the response for a 1 ms window was ${err.size}; ` +
       'polling of this model is paused until api.max_response_bytes is raised (then reload with SIGHUP)';

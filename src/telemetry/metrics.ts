@@ -1,6 +1,7 @@
 //! The daemon's own metrics (Prometheus, prefixed `mls_`). Labels are low-cardinality:
 //! model id, sink name, status class, outcome.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { ModelCounters, ModelCountersMetric } from './model-metrics.js';
 
 /** Each configured model's lag in seconds, read when the metrics are scraped. */
 export type LagSource = () => Iterable<readonly [model: string, seconds: number]>;
@@ -9,18 +10,22 @@ export type LagSource = () => Iterable<readonly [model: string, seconds: number]
 export class Metrics {
   readonly registry = new Registry();
 
-  // per model
-  readonly polls = new Counter({ name: 'mls_polls_total', help: 'Windows fetched to the end, per model.', labelNames: ['model'], registers: [this.registry] });
-  readonly pages = new Counter({ name: 'mls_pages_total', help: 'Pages of logs received, per model.', labelNames: ['model'], registers: [this.registry] });
-  readonly entriesFetched = new Counter({ name: 'mls_entries_fetched_total', help: 'Log entries received from the service, per model (before dedupe).', labelNames: ['model'], registers: [this.registry] });
-  readonly entriesNew = new Counter({ name: 'mls_entries_new_total', help: 'Entries appended to the journal after dedupe, per model.', labelNames: ['model'], registers: [this.registry] });
-  readonly duplicates = new Counter({ name: 'mls_duplicates_dropped_total', help: 'Entries recognised as already delivered (window re-reads), per model.', labelNames: ['model'], registers: [this.registry] });
+  // per model: the series every poll touches are plain numbers per model (model-metrics.ts)
+  private readonly models = new Map<string, ModelCounters>();
+  readonly polls = this.perModel('mls_polls_total', 'Windows fetched to the end, per model.', 'counter', 'polls');
+  readonly pages = this.perModel('mls_pages_total', 'Pages of logs received, per model.', 'counter', 'pages');
+  readonly entriesFetched = this.perModel('mls_entries_fetched_total', 'Log entries received from the service, per model (before dedupe).', 'counter', 'entriesFetched');
+  readonly entriesNew = this.perModel('mls_entries_new_total', 'Entries appended to the journal after dedupe, per model.', 'counter', 'entriesNew');
+  readonly duplicates = this.perModel('mls_duplicates_dropped_total', 'Entries recognised as already delivered (window re-reads), per model.', 'counter', 'duplicates');
+  readonly lastSuccess = this.perModel('mls_model_last_success_timestamp_seconds', 'When a window of this model was last fetched to the end.', 'gauge', 'lastSuccessSeconds');
+  readonly modelUp = this.perModel('mls_model_up', '1 while the model polls normally, 0 while it is paused by an error (e.g. the token was refused).', 'gauge', 'up');
   readonly badTimes = new Counter({ name: 'mls_entries_bad_time_total', help: 'Entries whose time could not be parsed (delivered anyway), per model.', labelNames: ['model'], registers: [this.registry] });
   readonly tokenRestarts = new Counter({ name: 'mls_window_restarts_total', help: 'Window fetches restarted from the beginning because the service rejected next_token, per model.', labelNames: ['model'], registers: [this.registry] });
   readonly tokenLoops = new Counter({ name: 'mls_token_repeats_total', help: 'Pages whose next_token repeated the token just sent (treated as the end), per model.', labelNames: ['model'], registers: [this.registry] });
   readonly tokenCycles = new Counter({ name: 'mls_token_cycles_total', help: 'Window fetches ended because a page\'s next_token had already been followed in the window (a token cycle of any length), per model.', labelNames: ['model'], registers: [this.registry] });
   readonly windowSplits = new Counter({ name: 'mls_window_splits_total', help: 'Window fetches cut to a shorter window and started again, per model and reason (max_pages, max_duration, too_large).', labelNames: ['model', 'reason'], registers: [this.registry] });
-  readonly windowsAbandoned = new Counter({ name: 'mls_windows_abandoned_total', help: 'Windows of the shortest span (1 s) that still reached a window limit and were completed as read, per model and reason (max_pages, max_duration).', labelNames: ['model', 'reason'], registers: [this.registry] });
+  /** Not per model (the log line and `mls status` name the model): exported at 0 from the start, so `increase()` sees the first. */
+  readonly windowsAbandoned = new Counter({ name: 'mls_windows_abandoned_total', help: 'Windows of the shortest span (1 s) that still reached a window limit and were completed as read, per reason (max_pages, max_duration).', labelNames: ['reason'], registers: [this.registry] });
   readonly pollErrors = new Counter({ name: 'mls_poll_errors_total', help: 'Failed page fetches after the client gave up retrying, per model and error code.', labelNames: ['model', 'code'], registers: [this.registry] });
   /** Computed at each scrape from {@link Metrics.setLagSource}: it keeps growing while a model is stuck, paused or blocked. */
   readonly lag = new Gauge({
@@ -31,8 +36,6 @@ export class Metrics {
     collect: () => this.collectLag(),
   });
   private lagSource: LagSource | undefined;
-  readonly lastSuccess = new Gauge({ name: 'mls_model_last_success_timestamp_seconds', help: 'When a window of this model was last fetched to the end.', labelNames: ['model'], registers: [this.registry] });
-  readonly modelUp = new Gauge({ name: 'mls_model_up', help: '1 while the model polls normally, 0 while it is paused by an error (e.g. the token was refused).', labelNames: ['model'], registers: [this.registry] });
   readonly ingestDelay = new Histogram({
     name: 'mls_ingest_delay_seconds',
     help: 'Entries found by a read that an earlier read of their span did not return, per model, by how long after the entry\'s own time that earlier read was: a lower bound of how late the service made them visible.',
@@ -49,7 +52,7 @@ export class Metrics {
     registers: [this.registry],
   });
   readonly activeModels = new Gauge({ name: 'mls_poll_active_models', help: 'Models polled more often than poll.interval now: their last poll returned new entries, or they were asked to hurry.', registers: [this.registry] });
-  readonly apiRequests = new Counter({ name: 'mls_api_requests_total', help: 'HTTP requests to the service, per model, operation and status class (2xx, 4xx, 5xx, error).', labelNames: ['model', 'operation', 'status_class'], registers: [this.registry] });
+  readonly apiRequests = new Counter({ name: 'mls_api_requests_total', help: 'HTTP requests to the service, per operation and status class (2xx, 4xx, 5xx, error).', labelNames: ['operation', 'status_class'], registers: [this.registry] });
   readonly apiRetries = new Counter({ name: 'mls_api_retries_total', help: 'Requests to the service retried by the client, per model.', labelNames: ['model'], registers: [this.registry] });
   /** All three readers are exported at 0 from the start: which one takes the pages shows at once. */
   readonly pagesParsed = new Counter({ name: 'mls_pages_parsed_total', help: 'Pages of logs read, per reader (kernel: the WebAssembly page kernel, javascript: the JavaScript scanner, json: JSON.parse with the full validation).', labelNames: ['path'], registers: [this.registry] });
@@ -87,13 +90,32 @@ export class Metrics {
     // (stalls of a second or more, the ones that matter here, are still caught).
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'mls_', eventLoopMonitoringPrecision: 1_000 });
     for (const path of ['kernel', 'javascript', 'json']) this.pagesParsed.inc({ path }, 0);
+    for (const reason of ['max_pages', 'max_duration']) this.windowsAbandoned.inc({ reason }, 0);
   }
 
-  /** Exports a model's series at 0 from the start, so dashboards and alerts see them before the first event. */
-  initModel(model: string): void {
-    for (const c of [this.polls, this.pages, this.entriesFetched, this.entriesNew, this.duplicates, this.badTimes, this.tokenRestarts, this.tokenLoops, this.tokenCycles, this.apiRetries]) c.inc({ model }, 0);
-    for (const reason of ['max_pages', 'max_duration']) this.windowsAbandoned.inc({ model, reason }, 0);
-    this.modelUp.set({ model }, 1);
+  /**
+   * A model's counters, created (and exported at 0, `mls_model_up` at 1) at its first call:
+   * the poller keeps them and writes their fields. Rare events (`mls_window_restarts_total`,
+   * `mls_poll_errors_total`, …) get a model's series at its first event instead.
+   */
+  initModel(model: string): ModelCounters {
+    let c = this.models.get(model);
+    if (!c) this.models.set(model, (c = new ModelCounters()));
+    return c;
+  }
+
+  /** A model no longer configured: its per-model series end. */
+  removeModel(model: string): void {
+    this.models.delete(model);
+    this.settle.remove({ model });
+    this.firstRereadAge.remove({ model });
+  }
+
+  private perModel(name: string, help: string, type: 'counter' | 'gauge', field: keyof ModelCounters): ModelCountersMetric {
+    const metric = new ModelCountersMetric(name, help, type, field, this.models);
+    // prom-client takes any object with its metric interface (name, help, type, get).
+    this.registry.registerMetric(metric as unknown as Parameters<Registry['registerMetric']>[0]);
+    return metric;
   }
 
   /** Exports a sink's series at 0 from the start. */

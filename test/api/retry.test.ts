@@ -97,4 +97,18 @@ describe('withRetry', () => {
     controller.abort(new Error('user stop'));
     await expect(p).rejects.toThrow('user stop');
   });
+
+  it('a caller\'s signal shared by many calls aborts those in progress only, and later calls at once', async () => {
+    const caller = new AbortController();
+    const opts = { deadlineMs: 5000, baseDelayMs: 10, maxDelayMs: 10, isRetryable: () => false, deadlineError: () => new Error('deadline'), signal: caller.signal };
+    // calls that finished before the abort are not touched by it
+    const seen: AbortSignal[] = [];
+    for (let i = 0; i < 3; i++) await withRetry(async ({ signal }) => void seen.push(signal), opts);
+    const hanging = [1, 2].map(() => withRetry(({ signal }) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason))), opts));
+    caller.abort(new Error('stopping'));
+    for (const p of hanging) await expect(p).rejects.toThrow('stopping');
+    expect(seen.every((s) => !s.aborted)).toBe(true);
+    // a later call's attempt gets a signal already aborted (the request then fails at once)
+    await expect(withRetry(async ({ signal }) => void signal.throwIfAborted(), opts)).rejects.toThrow('stopping');
+  });
 });

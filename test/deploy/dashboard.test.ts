@@ -105,6 +105,26 @@ describe('config/grafana-dashboard.json', () => {
     expect(unknown).toEqual([]);
   });
 
+  it('filters each metric only by labels it has', async () => {
+    const metrics = new Metrics();
+    const labelsOf = (name: string): string[] | undefined => {
+      const m = metrics.registry.getSingleMetric(name) ?? metrics.registry.getSingleMetric(name.replace(/_(bucket|sum|count)$/, ''));
+      return (m as unknown as { labelNames?: string[] } | undefined)?.labelNames;
+    };
+    let checked = 0;
+    for (const e of expressions()) {
+      for (const sel of e.matchAll(/\b(mls_[A-Za-z0-9_]+)\{([^}]*)\}/g)) {
+        const own = labelsOf(sel[1]!);
+        if (!own) continue; // process metrics: their labels are prom-client's
+        // instance and job come from Prometheus, le from histograms
+        const allowed = new Set([...own, 'instance', 'job', 'le']);
+        for (const l of sel[2]!.matchAll(/(\w+)\s*(=~|!~|!=|=)/g)) expect(allowed.has(l[1]!), `${sel[1]} has no label ${l[1]} (${e})`).toBe(true);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(10);
+  });
+
   it('histogram quantiles aggregate by le', () => {
     for (const e of expressions().filter((x) => x.includes('histogram_quantile'))) {
       expect(e).toMatch(/_bucket\{/);

@@ -24,6 +24,9 @@ describe('docs/operating.md', () => {
       expect(row, m.name).toBeDefined();
       const labels = (metrics.registry.getSingleMetric(m.name) as unknown as { labelNames: string[] }).labelNames;
       for (const l of labels) expect(row, `${m.name} label ${l}`).toContain(`\`${l}\``);
+      // and only those: a label the table names but the metric lacks would break queries
+      const cell = row!.split('|')[3]!;
+      expect([...cell.matchAll(/`(\w+)`/g)].map((x) => x[1]).sort(), `${m.name} labels`).toEqual([...labels].sort());
     }
   });
 

@@ -18,16 +18,20 @@ export class VirtualTime {
   readonly sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
     new Promise<void>((resolve) => {
       if (signal?.aborted) return resolve();
-      const s = { at: this.t + Math.max(0, ms), wake: resolve };
-      this.sleepers.push(s);
-      signal?.addEventListener(
-        'abort',
-        () => {
-          this.sleepers = this.sleepers.filter((x) => x !== s);
+      // The poller passes the same signal to many sleeps: a sleep that ends lets go of it.
+      const onAbort = (): void => {
+        this.sleepers = this.sleepers.filter((x) => x !== s);
+        resolve();
+      };
+      const s = {
+        at: this.t + Math.max(0, ms),
+        wake: () => {
+          signal?.removeEventListener('abort', onAbort);
           resolve();
         },
-        { once: true },
-      );
+      };
+      this.sleepers.push(s);
+      signal?.addEventListener('abort', onAbort, { once: true });
     });
 
   /**

@@ -16,6 +16,26 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('checkpoints', () => {
+  it('creates the checkpoints of many new models at once, keeping those that exist', () => {
+    const path = join(dir, 'state.db');
+    let s = StateStore.open(path);
+    s.ensureCheckpoint('old', T - 5_000, 'now');
+    s.commitPage('old', 1, T, [], { end: true }, T, { fromMs: T - 5_000, toMs: T });
+    const ids = Array.from({ length: 2_000 }, (_, i) => `m${i}`);
+    s.ensureCheckpoints([...ids, 'old'].map((modelId, i) => ({ modelId, startMs: T + i + 0.5, startAt: i % 2 === 0 ? '-1h' : undefined })));
+    // the existing model keeps its start, setting and watermark
+    expect(s.getCheckpoint('old')).toMatchObject({ startMs: T - 5_000, startAt: 'now', watermarkMs: T });
+    expect(s.getCheckpoint('m0')).toMatchObject({ modelId: 'm0', startMs: T, startAt: '-1h', watermarkMs: undefined, window: undefined, fetchId: 0 });
+    expect(s.getCheckpoint('m1999')).toMatchObject({ startMs: T + 1_999, startAt: undefined });
+    s.ensureCheckpoints([]);
+    s.close();
+    // written, not only cached
+    s = StateStore.open(path);
+    expect(s.listCheckpoints().map((c) => c.modelId).sort()).toEqual([...ids, 'old'].sort());
+    expect(s.getCheckpoint('m7')).toMatchObject({ startMs: T + 7, startAt: undefined });
+    s.close();
+  });
+
   it('commits a page with its token, resumes, and moves the watermark only at the end', () => {
     const path = join(dir, 'state.db');
     let s = StateStore.open(path);

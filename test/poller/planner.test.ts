@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planStateAfterPiece, planWindows, pruneHorizonMs, type PlannerCheckpoint, type PlannerSettings } from '../../src/poller/planner.js';
+import { firstWindowKind, planStateAfterPiece, planWindows, pruneHorizonMs, type PlannerCheckpoint, type PlannerSettings } from '../../src/poller/planner.js';
 
 const S = { lookbackMs: 300_000, settleMs: 2_000, maxWindowMs: 3_600_000 };
 const T0 = Date.UTC(2026, 10, 22, 10, 0, 0);
@@ -71,6 +71,8 @@ function simulate(
   for (let now = startMs; now <= startMs + durationMs; now += s.intervalMs!) {
     for (let guard = 0; guard < 50; guard++) {
       const [planned] = planWindows(cp, now, s);
+      // the poller's cheap question after each poll has the same answer, at any time
+      for (const at of [now, now + 999, now + s.intervalMs! / 2]) expect(firstWindowKind(cp, at, s), `at ${at}`).toBe(planWindows(cp, at, s)[0]?.kind);
       if (!planned) break;
       let w = planned;
       if (cut && w.toMs - w.fromMs > cut.spanMs) {
@@ -169,6 +171,24 @@ describe('sparse re-read schedule', () => {
     // Before the entry and once its span has passed the lookback, the model is quiet again: one request per poll.
     const late = reads.filter((r) => r.atMs >= at + 400_000);
     expect(late.length).toBe(new Set(late.map((r) => r.atMs)).size);
+  });
+
+  it('tells the kind of the first window due without planning it, with learned ages and faster polls too', () => {
+    const variants: PlannerSettings[] = [
+      SPARSE,
+      { ...SPARSE, pollEveryMs: 1_000 },
+      { ...SPARSE, reread: { mode: 'sparse', agesMs: [30_000, 120_000], firstAgeMs: 6_000 }, pollEveryMs: 2_000 },
+      { ...SPARSE, reread: { mode: 'sliding' } },
+    ];
+    let kinds = new Set<string | undefined>();
+    for (const v of variants) {
+      // busy, quiet, and one entry: simulate() checks firstWindowKind at every step
+      for (const entries of [undefined, () => undefined, (f: number, t: number) => (f <= T0 + 500_000 && T0 + 500_000 <= t ? T0 + 500_000 : undefined)]) {
+        const { reads } = simulate(v, 900_000, T0, entries);
+        kinds = new Set([...kinds, ...reads.map((r) => r.kind)]);
+      }
+    }
+    expect([...kinds].sort()).toEqual(['fresh', 'reread']);
   });
 
   it('never prunes keys a pending re-read can still reach', () => {
