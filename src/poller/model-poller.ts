@@ -5,15 +5,14 @@
 //! a token already followed ends the window, caps and oversized pages shorten it.
 import type { Logger } from 'pino';
 import type { ApiClient, LogsPage } from '../api/types.js';
-import { ApiAuthError, ApiClientError, ApiError, ApiResponseTooLargeError } from '../api/errors.js';
+import { ApiClientError, ApiResponseTooLargeError } from '../api/errors.js';
 import type { Clock } from '../time/clock.js';
 import { preparePage } from './prepare.js';
 import type { Checkpoint, PageCommit, PageToCommit, PreparedPage, StateStore, WindowStart } from '../journal/store.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import type { ModelCounters } from '../telemetry/model-metrics.js';
-import { describeError } from '../errors.js';
 import { firstWindowKind, planWindows, pruneHorizonMs, type PlannedWindow, type PlannerSettings } from './planner.js';
-import { backoffDelay, jittered, sleep } from '../time/backoff.js';
+import { jittered, sleep } from '../time/backoff.js';
 import { abandonOnAbort } from './abandon.js';
 import { MIN_CAPPED_SPAN_MS, WindowGuard, shortenedWindow, type WindowLimits } from './window-guard.js';
 import { WindowEvents } from './window-events.js';
@@ -21,6 +20,7 @@ import { resolveStart, type StartAt } from '../time/start-at.js';
 import { showStartAt } from './start-at.js';
 import { StateWriteRetry, retryOnStateErrors } from '../journal/state-errors.js';
 import { IngestDelays } from './auto-settle.js';
+import { ModelHealth } from './model-health.js';
 import type { RequestKind } from './fair-schedule.js';
 
 /** Settings of one model's poller. */
@@ -89,20 +89,17 @@ const PRUNE_EVERY_MS = 60_000;
 export class ModelPoller {
   private readonly stopController = new AbortController();
   private runPromise: Promise<void> | undefined;
-  private failures = 0;
   private clockWarned = false;
-  private authFailures = 0;
   private readonly stateRetry: StateWriteRetry;
   private prunedAt = -Infinity;
-  /** Last error, for status output. */
-  lastError: { code: string; message: string; atMs: number } | undefined;
+  /** Failures, pauses and the last error. */
+  private readonly health: ModelHealth;
   /** Windows cut short or abandoned, token cycles: for status output. */
   readonly windowEvents: WindowEvents;
   /** This model's per-model metrics (plain numbers, exported at scrape time). */
   private readonly counters: ModelCounters;
   /** Set while polling is paused by a page over the size limit: ends the pause. */
   private resumeOversized: (() => void) | undefined;
-  private pausedOversized = false;
   /** Ends the current wait between polls early (see wake()). */
   private wakeController: AbortController | undefined;
   /** The controller of the pauses, until one is woken (see pauseBetweenPolls). */
@@ -129,6 +126,7 @@ export class ModelPoller {
     });
     this.periodMs = s.intervalMs;
     this.counters = d.metrics.initModel(d.modelId);
+    this.health = new ModelHealth({ modelId: d.modelId, metrics: d.metrics, counters: this.counters, logger: d.logger, now: () => d.clock.now(), authRetryMs: s.authRetryMs });
     this.planning = this.planningSettings();
     // Cuts of a window keep the plan state the planner made it with (the learned first age included).
     const planning = () => this.planning;
@@ -154,7 +152,12 @@ export class ModelPoller {
 
   /** Whether the model's checkpoint has stopped moving: the token was refused, or a page is over the size limit. */
   get stopped(): boolean {
-    return this.authFailures > 0 || this.pausedOversized;
+    return this.health.stopped;
+  }
+
+  /** Last error, for status output. */
+  get lastError(): { code: string; message: string; atMs: number } | undefined {
+    return this.health.lastError;
   }
 
   /** Starts the loop (once). */
@@ -202,7 +205,10 @@ export class ModelPoller {
   }
 
   private loop(): Promise<void> {
-    return retryOnStateErrors(() => this.run(), (err) => this.onStateError(err), this.stopController.signal);
+    return retryOnStateErrors(() => this.run(), (err) => {
+      this.health.stateError(err);
+      return this.stateRetry.failed(err);
+    }, this.stopController.signal);
   }
 
   private async run(): Promise<void> {
@@ -244,7 +250,7 @@ export class ModelPoller {
         await sleep(outcome.retryInMs, this.stopController.signal);
         continue;
       }
-      this.failures = 0;
+      this.health.polled();
       this.stateRetry.succeeded();
       const done = store.getCheckpoint(modelId)!;
       this.counters.polls++;
@@ -354,10 +360,10 @@ export class ModelPoller {
           // One entry (or one page) too large for the limit: isolate it in ever shorter windows.
           return this.windowEvents.shorten(window, begin, 'too_large', { size: err.size, limitBytes: err.limitBytes }) ? { kind: 'shortened' } : { kind: 'too_large', error: err };
         }
-        return { kind: 'failed', retryInMs: this.onFetchError(err) };
+        return { kind: 'failed', retryInMs: this.health.fetchError(err) };
       }
       prefetched = undefined;
-      this.noteRecovered();
+      this.health.recovered();
       const verdict = guard.check(page.nextToken);
       // A cap reached on the shortest window: this page is its last (the rest is not read).
       const abandon = verdict.kind === 'limit' && !shortenedWindow(window, MIN_CAPPED_SPAN_MS);
@@ -415,8 +421,7 @@ export class ModelPoller {
    * until the limit changes (or, as a last resort, for the longest timer: about 24 days).
    */
   private async pauseOversized(err: ApiResponseTooLargeError): Promise<void> {
-    this.lastError = { code: err.code, message: this.windowEvents.oversized(err), atMs: this.d.clock.now() };
-    this.pausedOversized = true;
+    this.health.oversized(err.code, this.windowEvents.oversized(err));
     const resume = new AbortController();
     this.resumeOversized = () => resume.abort();
     await sleep(2 ** 31 - 1, AbortSignal.any([this.stopController.signal, resume.signal]));
@@ -430,47 +435,5 @@ export class ModelPoller {
       this.d.logger.warn({ model: this.d.modelId, count: badTimes, example: badExample?.slice(0, 64) }, 'entries with an unparseable time; delivered with their time unchanged');
     }
     return prepared;
-  }
-
-  private noteRecovered(): void {
-    if (this.authFailures > 0 || this.failures > 0 || this.pausedOversized) {
-      this.d.logger.info({ model: this.d.modelId }, 'model polling recovered');
-      this.counters.up = 1;
-    }
-    this.failures = 0;
-    this.authFailures = 0;
-    this.pausedOversized = false;
-    this.lastError = undefined;
-  }
-
-  /** Counts and logs a failed state write; returns the delay before trying again. */
-  private onStateError(err: Error & { code: string }): number {
-    const { modelId, metrics } = this.d;
-    metrics.pollErrors.inc({ model: modelId, code: 'MLS_ERR_STATE_WRITE' });
-    this.lastError = { code: 'MLS_ERR_STATE_WRITE', message: describeError(err), atMs: this.d.clock.now() };
-    return this.stateRetry.failed(err);
-  }
-
-  private onFetchError(err: unknown): number {
-    const { modelId, logger, metrics } = this.d;
-    const code = err instanceof ApiError ? err.code : 'MLS_ERR_UNKNOWN';
-    metrics.pollErrors.inc({ model: modelId, code });
-    this.lastError = { code, message: describeError(err), atMs: this.d.clock.now() };
-    if (err instanceof ApiAuthError) {
-      const delay = Math.min(this.d.settings.authRetryMs * 2 ** Math.min(this.authFailures, 10), Math.max(600_000, this.d.settings.authRetryMs));
-      this.authFailures++;
-      this.counters.up = 0;
-      logger.error({ model: modelId, status: err.status, retryInMs: delay }, 'the service refused the API token; polling of this model is paused until it is accepted (check api.token)');
-      return delay;
-    }
-    this.failures++;
-    const delay = backoffDelay(this.failures, 1_000, 60_000);
-    if (err instanceof ApiClientError) {
-      this.counters.up = 0;
-      logger.error({ model: modelId, status: err.status, err: describeError(err), retryInMs: delay }, 'the service rejected the logs request');
-    } else if (this.failures === 1 || this.failures % 10 === 0) {
-      logger.warn({ model: modelId, code, err: describeError(err), failures: this.failures, retryInMs: delay }, 'fetching logs failed; will retry');
-    }
-    return Math.max(delay, 250);
   }
 }
