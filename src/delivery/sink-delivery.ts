@@ -248,6 +248,9 @@ export class SinkDelivery {
         }
         readFrom = Math.max(readFrom, lastSeq);
         active.push(slot);
+        // A batch of closes only covers no seq: the next batch would start where it does, and
+        // its in-flight row would replace this one's (keyed by first seq). It settles alone.
+        if (lastSeq < firstSeq) break;
       }
       if (active.length === 0) {
         await this.wait(waitMs ?? 1000);
