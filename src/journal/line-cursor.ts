@@ -76,6 +76,15 @@ export class PageLineCursor {
     return e;
   }
 
+  /** Line `index` of the page as the entry {@link JournalPage.decode} gives. */
+  entryAt(index: number): SinkEntry {
+    if (index === this.index) return this.entry();
+    const page = this.#page;
+    const e: SinkEntry = { seq: page.firstSeq + index, modelId: page.modelId, time: '', timeNs: page.timesNs[index]!, stream: '', log: '', fetchedAtMs: page.fetchedMs };
+    readLine(this.bytes.toString('utf8', this.#starts[index]!, this.#starts[index + 1]! - 1), 0, this.#head, e);
+    return e;
+  }
+
   #read(): LineFields {
     readLine(this.#text(), 0, this.#head, this.#fields);
     return this.#fields;

@@ -165,6 +165,12 @@ export class MultilineGrouper {
     return true;
   }
 
+  /** Whether a line of `stream` at `timeNs` would find no open group there and not be late (what {@link pushSingle} needs, but for the line's own text). */
+  takesSingle(stream: string, timeNs: bigint): boolean {
+    const state = this.#streams.get(stream);
+    return state === undefined || (state.open === undefined && timeNs >= state.lastTimeNs);
+  }
+
   /**
    * Takes the line of `stream` at `timeNs`, which the caller knows neither opens nor carries
    * on a block (a line {@link pythonDefault} blocks decide on their first characters), when

@@ -8,7 +8,7 @@ import type { FilterInput, RecordFilter } from './filter.js';
 import { MultilineGrouper, type GroupedRecord, type MultilineOptions, type OpenGroupSnapshot } from './multiline.js';
 import { detectLevel, detectLevelOnly, levelFromJsonObject, type CompiledLevelRules } from './levels.js';
 import { mayBeJsonObject, parseJsonLine } from './json-line.js';
-import { quickLevel } from './quick-line.js';
+import { quickHeading, quickLevel } from './quick-line.js';
 import type { Processed, ProcessedRecord, RecordSink } from './record.js';
 
 export type { Processed, ProcessedRecord, RecordSink } from './record.js';
@@ -40,6 +40,12 @@ export class ModelProcessor {
   readonly #quick: boolean;
   /** Records made as objects by {@link pushLines}, until handed on (reused). */
   readonly #objects: Processed = { records: [], dropped: 0 };
+  /**
+   * Logging lines that may head a traceback, decided on their first bytes and held (one per
+   * stream at most) until the next line of their stream shows whether a traceback follows,
+   * within one {@link pushLines} call: most close alone and are written as their journal line.
+   */
+  readonly #pending: Array<{ stream: string; index: number; level: number; timeNs: bigint }> = [];
 
   constructor(options: ProcessorOptions = {}) {
     this.#options = options;
@@ -79,24 +85,46 @@ export class ModelProcessor {
     const grouper = this.#grouper;
     const redact = this.#options.redact;
     const objects = this.#objects;
+    const pending = this.#pending;
     let dropped = 0;
     const quick = this.#quick;
     while (lines.next()) {
       if (quick && lines.logFrom >= 0) {
         const level = quickLevel(lines.bytes, lines.logFrom, lines.logTo);
-        if (level >= 0 && (grouper === undefined || grouper.pushSingle(lines.stream, lines.timeNs, undefined))) {
-          if (this.#keepPlain(out, lines.index, level, '')) dropped++;
-          continue;
-        }
-        // The line after a logging line that may have headed a traceback: that line closes alone.
-        const heading = level >= 0 ? grouper?.pushAfterHeading(lines.stream, lines.timeNs) : undefined;
-        if (heading !== undefined) {
-          this.#group(objects, heading);
-          this.#handOn(out);
-          if (this.#keepPlain(out, lines.index, level, '')) dropped++;
-          continue;
+        if (level >= 0) {
+          // A held heading of this stream that this line closes: a record alone, as written.
+          if (pending.length > 0 && this.#closePending(lines.stream, out)) dropped++;
+          if (grouper === undefined || grouper.pushSingle(lines.stream, lines.timeNs, undefined)) {
+            if (this.#keepPlain(out, lines.index, level, '')) dropped++;
+            continue;
+          }
+          // The line after a logging line that may have headed a traceback: that line closes alone.
+          const heading = grouper.pushAfterHeading(lines.stream, lines.timeNs);
+          if (heading !== undefined) {
+            this.#group(objects, heading);
+            this.#handOn(out);
+            if (this.#keepPlain(out, lines.index, level, '')) dropped++;
+            continue;
+          }
+        } else if (grouper !== undefined) {
+          const heading = quickHeading(lines.bytes, lines.logFrom, lines.logTo);
+          if (heading >= 0) {
+            if (pending.length > 0 && this.#closePending(lines.stream, out)) dropped++;
+            // A heading the grouper holds (from the page before) closes alone: a heading carries no block on.
+            const closed = grouper.pushAfterHeading(lines.stream, lines.timeNs);
+            if (closed !== undefined) {
+              this.#group(objects, closed);
+              this.#handOn(out);
+            }
+            // Held here rather than in the grouper while the next lines show whether a traceback follows.
+            if (grouper.takesSingle(lines.stream, lines.timeNs)) {
+              pending.push({ stream: lines.stream, index: lines.index, level: heading, timeNs: lines.timeNs });
+              continue;
+            }
+          }
         }
       }
+      if (pending.length > 0) this.#openPending(lines, lines.stream);
       const log = lines.log;
       if ((redact === undefined || redact(log) === log) && !mayBeJsonObject(log) && (grouper === undefined || grouper.pushSingle(lines.stream, lines.timeNs, log))) {
         if (this.#plain(out, lines.index, log)) dropped++;
@@ -116,11 +144,38 @@ export class ModelProcessor {
       }
       this.#handOn(out);
     }
+    while (pending.length > 0) this.#openPending(lines, pending[0]!.stream);
     if (grouper) for (const g of grouper.endPage()) this.#group(objects, g);
     this.#handOn(out);
     dropped += objects.dropped;
     objects.dropped = 0;
     return dropped;
+  }
+
+  /**
+   * The held heading of `stream`, closed by a line that carries no block on: a record alone,
+   * written as its journal line with its level. Returns whether the filter dropped it.
+   */
+  #closePending(stream: string, out: RecordSink): boolean {
+    const pending = this.#pending;
+    const k = pending.findIndex((p) => p.stream === stream);
+    if (k < 0) return false;
+    const p = pending[k]!;
+    pending.splice(k, 1);
+    // The grouper takes it as the record alone it turned out to be (it checked it could).
+    if (!this.#grouper!.pushSingle(stream, p.timeNs, undefined)) throw new Error('bug: a held heading the grouper no longer takes alone');
+    return this.#keepPlain(out, p.index, p.level, '', true);
+  }
+
+  /** Gives the held heading of `stream` to the grouper, where it opens a group (a line follows that needs its text, or the page ends). */
+  #openPending(lines: LineCursor, stream: string): void {
+    const pending = this.#pending;
+    const k = pending.findIndex((p) => p.stream === stream);
+    if (k < 0) return;
+    const p = pending[k]!;
+    pending.splice(k, 1);
+    const closed = this.#grouper!.push(lines.entryAt(p.index));
+    if (closed.length > 0) throw new Error('bug: a held heading closed a group');
   }
 
   /** The record of a line alone that starts no group, as {@link push} makes it (the line already redacted). */
@@ -186,7 +241,7 @@ export class ModelProcessor {
   }
 
   /** {@link #keep} for a compact line at `level` (index in LEVELS; LEVELS.length: none). */
-  #keepPlain(out: RecordSink, index: number, level: number, log: string): boolean {
+  #keepPlain(out: RecordSink, index: number, level: number, log: string, earlier = false): boolean {
     const name = LEVELS[level];
     this.#options.onRecord?.(name);
     const filter = this.#options.filter;
@@ -198,7 +253,8 @@ export class ModelProcessor {
       input.log = '';
       if (decision !== undefined && decision !== 'keep') return true;
     }
-    out.line(index, level);
+    if (earlier) out.earlierLine(index, level);
+    else out.line(index, level);
     return false;
   }
 

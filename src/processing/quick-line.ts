@@ -51,6 +51,32 @@ export function quickLevel(b: Uint8Array, from: number, to: number): number {
   return LEVELS.length;
 }
 
+/** The words that may head a traceback (see `defaultHeadsBlock`), by first letter, with their levels. */
+const HEADING_WORDS: ReadonlyArray<readonly Word[] | undefined> = Array.from({ length: 26 }, (_, i) => {
+  const words = WORDS_BY_FIRST[i]?.filter((w) => ['ERROR', 'CRITICAL', 'FATAL', 'EXCEPTION'].includes(Buffer.from(w.bytes).toString()));
+  return words !== undefined && words.length > 0 ? words : undefined;
+});
+
+/**
+ * For the text of a line in its journal form, bytes [from, to) of `b`: when it starts with
+ * `ERROR`, `CRITICAL`, `FATAL` or `EXCEPTION` and then `:` or a space (a logging line that may
+ * head a traceback under the python rule with the default heading test, and no JSON object),
+ * the level the built-in presets give it (index in LEVELS); else -1.
+ */
+export function quickHeading(b: Uint8Array, from: number, to: number): number {
+  if (from >= to) return -1;
+  const c = b[from]!;
+  if (c !== 69 && c !== 67 && c !== 70) return -1;
+  const words = HEADING_WORDS[c - 65];
+  if (words === undefined) return -1;
+  for (let w = 0; w < words.length; w++) {
+    const word: Word = words[w]!;
+    const end = from + word.bytes.length;
+    if (end < to && startsWith(b, from, word.bytes) && (b[end] === 0x3a || b[end] === 0x20)) return word.level;
+  }
+  return -1;
+}
+
 /** `time=`, `ts=`, `t=`, `level=`, `lvl=` (any case) at the start, or a first word `….py` followed by `:`. */
 function mayBeLogfmtOrWarning(b: Uint8Array, from: number, to: number): boolean {
   let i = from;

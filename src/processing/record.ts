@@ -46,6 +46,8 @@ export interface RecordSink {
    * gives for the line.
    */
   line(index: number, level: number): void;
+  /** {@link line} for a line of the same page before the cursor's current one (a heading held back): put in time order among the call's records. */
+  earlierLine(index: number, level: number): void;
   /** A record made as an object. */
   record(record: ProcessedRecord): void;
 }

@@ -55,4 +55,6 @@ export interface LineCursor {
   readonly logTo: number;
   /** The current line as an object. */
   entry(): ProcessLine;
+  /** Line `index` of the page (one already passed) as an object. */
+  entryAt(index: number): ProcessLine;
 }

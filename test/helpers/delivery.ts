@@ -62,15 +62,16 @@ export class TestJournal {
    * Each model's times advance by `stepUs` (default 1,000 µs) per line from where its last
    * page ended; `atMs` (ms after the journal's base time) sets where this page starts.
    */
-  appendLines(model: string, lines: readonly string[], options: { stream?: string; stepUs?: number; atMs?: number } = {}): void {
+  appendLines(model: string, lines: readonly string[], options: { stream?: string; streams?: readonly string[]; stepUs?: number; atMs?: number } = {}): void {
     const step = BigInt(options.stepUs ?? 1000) * 1000n;
     const base = BigInt(this.baseMs) * 1_000_000n;
     let ns = options.atMs !== undefined ? base + BigInt(options.atMs) * 1_000_000n : (this.nextNs.get(model) ?? base);
     const { store } = this;
     store.ensureCheckpoint(model, this.baseMs);
     const cp = store.beginWindow(model, this.baseMs, this.baseMs + 3_600_000);
-    const stream = options.stream ?? 'stderr';
-    const prepared: PreparedEntry[] = lines.map((log) => {
+    const defaultStream = options.stream ?? 'stderr';
+    const prepared: PreparedEntry[] = lines.map((log, i) => {
+      const stream = options.streams?.[i] ?? defaultStream;
       const timeNs = ns;
       ns += step;
       const time = new Date(Number(timeNs / 1_000_000n)).toISOString().replace('Z', `${String(timeNs % 1_000_000n).padStart(6, '0')}Z`);

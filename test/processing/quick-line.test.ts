@@ -1,7 +1,7 @@
 // The decision on a line's first bytes is the one the stages take on its text, or none.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { quickLevel } from '../../src/processing/quick-line.js';
+import { quickHeading, quickLevel } from '../../src/processing/quick-line.js';
 import { detectLevelOnly } from '../../src/processing/levels.js';
 import { mayBeJsonObject } from '../../src/processing/json-line.js';
 import { defaultHeadsBlock, pythonOpens } from '../../src/processing/multiline-python.js';
@@ -42,10 +42,36 @@ describe('quickLevel', () => {
   });
 
   it('decides the usual lines', () => {
+    expect(quickHeading(journalForm('ERROR [worker-3] CUDA out of memory'), 0, 34)).toBe(LEVEL_INDEX.error);
+    expect(quickHeading(journalForm('CRITICAL:root:down'), 0, 18)).toBe(LEVEL_INDEX.fatal);
+    expect(quickHeading(journalForm('ERR: x'), 0, 6)).toBe(-1);
+    expect(quickHeading(journalForm('ERRORS: x'), 0, 9)).toBe(-1);
+    expect(quickHeading(journalForm('INFO x'), 0, 6)).toBe(-1);
     for (const [log, level] of [['INFO [worker-1] POST /predict 200', 'info'], ['DEBUG batch 1', 'debug'], ['WARNING: GPU memory at 88%', 'warn'], ['INFO:     127.0.0.1 - "GET /"', 'info']] as const) {
       expect(quickLevel(journalForm(log), 0, journalForm(log).length)).toBe(LEVEL_INDEX[level]);
     }
     expect(quickLevel(journalForm('-- no level'), 0, 11)).toBe(LEVELS.length);
     expect(quickLevel(journalForm('request body=x took=3ms'), 0, 24)).toBe(LEVELS.length);
+  });
+
+  it('quickHeading is -1, or the level of a line that heads a python block and is no JSON object', () => {
+    fc.assert(
+      fc.property(starts, fc.string({ unit: 'binary', maxLength: 6 }), starts, (a, b, c) => {
+        for (const log of [a + b, a + c, a, a + b + c, b + a]) {
+          const bytes = journalForm(log);
+          const padded = Buffer.concat([Buffer.from('xx'), bytes, Buffer.from('"}')]);
+          for (const [buf, from] of [[bytes, 0], [padded, 2]] as const) {
+            const quick = quickHeading(buf, from, from + bytes.length);
+            if (quick < 0) continue;
+            const level = detectLevelOnly(log);
+            expect(level, JSON.stringify(log)).toBeDefined();
+            expect(quick, JSON.stringify(log)).toBe(LEVEL_INDEX[level!]);
+            expect(mayBeJsonObject(log), JSON.stringify(log)).toBe(false);
+            expect(pythonOpens(log, defaultHeadsBlock), JSON.stringify(log)).toBe('heading');
+          }
+        }
+      }),
+      { numRuns: 3000 },
+    );
   });
 });

@@ -89,6 +89,14 @@ export class RecordList implements RecordSink {
     }
   }
 
+  earlierLine(index: number, level: number): void {
+    if (this.#materialise === undefined || this.#page < 0) throw new Error('bug: a compact line outside a call over a page');
+    this.#push(this.#page, index, level, -1);
+    this.#lines++;
+    const page = this.#known[this.#page]!;
+    if (this.#n - 1 > this.#orderFrom) this.#place(page.timesNs[index]!, page.firstSeq + index);
+  }
+
   record(record: ProcessedRecord | SinkEntry): void {
     const object = this.#objectList.push(record) - 1;
     // A record that is its journal line with at most a level (a logging line no traceback

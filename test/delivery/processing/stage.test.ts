@@ -232,13 +232,20 @@ describe('the processing stage of a sink', () => {
     const line = fc.constantFrom(
       ...TRACEBACK, 'INFO:     ok', 'DEBUG batch 1', 'WARNING: GPU', 'ERROR [worker-1] reset', 'request body={"a":"\\"x\\""}', 'print ü',
       '{"event": "e", "level": "warn"}', '{broken}', '', '  indented', 'level=error x', 'a.py:1: UserWarning: w', '-- rule', 'Traceback',
+      'ERROR: lost a worker', 'CRITICAL: shutting down', 'FATAL boom', 'EXCEPTION: x', 'ERR: no heading', 'ERRORS: no heading',
     );
-    const page = fc.record({ model: fc.constantFrom('a', 'b'), stream: fc.constantFrom('stdout', 'stderr'), lines: fc.array(line, { minLength: 1, maxLength: 12 }) });
+    // Streams per line or per page: a logging line held until its stream's next line, with the other stream's lines between.
+    const page = fc.record({
+      model: fc.constantFrom('a', 'b'),
+      stream: fc.constantFrom('stdout', 'stderr'),
+      lines: fc.array(line, { minLength: 1, maxLength: 12 }),
+      streams: fc.option(fc.array(fc.constantFrom('stdout', 'stderr'), { minLength: 12, maxLength: 12 }), { nil: undefined }),
+    });
     fc.assert(
       fc.property(fc.array(page, { minLength: 1, maxLength: 6 }), fc.boolean(), (pages, levelFilter) => {
         const j = new TestJournal(join(tmp.dir, `p-${Math.random().toString(36).slice(2)}.db`));
         try {
-          for (const p of pages) j.appendLines(p.model, p.lines, { stream: p.stream });
+          for (const p of pages) j.appendLines(p.model, p.lines, { stream: p.stream, ...(p.streams ? { streams: p.streams } : {}) });
           const processor = levelFilter ? { filter: compileFilter({ minLevel: 'info' }) } : {};
           const slices = j.store.slicesAfter(0, 1000);
           const out = stage({ processor }).build(slices, 1000, undefined, true);
@@ -262,7 +269,7 @@ describe('the processing stage of a sink', () => {
           j.close();
         }
       }),
-      { numRuns: 60 },
+      { numRuns: 150 },
     );
   });
 });
