@@ -18,8 +18,8 @@ const END = Buffer.from('"}\n');
 export class PageLineCursor {
   /** The current line's index in the page. */
   index: number;
-  /** Its exact time (ns since the epoch) and stream. */
-  timeNs = 0n;
+  /** The page's times (ns since the epoch): the current line's is `times[index]`. */
+  readonly times: BigInt64Array;
   stream = '';
   /** The page's bytes, and where the current line's text is in them (JSON-escaped; -1: not found, read {@link log}). */
   readonly bytes: Buffer;
@@ -39,6 +39,7 @@ export class PageLineCursor {
   constructor(page: JournalPage, from: number, to: number) {
     this.#page = page;
     this.bytes = page.bytes;
+    this.times = page.timesNs;
     this.index = from - 1;
     this.#to = to;
     this.#starts = page.starts();
@@ -52,7 +53,6 @@ export class PageLineCursor {
     const i = ++this.index;
     this.#line = undefined;
     this.#log = undefined;
-    this.timeNs = this.#page.timesNs[i]!;
     if (!this.#scan(this.#starts[i]!, this.#starts[i + 1]!)) {
       this.logFrom = this.logTo = -1;
       const f = this.#read();
@@ -60,6 +60,11 @@ export class PageLineCursor {
       this.#log = f.log;
     }
     return true;
+  }
+
+  /** The current line's exact time. */
+  get timeNs(): bigint {
+    return this.times[this.index]!;
   }
 
   /** The current line's text. */

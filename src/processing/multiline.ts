@@ -75,7 +75,8 @@ interface OpenGroup {
 
 interface StreamState {
   open: OpenGroup | undefined;
-  lastTimeNs: bigint;
+  /** The time of the last line pushed on the stream, in [0] (in a typed array: compared and set from a page's times without a BigInt made per line). */
+  last: BigInt64Array;
 }
 
 function positiveInteger(name: string, value: number | undefined, fallback: number): number {
@@ -122,6 +123,8 @@ export class MultilineGrouper {
   readonly #streams = new Map<string, StreamState>();
   /** Groups of late lines in the page being pushed (closed by {@link endPage}). */
   readonly #late = new Map<string, StreamState>();
+  /** A time passed as a value, in the form the `…At` methods read. */
+  readonly #time = new BigInt64Array(1);
 
   constructor(options: MultilineOptions = {}) {
     this.#rule = options.rule === undefined || options.rule === 'python' ? undefined : checkRule(options.rule);
@@ -141,11 +144,11 @@ export class MultilineGrouper {
   push(line: ProcessLine): GroupedRecord[] {
     const state = this.#streams.get(line.stream);
     if (state === undefined) {
-      const fresh: StreamState = { open: undefined, lastTimeNs: line.timeNs };
+      const fresh: StreamState = { open: undefined, last: BigInt64Array.of(line.timeNs) };
       this.#streams.set(line.stream, fresh);
       return this.#start(fresh, line, undefined);
     }
-    if (line.timeNs < state.lastTimeNs) return this.#pushLate(line);
+    if (line.timeNs < state.last[0]!) return this.#pushLate(line);
     return this.#pushInto(state, line);
   }
 
@@ -157,32 +160,38 @@ export class MultilineGrouper {
    * no block (see {@link pythonDefault}).
    */
   pushSingle(stream: string, timeNs: bigint, log: string | undefined): boolean {
+    this.#time[0] = timeNs;
+    return this.pushSingleAt(stream, this.#time, 0, log);
+  }
+
+  /** {@link pushSingle} for the line at `times[i]`. */
+  pushSingleAt(stream: string, times: BigInt64Array, i: number, log: string | undefined): boolean {
     const state = this.#streams.get(stream);
-    if (state !== undefined && (state.open !== undefined || timeNs < state.lastTimeNs)) return false;
+    if (state !== undefined && (state.open !== undefined || times[i]! < state.last[0]!)) return false;
     if (log !== undefined && this.#opens(log) !== undefined) return false;
-    if (state === undefined) this.#streams.set(stream, { open: undefined, lastTimeNs: timeNs });
-    else state.lastTimeNs = timeNs;
+    if (state === undefined) this.#streams.set(stream, { open: undefined, last: BigInt64Array.of(times[i]!) });
+    else state.last[0] = times[i]!;
     return true;
   }
 
-  /** Whether a line of `stream` at `timeNs` would find no open group there and not be late (what {@link pushSingle} needs, but for the line's own text). */
-  takesSingle(stream: string, timeNs: bigint): boolean {
+  /** Whether a line of `stream` at `times[i]` would find no open group there and not be late (what {@link pushSingle} needs, but for the line's own text). */
+  takesSingleAt(stream: string, times: BigInt64Array, i: number): boolean {
     const state = this.#streams.get(stream);
-    return state === undefined || (state.open === undefined && timeNs >= state.lastTimeNs);
+    return state === undefined || (state.open === undefined && times[i]! >= state.last[0]!);
   }
 
   /**
-   * Takes the line of `stream` at `timeNs`, which the caller knows neither opens nor carries
-   * on a block (a line {@link pythonDefault} blocks decide on their first characters), when
-   * its stream's open group is a logging line waiting for a traceback: as {@link push} would,
-   * that group closes (a record alone) and the line is a record alone. Returns the closed
+   * Takes the line of `stream` at `times[i]`, which the caller knows neither carries on a
+   * block nor is a record that joins one (a line {@link pythonDefault} blocks decide on its
+   * first characters), when its stream's open group is a logging line waiting for a
+   * traceback: as {@link push} would, that group closes (a record alone). Returns the closed
    * group; undefined, taking nothing, when the stream holds no such group or the line is late.
    */
-  pushAfterHeading(stream: string, timeNs: bigint): GroupedRecord | undefined {
+  pushAfterHeadingAt(stream: string, times: BigInt64Array, i: number): GroupedRecord | undefined {
     const state = this.#streams.get(stream);
-    if (state === undefined || state.open?.phase !== 'heading' || timeNs < state.lastTimeNs) return undefined;
-    const closedBy = this.#gapPassed(state.open, timeNs) ? 'gap' : 'next_line';
-    state.lastTimeNs = timeNs;
+    if (state === undefined || state.open?.phase !== 'heading' || times[i]! < state.last[0]!) return undefined;
+    const closedBy = this.#gapPassed(state.open, times[i]!) ? 'gap' : 'next_line';
+    state.last[0] = times[i]!;
     return this.#close(state, closedBy);
   }
 
@@ -210,16 +219,16 @@ export class MultilineGrouper {
   #pushLate(line: ProcessLine): GroupedRecord[] {
     const state = this.#late.get(line.stream);
     if (state === undefined) {
-      const fresh: StreamState = { open: undefined, lastTimeNs: line.timeNs };
+      const fresh: StreamState = { open: undefined, last: BigInt64Array.of(line.timeNs) };
       this.#late.set(line.stream, fresh);
       return this.#start(fresh, line, undefined);
     }
-    if (line.timeNs < state.lastTimeNs) return [this.#single(line)];
+    if (line.timeNs < state.last[0]!) return [this.#single(line)];
     return this.#pushInto(state, line);
   }
 
   #pushInto(state: StreamState, line: ProcessLine): GroupedRecord[] {
-    state.lastTimeNs = line.timeNs;
+    state.last[0] = line.timeNs;
     const group = state.open;
     if (group === undefined) return this.#start(state, line, undefined);
     const out: GroupedRecord[] = [];
@@ -294,7 +303,7 @@ export class MultilineGrouper {
       minSeq = Math.min(minSeq, line.seq);
       if (line.timeNs > lastTimeNs) lastTimeNs = line.timeNs;
     }
-    this.#streams.set(group.stream, { open: { lines: [...group.lines], phase: group.phase, bytes, minSeq }, lastTimeNs });
+    this.#streams.set(group.stream, { open: { lines: [...group.lines], phase: group.phase, bytes, minSeq }, last: BigInt64Array.of(lastTimeNs) });
   }
 
   /** How many lines the open groups hold, and their UTF-8 bytes (each group's lines joined by `\n`). */

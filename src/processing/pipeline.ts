@@ -23,8 +23,8 @@ export interface ProcessorOptions {
   redact?: Redactor;
   /** Decides which records are kept. */
   filter?: RecordFilter;
-  /** Called with every record's level (undefined: none) before the filter decides (the records meter). */
-  onRecord?: (level: Level | undefined) => void;
+  /** Counts every record before the filter decides (the records meter): `tally[i]` for level LEVELS[i], `tally[LEVELS.length]` for none. */
+  tally?: Float64Array;
   /** The model whose lines these are: the records' `modelId` (default empty). */
   modelId?: string;
 }
@@ -45,7 +45,7 @@ export class ModelProcessor {
    * stream at most) until the next line of their stream shows whether a traceback follows,
    * within one {@link pushLines} call: most close alone and are written as their journal line.
    */
-  readonly #pending: Array<{ stream: string; index: number; level: number; timeNs: bigint }> = [];
+  readonly #pending = new PendingHeadings();
 
   constructor(options: ProcessorOptions = {}) {
     this.#options = options;
@@ -93,13 +93,13 @@ export class ModelProcessor {
         const level = quickLevel(lines.bytes, lines.logFrom, lines.logTo);
         if (level >= 0) {
           // A held heading of this stream that this line closes: a record alone, as written.
-          if (pending.length > 0 && this.#closePending(lines.stream, out)) dropped++;
-          if (grouper === undefined || grouper.pushSingle(lines.stream, lines.timeNs, undefined)) {
+          if (pending.count > 0 && this.#closePending(lines.stream, lines.times, out)) dropped++;
+          if (grouper === undefined || grouper.pushSingleAt(lines.stream, lines.times, lines.index, undefined)) {
             if (this.#keepPlain(out, lines.index, level, '')) dropped++;
             continue;
           }
           // The line after a logging line that may have headed a traceback: that line closes alone.
-          const heading = grouper.pushAfterHeading(lines.stream, lines.timeNs);
+          const heading = grouper.pushAfterHeadingAt(lines.stream, lines.times, lines.index);
           if (heading !== undefined) {
             this.#group(objects, heading);
             this.#handOn(out);
@@ -109,24 +109,24 @@ export class ModelProcessor {
         } else if (grouper !== undefined) {
           const heading = quickHeading(lines.bytes, lines.logFrom, lines.logTo);
           if (heading >= 0) {
-            if (pending.length > 0 && this.#closePending(lines.stream, out)) dropped++;
+            if (pending.count > 0 && this.#closePending(lines.stream, lines.times, out)) dropped++;
             // A heading the grouper holds (from the page before) closes alone: a heading carries no block on.
-            const closed = grouper.pushAfterHeading(lines.stream, lines.timeNs);
+            const closed = grouper.pushAfterHeadingAt(lines.stream, lines.times, lines.index);
             if (closed !== undefined) {
               this.#group(objects, closed);
               this.#handOn(out);
             }
             // Held here rather than in the grouper while the next lines show whether a traceback follows.
-            if (grouper.takesSingle(lines.stream, lines.timeNs)) {
-              pending.push({ stream: lines.stream, index: lines.index, level: heading, timeNs: lines.timeNs });
+            if (grouper.takesSingleAt(lines.stream, lines.times, lines.index)) {
+              pending.hold(lines.stream, lines.index, heading);
               continue;
             }
           }
         }
       }
-      if (pending.length > 0) this.#openPending(lines, lines.stream);
+      if (pending.count > 0) this.#openPending(lines, lines.stream);
       const log = lines.log;
-      if ((redact === undefined || redact(log) === log) && !mayBeJsonObject(log) && (grouper === undefined || grouper.pushSingle(lines.stream, lines.timeNs, log))) {
+      if ((redact === undefined || redact(log) === log) && !mayBeJsonObject(log) && (grouper === undefined || grouper.pushSingleAt(lines.stream, lines.times, lines.index, log))) {
         if (this.#plain(out, lines.index, log)) dropped++;
         continue;
       }
@@ -144,7 +144,7 @@ export class ModelProcessor {
       }
       this.#handOn(out);
     }
-    while (pending.length > 0) this.#openPending(lines, pending[0]!.stream);
+    if (pending.count > 0) for (const stream of STREAMS) this.#openPending(lines, stream);
     if (grouper) for (const g of grouper.endPage()) this.#group(objects, g);
     this.#handOn(out);
     dropped += objects.dropped;
@@ -156,25 +156,20 @@ export class ModelProcessor {
    * The held heading of `stream`, closed by a line that carries no block on: a record alone,
    * written as its journal line with its level. Returns whether the filter dropped it.
    */
-  #closePending(stream: string, out: RecordSink): boolean {
+  #closePending(stream: string, times: BigInt64Array, out: RecordSink): boolean {
     const pending = this.#pending;
-    const k = pending.findIndex((p) => p.stream === stream);
-    if (k < 0) return false;
-    const p = pending[k]!;
-    pending.splice(k, 1);
+    const index = pending.take(stream);
+    if (index < 0) return false;
     // The grouper takes it as the record alone it turned out to be (it checked it could).
-    if (!this.#grouper!.pushSingle(stream, p.timeNs, undefined)) throw new Error('bug: a held heading the grouper no longer takes alone');
-    return this.#keepPlain(out, p.index, p.level, '', true);
+    if (!this.#grouper!.pushSingleAt(stream, times, index, undefined)) throw new Error('bug: a held heading the grouper no longer takes alone');
+    return this.#keepPlain(out, index, pending.level, '', true);
   }
 
   /** Gives the held heading of `stream` to the grouper, where it opens a group (a line follows that needs its text, or the page ends). */
   #openPending(lines: LineCursor, stream: string): void {
-    const pending = this.#pending;
-    const k = pending.findIndex((p) => p.stream === stream);
-    if (k < 0) return;
-    const p = pending[k]!;
-    pending.splice(k, 1);
-    const closed = this.#grouper!.push(lines.entryAt(p.index));
+    const index = this.#pending.take(stream);
+    if (index < 0) return;
+    const closed = this.#grouper!.push(lines.entryAt(index));
     if (closed.length > 0) throw new Error('bug: a held heading closed a group');
   }
 
@@ -242,8 +237,9 @@ export class ModelProcessor {
 
   /** {@link #keep} for a compact line at `level` (index in LEVELS; LEVELS.length: none). */
   #keepPlain(out: RecordSink, index: number, level: number, log: string, earlier = false): boolean {
+    const tally = this.#options.tally;
+    if (tally !== undefined) tally[level]!++;
     const name = LEVELS[level];
-    this.#options.onRecord?.(name);
     const filter = this.#options.filter;
     if (filter !== undefined) {
       const input = this.#filterInput;
@@ -272,7 +268,8 @@ export class ModelProcessor {
   }
 
   #keep(out: Processed, record: ProcessedRecord): void {
-    this.#options.onRecord?.(record.level);
+    const tally = this.#options.tally;
+    if (tally !== undefined) tally[record.level === undefined ? LEVELS.length : LEVEL_INDEX[record.level]]!++;
     const decision = this.#options.filter?.({ log: record.log, level: record.level });
     if (decision === undefined || decision === 'keep') out.records.push(record);
     else out.dropped++;
@@ -331,3 +328,34 @@ function inTimeOrder(lines: readonly ProcessLine[]): readonly ProcessLine[] {
   return index.map((i) => lines[i]!);
 }
 
+const STREAMS = ['stdout', 'stderr'] as const;
+
+/** The headings {@link ModelProcessor.pushLines} holds: one line (index, level) per stream at most; lines it decides on their bytes are on stdout or stderr. */
+class PendingHeadings {
+  /** Held: how many; per stream (stdout, stderr) the line's index (-1: none) and level. */
+  count = 0;
+  readonly #index = new Int32Array([-1, -1]);
+  readonly #level = new Int8Array(2);
+  /** The level of the line {@link take} returned last. */
+  level = 0;
+
+  hold(stream: string, index: number, level: number): void {
+    const k = stream === 'stdout' ? 0 : stream === 'stderr' ? 1 : -1;
+    if (k < 0 || this.#index[k]! >= 0) throw new Error(`bug: a held heading on ${stream} where none can be`);
+    this.#index[k] = index;
+    this.#level[k] = level;
+    this.count++;
+  }
+
+  /** The index of the line held for `stream`, no longer held (its level in {@link level}); -1 when none. */
+  take(stream: string): number {
+    const k = stream === 'stdout' ? 0 : stream === 'stderr' ? 1 : -1;
+    if (k < 0) return -1;
+    const index = this.#index[k]!;
+    if (index < 0) return -1;
+    this.#index[k] = -1;
+    this.level = this.#level[k]!;
+    this.count--;
+    return index;
+  }
+}

@@ -21,6 +21,10 @@ export class RecordList implements RecordSink {
   #at = new Int32Array(256);
   #levels = new Uint8Array(256);
   #objectOf = new Int32Array(256);
+  /** Each record's time and first seq (compared when records are put in time order, without a BigInt made). */
+  #times = new BigInt64Array(256);
+  #seqs = new Float64Array(256);
+  readonly #moved = new BigInt64Array(1);
   readonly #objectList: SinkEntry[] = [];
   readonly #materialise: Materialise | undefined;
   readonly #journaled: boolean;
@@ -83,18 +87,14 @@ export class RecordList implements RecordSink {
     this.#lines++;
     // Lines come in time order, and a group closes after its first line: only an object just before can come later.
     const before = this.#n - 2;
-    if (before >= this.#orderFrom && this.#objectOf[before]! >= 0) {
-      const page = this.#known[this.#page]!;
-      this.#place(page.timesNs[index]!, page.firstSeq + index);
-    }
+    if (before >= this.#orderFrom && this.#objectOf[before]! >= 0) this.#place();
   }
 
   earlierLine(index: number, level: number): void {
     if (this.#materialise === undefined || this.#page < 0) throw new Error('bug: a compact line outside a call over a page');
     this.#push(this.#page, index, level, -1);
     this.#lines++;
-    const page = this.#known[this.#page]!;
-    if (this.#n - 1 > this.#orderFrom) this.#place(page.timesNs[index]!, page.firstSeq + index);
+    if (this.#n - 1 > this.#orderFrom) this.#place();
   }
 
   record(record: ProcessedRecord | SinkEntry): void {
@@ -105,7 +105,7 @@ export class RecordList implements RecordSink {
     if (page < 0) this.#push(-1, 0, LEVELS.length, object);
     else this.#push(page, record.seq - this.#known[page]!.firstSeq, record.level === undefined ? LEVELS.length : LEVEL_INDEX[record.level], object);
     this.#lines += record.lines ?? 1;
-    if (this.#n - 1 > this.#orderFrom) this.#place(record.timeNs, record.seq);
+    if (this.#n - 1 > this.#orderFrom) this.#place();
   }
 
   /** The page of this list holding `record`'s line (index in #known), when the record is that line with at most a level; else -1. */
@@ -151,13 +151,11 @@ export class RecordList implements RecordSink {
 
   /** The seq of record `k`'s first line. */
   seq(k: number): number {
-    const page = this.page(k);
-    return page === undefined ? this.#objectList[this.#objectOf[k]!]!.seq : page.firstSeq + this.#at[k]!;
+    return this.#seqs[k]!;
   }
 
   timeNs(k: number): bigint {
-    const page = this.page(k);
-    return page === undefined ? this.#objectList[this.#objectOf[k]!]!.timeNs : page.timesNs[this.#at[k]!]!;
+    return this.#times[k]!;
   }
 
   fetchedAtMs(k: number): number {
@@ -191,35 +189,60 @@ export class RecordList implements RecordSink {
     this.#at[k] = at;
     this.#levels[k] = level;
     this.#objectOf[k] = object;
+    if (object >= 0) {
+      const record = this.#objectList[object]!;
+      this.#times[k] = record.timeNs;
+      this.#seqs[k] = record.seq;
+    } else {
+      const p = this.#known[page]!;
+      this.#times[k] = p.timesNs[at]!;
+      this.#seqs[k] = p.firstSeq + at;
+    }
     this.#entries = undefined;
   }
 
   #grow(): void {
-    const grown = <T extends Int32Array | Uint8Array>(a: T): T => {
+    const grown = <T extends Int32Array | Uint8Array | BigInt64Array | Float64Array>(a: T): T => {
       const b = new (a.constructor as new (n: number) => T)(a.length * 2);
-      b.set(a);
+      b.set(a as never);
       return b;
     };
     this.#pageOf = grown(this.#pageOf);
     this.#at = grown(this.#at);
     this.#levels = grown(this.#levels);
     this.#objectOf = grown(this.#objectOf);
+    this.#times = grown(this.#times);
+    this.#seqs = grown(this.#seqs);
   }
 
   /** Moves the last record back past the records of the current call that come after it in time (a stable insertion). */
-  #place(timeNs: bigint, seq: number): void {
+  #place(): void {
     const last = this.#n - 1;
+    const times = this.#times;
+    const seqs = this.#seqs;
     let k = last;
-    while (k > this.#orderFrom) {
-      const t = this.timeNs(k - 1);
-      if (t < timeNs || (t === timeNs && this.seq(k - 1) <= seq)) break;
-      k--;
-    }
+    // Times compared in their typed array (no BigInt made): earlier, or equal and not after in seq.
+    while (k > this.#orderFrom && !(times[k - 1]! < times[last]!) && (times[last]! < times[k - 1]! || seqs[k - 1]! > seqs[last]!)) k--;
     if (k === last) return;
-    for (const column of [this.#pageOf, this.#at, this.#levels, this.#objectOf]) {
-      const moved = column[last]!;
-      column.copyWithin(k + 1, k, last);
-      column[k] = moved;
-    }
+    rotate(this.#pageOf, k, last);
+    rotate(this.#at, k, last);
+    rotate(this.#objectOf, k, last);
+    const level = this.#levels[last]!;
+    this.#levels.copyWithin(k + 1, k, last);
+    this.#levels[k] = level;
+    const seq = seqs[last]!;
+    seqs.copyWithin(k + 1, k, last);
+    seqs[k] = seq;
+    const moved = this.#moved;
+    moved[0] = times[last]!;
+    times.copyWithin(k + 1, k, last);
+    times[k] = moved[0]!;
   }
+}
+
+/** Moves element `last` of `column` to `k`, the elements [k, last) one up. */
+function rotate(column: Int32Array, k: number, last: number): void {
+  const moved = column[last]!;
+  column.copyWithin(k + 1, k, last);
+  column[k] = moved;
 }

@@ -47,7 +47,7 @@ export interface RecordMeter {
 export interface StageOptions {
   sink: string;
   /** The processor options of every model (the filter is the sink's own). */
-  processor: Omit<ProcessorOptions, 'onRecord'>;
+  processor: Omit<ProcessorOptions, 'tally'>;
   /** `raw: true`: one record per entry as the journal holds it, with only redaction applied. */
   raw: boolean;
   progress: ModelProgress;
@@ -196,10 +196,7 @@ export class ProcessingStage {
     if (p === undefined) {
       const tally = new Float64Array(LEVELS.length + 1);
       this.#tally.set(modelId, tally);
-      const onRecord = (level: Level | undefined): void => {
-        tally[level === undefined ? LEVELS.length : LEVEL_INDEX[level]]!++;
-      };
-      p = new ModelProcessor({ ...this.#o.processor, modelId, ...(this.#o.meter ? { onRecord } : {}) });
+      p = new ModelProcessor({ ...this.#o.processor, modelId, ...(this.#o.meter ? { tally } : {}) });
       this.#processors.set(modelId, p);
     }
     return p;
