@@ -27,8 +27,13 @@ const WORDS_BY_FIRST: ReadonlyArray<readonly Word[] | undefined> = Array.from({ 
  * usual `INFO …`, `DEBUG …`, `WARNING: …` lines, nor for print() output starting in lowercase.
  */
 export function quickLevel(b: Uint8Array, from: number, to: number): number {
-  if (from >= to) return -1;
+  // An empty line names no level, opens nothing and is no JSON object.
+  if (from >= to) return LEVELS.length;
   const c = b[from]!;
+  // A character beyond ASCII starts no preset: a line starting with one names no level, unless
+  // it is white space (the lead bytes of U+00A0, U+1680, U+2000–U+205F, U+3000, U+FEFF), which
+  // JSON objects and exception groups may start with.
+  if (c >= 0xc3 && c !== 0xe1 && c !== 0xe2 && c !== 0xe3 && c !== 0xef) return LEVELS.length;
   // A printable ASCII character as itself: not an escape, not white space, not `{` (JSON).
   if (c < 0x21 || c > 0x7e || c === BACKSLASH || c === OPEN_BRACE) return -1;
   // What may open or head a Python block: `Traceback`, `+ Exception Group`, worker tags `(…)`

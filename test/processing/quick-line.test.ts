@@ -18,6 +18,8 @@ const starts = fc.constantFrom(
   '(VllmWorker rank=0 pid=1) INFO x', '[rank0]: INFO', '[ERROR] x', '2026-11-25 16:30:01,123 - app - ERROR - x', 'level=warn ', 'x.py:1: FutureWarning: ',
   '/opt/a.py:61: UserWarning: ', 'a.py:1: FutureWarning: x', 'x.py: ', '.py:', 'ab:c', 'request body={"a":1}', 'print output', 'level=warn ',
   'LEVEL=error ', 'lvl=info', 'ts=1 level=info ', 'time="x" lvl=error ', 't=2 level=debug', 'tsx=1 level=warn', 'levels=warn', 'a\tb', 'aü', '.', '-- ', '=== ', '* ', '> ', '# ', '@', '{"level": "info"}', ' {', '{', '}', '"quoted"', '\\path', 'ü', '😀', '',
+  '推理完成 ✓', 'Ответ готов', 'λ=0.001', '\u00a0{"level": "error"}', '\u3000+ Exception Group Traceback (most recent call last):', '\ufeff{"a":1}',
+  '\u2003INFO x', '\u1680', '\u205f{', '\u0085x',
 );
 
 describe('quickLevel', () => {

@@ -17,13 +17,13 @@ export class RecordList implements RecordSink {
   // page (index in #known; -1 none), its line there, its level (index in LEVELS; LEVELS.length
   // none), and its object (index in #objectList; -1 none).
   #n = 0;
-  #pageOf = new Int32Array(256);
-  #at = new Int32Array(256);
-  #levels = new Uint8Array(256);
-  #objectOf = new Int32Array(256);
+  #pageOf: Int32Array;
+  #at: Int32Array;
+  #levels: Uint8Array;
+  #objectOf: Int32Array;
   /** Each record's time and first seq (compared when records are put in time order, without a BigInt made). */
-  #times = new BigInt64Array(256);
-  #seqs = new Float64Array(256);
+  #times: BigInt64Array;
+  #seqs: Float64Array;
   readonly #moved = new BigInt64Array(1);
   readonly #objectList: SinkEntry[] = [];
   readonly #materialise: Materialise | undefined;
@@ -41,10 +41,18 @@ export class RecordList implements RecordSink {
    * `materialise` makes the objects of compact lines; a list without it holds objects only.
    * `journaled`: the records' text is their lines' as the journal holds it (no redaction), so
    * that a record of one line with nothing added but a level is written from its page.
+   * `capacity`: how many records to make room for at once (the lines of the batch).
    */
-  constructor(materialise?: Materialise, journaled = false) {
+  constructor(materialise?: Materialise, journaled = false, capacity = 256) {
     this.#materialise = materialise;
     this.#journaled = journaled;
+    const n = Math.max(16, capacity);
+    this.#pageOf = new Int32Array(n);
+    this.#at = new Int32Array(n);
+    this.#levels = new Uint8Array(n);
+    this.#objectOf = new Int32Array(n);
+    this.#times = new BigInt64Array(n);
+    this.#seqs = new Float64Array(n);
   }
 
   /** A list of these records. */

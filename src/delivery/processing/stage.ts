@@ -6,11 +6,11 @@
 //! checkpoint has passed its last line by the maximum gap, or when the model stops; which
 //! groups a batch closed so is recorded with the batch in flight, so that the batch rebuilt
 //! after a crash holds the same records under the same key.
-import type { JournalPage, PageSlice } from '../../journal/pages.js';
+import { sliceCount, type JournalPage, type PageSlice } from '../../journal/pages.js';
 import { PageLineCursor } from '../../journal/line-cursor.js';
 import type { SinkEntry } from '../../records/entry.js';
 import { ModelProcessor, type Processed, type ProcessorOptions } from '../../processing/pipeline.js';
-import { LEVEL_INDEX, LEVELS, type Level } from '../../processing/types.js';
+import { LEVELS, type Level } from '../../processing/types.js';
 import { decodeHeld, encodeHeld, type HeldGroup } from './held.js';
 import { RecordList } from './record-list.js';
 
@@ -115,7 +115,9 @@ export class ProcessingStage {
    * decides them from the models' progress; `closeAll` (a shutdown) closes every open group.
    */
   build(slices: readonly PageSlice[], throughSeq: number, recorded?: readonly Close[], closeAll = false): StageOutput {
-    const out: StageOutput = { records: new RecordList(this.#materialise, this.#o.processor.redact === undefined), lines: 0, dropped: new Map(), closes: [] };
+    // Room for a record per line read, and a few groups closed besides.
+    const records = new RecordList(this.#materialise, this.#o.processor.redact === undefined, sliceCount(slices) + 16);
+    const out: StageOutput = { records, lines: 0, dropped: new Map(), closes: [] };
     for (const { page, from, to } of slices) {
       if (this.#o.raw) {
         this.#raw(out, page.decode().slice(from, to));
