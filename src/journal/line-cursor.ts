@@ -5,6 +5,7 @@
 import type { SinkEntry } from '../records/entry.js';
 import { journalHead, readLine, type LineFields } from './line-read.js';
 import type { JournalPage } from './pages.js';
+import { timeWords } from '../time/ns-words.js';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -31,8 +32,8 @@ const END = Buffer.from('"}\n');
 export class PageLineCursor {
   /** The current line's index in the page. */
   index: number;
-  /** The page's times (ns since the epoch): the current line's is `times[index]`. */
-  readonly times: BigInt64Array;
+  /** The page's times (ns since the epoch) as 32-bit words (see time/ns-words.ts): the current line's is time `index`. */
+  readonly timeWords: Int32Array;
   stream = '';
   /** The page's bytes, and where the current line's text is in them (JSON-escaped; -1: not found, read {@link log}). */
   readonly bytes: Buffer;
@@ -54,7 +55,7 @@ export class PageLineCursor {
     this.#page = page;
     this.bytes = page.bytes;
     this.#view = new DataView(page.bytes.buffer, page.bytes.byteOffset, page.bytes.byteLength);
-    this.times = page.timesNs;
+    this.timeWords = timeWords(page.timesNs);
     this.index = from - 1;
     this.#to = to;
     this.#starts = page.starts();
@@ -79,7 +80,7 @@ export class PageLineCursor {
 
   /** The current line's exact time. */
   get timeNs(): bigint {
-    return this.times[this.index]!;
+    return this.#page.timesNs[this.index]!;
   }
 
   /** The current line's text. */

@@ -4,6 +4,7 @@
 //! the same lines always give the same records, whatever the clock and the page boundaries.
 import type { ProcessLine } from './types.js';
 import { defaultHeadsBlock, pythonContinues, pythonOpens, type BlockPhase } from './multiline-python.js';
+import { compareTimeWords, copyTimeWords, timeWords } from '../time/ns-words.js';
 
 /** A custom block: a line matching `start` opens it, the following lines matching `continue` join it. */
 export interface MultilineRule {
@@ -75,8 +76,14 @@ interface OpenGroup {
 
 interface StreamState {
   open: OpenGroup | undefined;
-  /** The time of the last line pushed on the stream, in [0] (in a typed array: compared and set from a page's times without a BigInt made per line). */
+  /** The time of the last line pushed on the stream, in [0]; {@link lastWords} views it as 32-bit words (compared and set from a page's times without a BigInt made per line). */
   last: BigInt64Array;
+  lastWords: Int32Array;
+}
+
+function streamState(timeNs: bigint, open?: OpenGroup): StreamState {
+  const last = BigInt64Array.of(timeNs);
+  return { open, last, lastWords: timeWords(last) };
 }
 
 function positiveInteger(name: string, value: number | undefined, fallback: number): number {
@@ -125,6 +132,7 @@ export class MultilineGrouper {
   readonly #late = new Map<string, StreamState>();
   /** A time passed as a value, in the form the `…At` methods read. */
   readonly #time = new BigInt64Array(1);
+  readonly #timeWords = timeWords(this.#time);
 
   constructor(options: MultilineOptions = {}) {
     this.#rule = options.rule === undefined || options.rule === 'python' ? undefined : checkRule(options.rule);
@@ -144,7 +152,7 @@ export class MultilineGrouper {
   push(line: ProcessLine): GroupedRecord[] {
     const state = this.#streams.get(line.stream);
     if (state === undefined) {
-      const fresh: StreamState = { open: undefined, last: BigInt64Array.of(line.timeNs) };
+      const fresh = streamState(line.timeNs);
       this.#streams.set(line.stream, fresh);
       return this.#start(fresh, line, undefined);
     }
@@ -161,37 +169,40 @@ export class MultilineGrouper {
    */
   pushSingle(stream: string, timeNs: bigint, log: string | undefined): boolean {
     this.#time[0] = timeNs;
-    return this.pushSingleAt(stream, this.#time, 0, log);
+    return this.pushSingleAt(stream, this.#timeWords, 0, log);
   }
 
-  /** {@link pushSingle} for the line at `times[i]`. */
-  pushSingleAt(stream: string, times: BigInt64Array, i: number, log: string | undefined): boolean {
+  /** {@link pushSingle} for the line at time `i` of `words` (a page's times as 32-bit words, see time/ns-words.ts). */
+  pushSingleAt(stream: string, words: Int32Array, i: number, log: string | undefined): boolean {
     const state = this.#streams.get(stream);
-    if (state !== undefined && (state.open !== undefined || times[i]! < state.last[0]!)) return false;
+    if (state !== undefined && (state.open !== undefined || compareTimeWords(words, i, state.lastWords, 0) < 0)) return false;
     if (log !== undefined && this.#opens(log) !== undefined) return false;
-    if (state === undefined) this.#streams.set(stream, { open: undefined, last: BigInt64Array.of(times[i]!) });
-    else state.last[0] = times[i]!;
+    if (state === undefined) {
+      const fresh = streamState(0n);
+      copyTimeWords(words, i, fresh.lastWords, 0);
+      this.#streams.set(stream, fresh);
+    } else copyTimeWords(words, i, state.lastWords, 0);
     return true;
   }
 
-  /** Whether a line of `stream` at `times[i]` would find no open group there and not be late (what {@link pushSingle} needs, but for the line's own text). */
-  takesSingleAt(stream: string, times: BigInt64Array, i: number): boolean {
+  /** Whether a line of `stream` at time `i` of `words` would find no open group there and not be late (what {@link pushSingle} needs, but for the line's own text). */
+  takesSingleAt(stream: string, words: Int32Array, i: number): boolean {
     const state = this.#streams.get(stream);
-    return state === undefined || (state.open === undefined && times[i]! >= state.last[0]!);
+    return state === undefined || (state.open === undefined && compareTimeWords(words, i, state.lastWords, 0) >= 0);
   }
 
   /**
-   * Takes the line of `stream` at `times[i]`, which the caller knows neither carries on a
-   * block nor is a record that joins one (a line {@link pythonDefault} blocks decide on its
-   * first characters), when its stream's open group is a logging line waiting for a
+   * Takes the line of `stream` at time `i` of `words`, which the caller knows neither carries
+   * on a block nor is a record that joins one (a line {@link pythonDefault} blocks decide on
+   * its first characters), when its stream's open group is a logging line waiting for a
    * traceback: as {@link push} would, that group closes (a record alone). Returns the closed
    * group; undefined, taking nothing, when the stream holds no such group or the line is late.
    */
-  pushAfterHeadingAt(stream: string, times: BigInt64Array, i: number): GroupedRecord | undefined {
+  pushAfterHeadingAt(stream: string, words: Int32Array, i: number): GroupedRecord | undefined {
     const state = this.#streams.get(stream);
-    if (state === undefined || state.open?.phase !== 'heading' || times[i]! < state.last[0]!) return undefined;
-    const closedBy = this.#gapPassed(state.open, times[i]!) ? 'gap' : 'next_line';
-    state.last[0] = times[i]!;
+    if (state === undefined || state.open?.phase !== 'heading' || compareTimeWords(words, i, state.lastWords, 0) < 0) return undefined;
+    copyTimeWords(words, i, state.lastWords, 0);
+    const closedBy = this.#gapPassed(state.open, state.last[0]!) ? 'gap' : 'next_line';
     return this.#close(state, closedBy);
   }
 
@@ -219,7 +230,7 @@ export class MultilineGrouper {
   #pushLate(line: ProcessLine): GroupedRecord[] {
     const state = this.#late.get(line.stream);
     if (state === undefined) {
-      const fresh: StreamState = { open: undefined, last: BigInt64Array.of(line.timeNs) };
+      const fresh = streamState(line.timeNs);
       this.#late.set(line.stream, fresh);
       return this.#start(fresh, line, undefined);
     }
@@ -303,7 +314,7 @@ export class MultilineGrouper {
       minSeq = Math.min(minSeq, line.seq);
       if (line.timeNs > lastTimeNs) lastTimeNs = line.timeNs;
     }
-    this.#streams.set(group.stream, { open: { lines: [...group.lines], phase: group.phase, bytes, minSeq }, last: BigInt64Array.of(lastTimeNs) });
+    this.#streams.set(group.stream, streamState(lastTimeNs, { lines: [...group.lines], phase: group.phase, bytes, minSeq }));
   }
 
   /** How many lines the open groups hold, and their UTF-8 bytes (each group's lines joined by `\n`). */

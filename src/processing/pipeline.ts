@@ -93,13 +93,13 @@ export class ModelProcessor {
         const level = quickLevel(lines.bytes, lines.logFrom, lines.logTo);
         if (level >= 0) {
           // A held heading of this stream that this line closes: a record alone, as written.
-          if (pending.count > 0 && this.#closePending(lines.stream, lines.times, out)) dropped++;
-          if (grouper === undefined || grouper.pushSingleAt(lines.stream, lines.times, lines.index, undefined)) {
+          if (pending.count > 0 && this.#closePending(lines.stream, lines.timeWords, out)) dropped++;
+          if (grouper === undefined || grouper.pushSingleAt(lines.stream, lines.timeWords, lines.index, undefined)) {
             if (this.#keepPlain(out, lines.index, level, '')) dropped++;
             continue;
           }
           // The line after a logging line that may have headed a traceback: that line closes alone.
-          const heading = grouper.pushAfterHeadingAt(lines.stream, lines.times, lines.index);
+          const heading = grouper.pushAfterHeadingAt(lines.stream, lines.timeWords, lines.index);
           if (heading !== undefined) {
             this.#group(objects, heading);
             this.#handOn(out);
@@ -109,15 +109,15 @@ export class ModelProcessor {
         } else if (grouper !== undefined) {
           const heading = quickHeading(lines.bytes, lines.logFrom, lines.logTo);
           if (heading >= 0) {
-            if (pending.count > 0 && this.#closePending(lines.stream, lines.times, out)) dropped++;
+            if (pending.count > 0 && this.#closePending(lines.stream, lines.timeWords, out)) dropped++;
             // A heading the grouper holds (from the page before) closes alone: a heading carries no block on.
-            const closed = grouper.pushAfterHeadingAt(lines.stream, lines.times, lines.index);
+            const closed = grouper.pushAfterHeadingAt(lines.stream, lines.timeWords, lines.index);
             if (closed !== undefined) {
               this.#group(objects, closed);
               this.#handOn(out);
             }
             // Held here rather than in the grouper while the next lines show whether a traceback follows.
-            if (grouper.takesSingleAt(lines.stream, lines.times, lines.index)) {
+            if (grouper.takesSingleAt(lines.stream, lines.timeWords, lines.index)) {
               pending.hold(lines.stream, lines.index, heading);
               continue;
             }
@@ -126,7 +126,7 @@ export class ModelProcessor {
       }
       if (pending.count > 0) this.#openPending(lines, lines.stream);
       const log = lines.log;
-      if ((redact === undefined || redact(log) === log) && !mayBeJsonObject(log) && (grouper === undefined || grouper.pushSingleAt(lines.stream, lines.times, lines.index, log))) {
+      if ((redact === undefined || redact(log) === log) && !mayBeJsonObject(log) && (grouper === undefined || grouper.pushSingleAt(lines.stream, lines.timeWords, lines.index, log))) {
         if (this.#plain(out, lines.index, log)) dropped++;
         continue;
       }
@@ -156,12 +156,12 @@ export class ModelProcessor {
    * The held heading of `stream`, closed by a line that carries no block on: a record alone,
    * written as its journal line with its level. Returns whether the filter dropped it.
    */
-  #closePending(stream: string, times: BigInt64Array, out: RecordSink): boolean {
+  #closePending(stream: string, words: Int32Array, out: RecordSink): boolean {
     const pending = this.#pending;
     const index = pending.take(stream);
     if (index < 0) return false;
     // The grouper takes it as the record alone it turned out to be (it checked it could).
-    if (!this.#grouper!.pushSingleAt(stream, times, index, undefined)) throw new Error('bug: a held heading the grouper no longer takes alone');
+    if (!this.#grouper!.pushSingleAt(stream, words, index, undefined)) throw new Error('bug: a held heading the grouper no longer takes alone');
     return this.#keepPlain(out, index, pending.level, '', true);
   }
 

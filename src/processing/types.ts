@@ -46,8 +46,8 @@ export interface LineCursor {
   /** The current line's index in its page. */
   readonly index: number;
   readonly timeNs: bigint;
-  /** The page's times: the current line's is `times[index]` (read there, no BigInt is made). */
-  readonly times: BigInt64Array;
+  /** The page's times as 32-bit words (see time/ns-words.ts): the current line's is time `index`. */
+  readonly timeWords: Int32Array;
   readonly stream: string;
   /** The text, as the journal holds it (before redaction); made when first read. */
   readonly log: string;

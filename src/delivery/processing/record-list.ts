@@ -7,6 +7,7 @@ import type { JournalPage } from '../../journal/pages.js';
 import type { SinkEntry } from '../../records/entry.js';
 import type { ProcessedRecord, RecordSink } from '../../processing/pipeline.js';
 import { LEVEL_INDEX, LEVELS, type Level } from '../../processing/types.js';
+import { compareTimeWords, copyTimeWords, timeWords } from '../../time/ns-words.js';
 
 /** Makes the record of line `entry` of `page`, kept compact (what the processor's `recordOf` gives). */
 export type Materialise = (page: JournalPage, entry: SinkEntry) => SinkEntry;
@@ -24,7 +25,9 @@ export class RecordList implements RecordSink {
   /** Each record's time and first seq (compared when records are put in time order, without a BigInt made). */
   #times: BigInt64Array;
   #seqs: Float64Array;
-  readonly #moved = new BigInt64Array(1);
+  /** #times as 32-bit words (see time/ns-words.ts), compared without making BigInts. */
+  #timeWords: Int32Array;
+  readonly #moved = new Int32Array(2);
   readonly #objectList: SinkEntry[] = [];
   readonly #materialise: Materialise | undefined;
   readonly #journaled: boolean;
@@ -52,6 +55,7 @@ export class RecordList implements RecordSink {
     this.#levels = new Uint8Array(n);
     this.#objectOf = new Int32Array(n);
     this.#times = new BigInt64Array(n);
+    this.#timeWords = timeWords(this.#times);
     this.#seqs = new Float64Array(n);
   }
 
@@ -220,17 +224,21 @@ export class RecordList implements RecordSink {
     this.#levels = grown(this.#levels);
     this.#objectOf = grown(this.#objectOf);
     this.#times = grown(this.#times);
+    this.#timeWords = timeWords(this.#times);
     this.#seqs = grown(this.#seqs);
   }
 
   /** Moves the last record back past the records of the current call that come after it in time (a stable insertion). */
   #place(): void {
     const last = this.#n - 1;
-    const times = this.#times;
+    const words = this.#timeWords;
     const seqs = this.#seqs;
     let k = last;
-    // Times compared in their typed array (no BigInt made): earlier, or equal and not after in seq.
-    while (k > this.#orderFrom && !(times[k - 1]! < times[last]!) && (times[last]! < times[k - 1]! || seqs[k - 1]! > seqs[last]!)) k--;
+    while (k > this.#orderFrom) {
+      const order = compareTimeWords(words, k - 1, words, last);
+      if (order < 0 || (order === 0 && seqs[k - 1]! <= seqs[last]!)) break;
+      k--;
+    }
     if (k === last) return;
     rotate(this.#pageOf, k, last);
     rotate(this.#at, k, last);
@@ -242,9 +250,9 @@ export class RecordList implements RecordSink {
     seqs.copyWithin(k + 1, k, last);
     seqs[k] = seq;
     const moved = this.#moved;
-    moved[0] = times[last]!;
-    times.copyWithin(k + 1, k, last);
-    times[k] = moved[0]!;
+    copyTimeWords(words, last, moved, 0);
+    this.#times.copyWithin(k + 1, k, last);
+    copyTimeWords(moved, 0, words, k);
   }
 }
 

@@ -13,6 +13,7 @@ import { ModelProcessor, type Processed, type ProcessorOptions } from '../../pro
 import { LEVELS, type Level } from '../../processing/types.js';
 import { decodeHeld, encodeHeld, type HeldGroup } from './held.js';
 import { RecordList } from './record-list.js';
+import { compareTimeWords, timeWords } from '../../time/ns-words.js';
 
 /** Where each model stands, as committed state says; the daemon provides it. */
 export interface ModelProgress {
@@ -241,6 +242,7 @@ export class ProcessingStage {
 
 /** Whether the times of entries [from, to) do not go back. */
 function inTimeOrder(times: BigInt64Array, from: number, to: number): boolean {
-  for (let i = from + 1; i < to; i++) if (times[i - 1]! > times[i]!) return false;
+  const words = timeWords(times);
+  for (let i = from + 1; i < to; i++) if (compareTimeWords(words, i - 1, words, i) > 0) return false;
   return true;
 }
