@@ -4,7 +4,7 @@
 import { WindowGuard, type WindowLimits } from '../poller/window-guard.js';
 import { hash } from 'node:crypto';
 import type { Command } from 'commander';
-import { createApiClient, type ApiClientOptions } from '../api/client.js';
+import type { ApiClientOptions } from '../api/client.js';
 import { ApiClientError, ApiError } from '../api/errors.js';
 import type { ApiClient } from '../api/types.js';
 import type { LogEntry } from '../records/entry.js';
@@ -239,7 +239,7 @@ export async function runLogs(opts: LogsCliOptions, io: CommandIo, deps: LogsDep
   const clock = deps.clock ?? systemClock;
   const p = plan(opts, clock.now());
   const apiOptions = await resolveApiOptions(opts, io.env);
-  const client = (deps.createClient ?? createApiClient)(apiOptions);
+  const client = (deps.createClient ?? (await import('../api/client.js')).createApiClient)(apiOptions);
   const out = new OutputWriter(io.stdout);
   const filter = new OccurrenceFilter();
   const output = p.process ? processedOutput(p.modelId, p.format) : rawOutput(p.modelId, p.format);

@@ -1,7 +1,7 @@
 //! `mls settings update`: changes the settings of one model. Only the settings given on
 //! the command line are sent; every value is checked before any request is made.
 import type { Command } from 'commander';
-import { createApiClient, type ApiClientOptions } from '../api/client.js';
+import type { ApiClientOptions } from '../api/client.js';
 import type { ApiClient, ModelSettings } from '../api/types.js';
 import { UsageError } from '../errors.js';
 import { parseDuration } from '../time/duration.js';
@@ -118,7 +118,7 @@ export async function runSettingsUpdate(opts: SettingsUpdateCliOptions, io: Comm
       await out.write(`${JSON.stringify({ model_id: modelId, data }, null, 2)}\n`);
       return;
     }
-    const client = (deps.createClient ?? createApiClient)(await resolveApiOptions(opts, io.env));
+    const client = (deps.createClient ?? (await import('../api/client.js')).createApiClient)(await resolveApiOptions(opts, io.env));
     try {
       const result = await client.updateSettings(modelId, data);
       await out.write(`${result.details}\n`);

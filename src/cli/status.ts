@@ -2,7 +2,7 @@
 //! the running daemon's admin server when there is one, else reads the state file.
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
-import { request } from 'undici';
+import { get } from 'node:http';
 import { configSecrets, loadConfig } from './config.js';
 import { StateReader } from '../journal/reader.js';
 import type { DaemonStatus } from '../daemon/status.js';
@@ -44,13 +44,29 @@ export function register(program: Command): void {
     });
 }
 
-async function fetchStatus(listen: string): Promise<DaemonStatus | undefined> {
-  const res = await request(`http://${listen}/status`, { headersTimeout: 2_000, bodyTimeout: 2_000 });
-  if (res.statusCode !== 200) {
-    await res.body.dump();
-    return undefined;
-  }
-  return (await res.body.json()) as DaemonStatus;
+/** The running daemon's status from its admin server (plain `node:http`: loading an HTTP client library would cost the command more than the request). */
+function fetchStatus(listen: string): Promise<DaemonStatus | undefined> {
+  return new Promise((resolve, reject) => {
+    const req = get(`http://${listen}/status`, { timeout: 2_000 }, (res) => {
+      if (res.statusCode !== 200) {
+        res.resume();
+        resolve(undefined);
+        return;
+      }
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        try {
+          resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as DaemonStatus);
+        } catch (err) {
+          reject(err instanceof Error ? err : new Error(String(err)));
+        }
+      });
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error('the admin server did not answer within 2 s')));
+    req.on('error', reject);
+  });
 }
 
 function iso(ms: number | undefined): string {

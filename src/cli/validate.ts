@@ -3,7 +3,6 @@
 import { Option, type Command } from 'commander';
 import { ConfigError, describeError, ExitCode } from '../errors.js';
 import { createLogger, registerSecret, scrubSecrets } from '../telemetry/logger.js';
-import { checkSinks, renderSinkChecks } from './check-sinks.js';
 import { configSecrets, loadConfig } from './config.js';
 
 /**
@@ -27,6 +26,7 @@ export function register(program: Command): void {
         process.exitCode = ExitCode.ok;
         if (opts.checkSinks) {
           for (const secret of configSecrets(config)) registerSecret(secret);
+          const { checkSinks, renderSinkChecks } = await import('./check-sinks.js');
           const checks = await checkSinks(config, createLogger({ level: 'warn' }));
           process.stdout.write(scrubSecrets(renderSinkChecks(checks)));
           if (checks.some((c) => !c.ok)) process.exitCode = ExitCode.failure;
