@@ -3,9 +3,22 @@
 //! costs far less CPU (on both ends of the connection) than the same requests spread evenly,
 //! one wake-up each.
 
+/** A sleep waiting for its grid point. */
+interface Sleeper {
+  readonly resolve: () => void;
+  readonly tick: number;
+  readonly signal: AbortSignal | undefined;
+}
+
 /** Groups sleeps into wake-ups on a grid of `gridMs` (on the monotonic clock). */
 export class TickTimer {
-  private readonly due = new Map<number, Set<() => void>>();
+  private readonly due = new Map<number, Set<Sleeper>>();
+  /**
+   * The sleeps of each signal, with one abort listener per signal for its lifetime: a poller
+   * keeps its signal from pause to pause, and a listener added per sleep (10,000 models
+   * sleep a thousand times a second) made most of what each sleep kept alive.
+   */
+  private readonly bySignal = new WeakMap<AbortSignal, Set<Sleeper>>();
   private timer: NodeJS.Timeout | undefined;
   private armedTick = Number.POSITIVE_INFINITY;
 
@@ -22,23 +35,22 @@ export class TickTimer {
     return new Promise((resolve) => {
       if (signal?.aborted) return resolve();
       const tick = Math.ceil((this.now() + Math.max(0, ms)) / this.gridMs);
+      const sleeper: Sleeper = { resolve, tick, signal };
       let sleepers = this.due.get(tick);
       if (!sleepers) {
         sleepers = new Set();
         this.due.set(tick, sleepers);
       }
-      const set = sleepers;
-      const wake = () => {
-        signal?.removeEventListener('abort', abort);
-        resolve();
-      };
-      const abort = () => {
-        set.delete(wake);
-        if (set.size === 0 && this.due.get(tick) === set) this.due.delete(tick);
-        resolve();
-      };
-      set.add(wake);
-      signal?.addEventListener('abort', abort, { once: true });
+      sleepers.add(sleeper);
+      if (signal) {
+        let mine = this.bySignal.get(signal);
+        if (!mine) {
+          mine = new Set();
+          this.bySignal.set(signal, mine);
+          signal.addEventListener('abort', () => this.aborted(signal), { once: true });
+        }
+        mine.add(sleeper);
+      }
       this.arm(tick);
     });
   }
@@ -48,6 +60,21 @@ export class TickTimer {
     let n = 0;
     for (const s of this.due.values()) n += s.size;
     return n;
+  }
+
+  /** Ends the sleeps of `signal` now. */
+  private aborted(signal: AbortSignal): void {
+    const mine = this.bySignal.get(signal);
+    if (!mine) return;
+    this.bySignal.delete(signal);
+    for (const sleeper of mine) {
+      const set = this.due.get(sleeper.tick);
+      if (set) {
+        set.delete(sleeper);
+        if (set.size === 0) this.due.delete(sleeper.tick);
+      }
+      sleeper.resolve();
+    }
   }
 
   private arm(tick: number): void {
@@ -64,17 +91,20 @@ export class TickTimer {
     // Timers may fire up to a millisecond early on the monotonic clock.
     const reached = Math.floor((this.now() + 1) / this.gridMs);
     let next = Number.POSITIVE_INFINITY;
-    const woken: Array<() => void> = [];
+    const woken: Sleeper[] = [];
     for (const [tick, sleepers] of this.due) {
       if (tick <= reached) {
         this.due.delete(tick);
-        for (const wake of sleepers) woken.push(wake);
+        for (const sleeper of sleepers) woken.push(sleeper);
       } else if (tick < next) {
         next = tick;
       }
     }
     if (next !== Number.POSITIVE_INFINITY) this.arm(next);
-    for (const wake of woken) wake();
+    for (const sleeper of woken) {
+      if (sleeper.signal) this.bySignal.get(sleeper.signal)?.delete(sleeper);
+      sleeper.resolve();
+    }
   }
 }
 

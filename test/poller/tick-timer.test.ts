@@ -26,6 +26,39 @@ describe('tick timer', () => {
     expect(Math.abs(woke[0]! - woke[1]!)).toBeLessThan(5);
   });
 
+  it('a signal used for one sleep after another ends the sleep pending when it aborts, with one listener for its lifetime', async () => {
+    let now = 0;
+    const t = new TickTimer(10, () => now);
+    const ac = new AbortController();
+    let added = 0;
+    const add = ac.signal.addEventListener.bind(ac.signal);
+    ac.signal.addEventListener = ((...args: Parameters<AbortSignal['addEventListener']>) => {
+      added++;
+      add(...args);
+    }) as AbortSignal['addEventListener'];
+    // Sleeps that end at their grid point, one after the other on the same signal.
+    for (let i = 0; i < 3; i++) {
+      const slept = t.sleep(15, ac.signal);
+      now += 20;
+      await new Promise((r) => setTimeout(r, 40));
+      await slept;
+    }
+    expect(t.pending).toBe(0);
+    // Two pending on the signal (and one on another): the abort ends both of its own at once.
+    const a = t.sleep(60_000, ac.signal);
+    const b = t.sleep(120_000, ac.signal);
+    const other = new AbortController();
+    const c = t.sleep(60_000, other.signal);
+    expect(t.pending).toBe(3);
+    ac.abort();
+    await Promise.all([a, b]);
+    expect(t.pending).toBe(1);
+    expect(added).toBe(1);
+    other.abort();
+    await c;
+    expect(t.pending).toBe(0);
+  });
+
   it('an abort ends only that sleep, at once, and the others still wake', async () => {
     const t = new TickTimer(20);
     const ac = new AbortController();

@@ -18,7 +18,7 @@ export interface FileSinkOptions {
 
 /** Internal limits, for tests and tuning; not part of the config. */
 export interface FileSinkTuning {
-  /** Most descriptors kept open at once. Default 64. */
+  /** Most descriptors kept open at once. Default 256: more active models than this reopen (and sync) a file per batch. */
   maxOpenFiles?: number;
   /** A file not written for this long is closed and forgotten by the state. Default 5 min. */
   idleCloseMs?: number;

@@ -62,7 +62,7 @@ export class FileSink implements Sink {
       onError: (err, msg) => this.#errors.log(err, msg),
     });
     this.#handles = new FileHandles({
-      max: Math.max(1, tuning.maxOpenFiles ?? 64),
+      max: Math.max(1, tuning.maxOpenFiles ?? 256),
       fileMode: cfg.file_mode,
       dirMode: cfg.dir_mode,
       syncDirs: this.#sync,
