@@ -1,30 +1,22 @@
-//! Polls one model: plans windows, fetches each page with the previous next_token, and
-//! commits every page (entries, dedupe counts, token) in one transaction. A crash resumes
-//! from the saved token; a rejected token restarts the window, and dedupe absorbs the repeat.
-//! A service that misbehaves is bounded per window fetch (window-guard.ts, window-events.ts):
-//! a token already followed ends the window, caps and oversized pages shorten it.
-import type { Logger } from 'pino';
-import type { ApiClient, LogsPage } from '../api/types.js';
-import { ApiClientError, ApiResponseTooLargeError } from '../api/errors.js';
-import type { Clock } from '../time/clock.js';
-import { preparePage } from './prepare.js';
-import type { Checkpoint, PageCommit, PageToCommit, PreparedPage, StateStore, WindowStart } from '../journal/store.js';
-import type { Metrics } from '../telemetry/metrics.js';
+//! Polls one model: plans windows, has each fetched and committed page by page
+//! (fetch-window.ts), and waits between polls. A crash resumes the window in progress from
+//! its saved token. What follows a window cut short, a failed fetch or a page over the size
+//! limit is decided here.
+import type { ApiResponseTooLargeError } from '../api/errors.js';
+import type { WindowStart } from '../journal/store.js';
 import type { ModelCounters } from '../telemetry/model-metrics.js';
 import { firstWindowKind, planWindows, pruneHorizonMs, type PlannedWindow, type PlannerSettings } from './planner.js';
 import { jittered, sleep } from '../time/backoff.js';
-import { abandonOnAbort } from './abandon.js';
-import { MIN_CAPPED_SPAN_MS, WindowGuard, shortenedWindow, type WindowLimits } from './window-guard.js';
 import { WindowEvents } from './window-events.js';
 import { resolveStart, type StartAt } from '../time/start-at.js';
 import { showStartAt } from './start-at.js';
 import { StateWriteRetry, retryOnStateErrors } from '../journal/state-errors.js';
 import { IngestDelays } from './auto-settle.js';
 import { ModelHealth } from './model-health.js';
-import type { RequestKind } from './fair-schedule.js';
+import { fetchWindow, type WindowFetchContext, type WindowFetchDeps, type WindowFetchSettings } from './fetch-window.js';
 
 /** Settings of one model's poller. */
-export interface ModelPollerSettings extends PlannerSettings {
+export interface ModelPollerSettings extends PlannerSettings, WindowFetchSettings {
   intervalMs: number;
   /** Shortest time between two polls (an active model's period); default `intervalMs`. */
   minIntervalMs?: number;
@@ -35,45 +27,21 @@ export interface ModelPollerSettings extends PlannerSettings {
   settle?: number | 'auto';
   jitter: number;
   startAt: StartAt;
-  isLessLogs: boolean | undefined;
   /** First delay after the token was refused; doubles up to 10 minutes. */
   authRetryMs: number;
   /** Least time between two prunings of the model's dedupe keys (default a minute; tests shorten it). */
   pruneEveryMs?: number;
-  /** Caps of one window fetch. */
-  windowLimits: WindowLimits;
 }
 
-type FetchOutcome = { kind: 'done' | 'stopped' | 'shortened' } | { kind: 'failed'; retryInMs: number } | { kind: 'too_large'; error: ApiResponseTooLargeError };
-
-/** What a poller needs from the daemon. */
-export interface ModelPollerDeps {
-  modelId: string;
+/** What a poller needs from the daemon: what its window fetches need, and the pace of its polls. */
+export interface ModelPollerDeps extends WindowFetchDeps {
   settings: ModelPollerSettings;
-  store: StateStore;
-  client: ApiClient;
-  /** Runs a request under the global concurrency and rate limits; `kind` is what it reads. */
-  schedule<T>(fn: () => Promise<T>, kind: RequestKind): Promise<T>;
   /**
    * Called when a poll cycle ends (a fresh window and the re-reads due with it): whether it
    * appended entries and how many requests it sent. Returns the wait before the next
    * cycle, before jitter (default: the interval).
    */
   nextPoll?(cycle: { appended: boolean; requests: number }): number;
-  /** Resolves when the journal has room for another page (backpressure). */
-  waitForRoom(signal: AbortSignal): Promise<void>;
-  /** Called after each committed page that appended entries. */
-  onAppend(): void;
-  /** Called when a window was fetched to its end after appending entries (sinks need not wait for more). */
-  onWindowDone?(): void;
-  clock: Clock;
-  logger: Logger;
-  metrics: Metrics;
-  /**
-   * Commits a page (default: `store.commitPage` at once); the daemon commits the pages of
-   * all models that arrive together in one transaction. Resolves once the page is durable.
-   */
-  commit?(page: PageToCommit): Promise<PageCommit>;
   /**
    * Sleeps between polls (default: a plain timer); the daemon shares one grid among all
    * models. Ends early when `signal` aborts; a sleep that ends must stop listening to it
@@ -113,6 +81,8 @@ export class ModelPoller {
   private planning: PlannerSettings;
   /** This poll cycle so far; reset (not replaced) at each pause. */
   private readonly cycle = { appended: false, requests: 0 };
+  /** What each window fetch works with (one object for the poller's life). */
+  private readonly fetchContext: WindowFetchContext;
 
   constructor(private readonly d: ModelPollerDeps) {
     const s = d.settings;
@@ -144,6 +114,7 @@ export class ModelPoller {
       paused: 'could not write the state file (disk full?); polling of this model pauses and resumes from its checkpoint',
       resumed: 'state file writable again; polling resumed',
     });
+    this.fetchContext = { d, health: this.health, windowEvents: this.windowEvents, delays: this.delays, counters: this.counters, cycle: this.cycle, stop: this.stopController.signal };
   }
 
   get modelId(): string {
@@ -239,7 +210,7 @@ export class ModelPoller {
           logger.debug({ model: modelId, kind: next.kind, from: new Date(next.fromMs).toISOString(), to: new Date(next.toMs).toISOString() }, 'window started');
         }
       }
-      const outcome = await this.fetchWindow(cp, begin, planned);
+      const outcome = await fetchWindow(this.fetchContext, cp, begin, planned);
       if (outcome.kind === 'stopped') return;
       if (outcome.kind === 'shortened') continue;
       if (outcome.kind === 'too_large') {
@@ -306,116 +277,6 @@ export class ModelPoller {
     return this.d.sleep ? this.d.sleep(ms, signal) : sleep(ms, signal);
   }
 
-  private async fetchWindow(cp: Checkpoint, begin: WindowStart | undefined, planned: PlannedWindow | undefined): Promise<FetchOutcome> {
-    const { store, modelId, metrics, logger } = this.d;
-    const window = cp.window!;
-    let token = window.nextToken;
-    let fetchId = cp.fetchId;
-    let restarts = 0;
-    let pageCount = 0;
-    let appendedInWindow = 0;
-    let guard = new WindowGuard(window.tokens, this.d.settings.windowLimits);
-    // A window resumed from the checkpoint (after a restart) has no plan here: it counts as a re-read.
-    const kind: RequestKind = planned?.kind ?? (cp.watermarkMs === undefined || window.fromMs >= cp.watermarkMs ? 'fresh' : 'reread');
-    let sentAtMs: number | undefined;
-    const request = (nextToken: string | undefined) => {
-      // Stopping aborts the request, its retries and their waits, or its turn in the queue; a page already received still commits.
-      const signal = this.stopController.signal;
-      this.cycle.requests++;
-      const scheduled = this.d.schedule(() => {
-        sentAtMs ??= this.d.clock.now();
-        return this.d.client.getLogs({ modelId, fromMs: window.fromMs, toMs: window.toMs, isLessLogs: this.d.settings.isLessLogs, nextToken }, signal);
-      }, kind);
-      const p = abandonOnAbort(scheduled, signal, (late) => late.release?.());
-      p.catch(() => undefined); // handled where it is awaited
-      return p;
-    };
-    // The next page is requested before the current one is committed, so the network and the
-    // service work while the commit runs. Pages are still committed strictly in order.
-    let prefetched: Promise<LogsPage> | undefined;
-    for (;;) {
-      // Stopping: a next page already requested is awaited (the abort ends it at once unless it has arrived, and then it commits).
-      if (this.stopping && !prefetched) return { kind: 'stopped' };
-      const waitStart = performance.now();
-      await this.d.waitForRoom(this.stopController.signal);
-      guard.exclude(performance.now() - waitStart);
-      if (this.stopping && !prefetched) return { kind: 'stopped' };
-      let page: LogsPage;
-      try {
-        page = await (prefetched ?? request(token));
-      } catch (err) {
-        prefetched = undefined;
-        if (this.stopping) return { kind: 'stopped' }; // aborted by stop(): not a failure
-        if (token !== undefined && err instanceof ApiClientError && err.status === 400 && restarts < 3) {
-          // The token expired or is unknown (e.g. the service restarted): fetch the window again.
-          restarts++;
-          metrics.tokenRestarts.inc({ model: modelId });
-          logger.warn({ model: modelId, status: err.status, details: err.message }, 'next_token rejected; restarting the window from its start');
-          fetchId = begin ? fetchId + 1 : store.restartWindow(modelId).fetchId;
-          token = undefined;
-          guard = new WindowGuard(undefined, this.d.settings.windowLimits);
-          continue;
-        }
-        if (err instanceof ApiResponseTooLargeError) {
-          // One entry (or one page) too large for the limit: isolate it in ever shorter windows.
-          return this.windowEvents.shorten(window, begin, 'too_large', { size: err.size, limitBytes: err.limitBytes }) ? { kind: 'shortened' } : { kind: 'too_large', error: err };
-        }
-        return { kind: 'failed', retryInMs: this.health.fetchError(err) };
-      }
-      prefetched = undefined;
-      this.health.recovered();
-      const verdict = guard.check(page.nextToken);
-      // A cap reached on the shortest window: this page is its last (the rest is not read).
-      const abandon = verdict.kind === 'limit' && !shortenedWindow(window, MIN_CAPPED_SPAN_MS);
-      const end = verdict.kind === 'end' || verdict.kind === 'cycle' || abandon;
-      if (verdict.kind === 'follow' && !this.stopping) prefetched = request(page.nextToken);
-      let prepared: PreparedPage;
-      let commit: PageCommit;
-      let toCommitFetchedMs = 0;
-      try {
-        prepared = this.prepare(page, window.fromMs);
-        const next = end ? { end: true as const } : { nextToken: page.nextToken!, ...(verdict.kind === 'follow' ? { tokenHash: verdict.hash } : {}) };
-        toCommitFetchedMs = this.d.clock.now();
-        const toCommit: PageToCommit = { modelId, fetchId, windowFromMs: window.fromMs, entries: prepared, next, fetchedMs: toCommitFetchedMs, begin };
-        commit = this.d.commit ? await this.d.commit(toCommit) : store.commitPages([toCommit])[0]!;
-      } finally {
-        // Committed (its lines are rendered into the journal) or failed: the body can take the next response.
-        page.release?.();
-      }
-      begin = undefined;
-      const counters = this.counters;
-      counters.pages++;
-      counters.entriesFetched += prepared.length;
-      if (commit.appended > 0) {
-        appendedInWindow += commit.appended;
-        counters.entriesNew += commit.appended;
-        this.d.onAppend();
-        this.cycle.appended ||= kind === 'fresh';
-        if (commit.newTimesNs) this.delays.observe(commit.newTimesNs, commit.appended, toCommitFetchedMs, (lowerMs) => metrics.ingestDelay.observe({ model: modelId }, lowerMs / 1000));
-      }
-      counters.duplicates += commit.duplicates;
-      if (verdict.kind === 'cycle') this.windowEvents.cycle(window, verdict.length, guard.pagesRead);
-      if (verdict.kind === 'limit') {
-        if (!abandon) {
-          this.windowEvents.shorten(window, undefined, verdict.reason, { pages: guard.pagesRead, elapsedMs: Math.round(guard.elapsedMs) });
-          return { kind: 'shortened' };
-        }
-        this.windowEvents.abandon(window, verdict.reason, guard.pagesRead);
-      }
-      if (end) {
-        if (!abandon) this.windowEvents.completed();
-        if (sentAtMs !== undefined && (kind === 'fresh' || planned?.first)) this.delays.noteRead(kind === 'fresh' ? 'fresh' : 'early', window.fromMs, window.toMs, sentAtMs);
-        if (appendedInWindow > 0) this.d.onWindowDone?.();
-        if (logger.isLevelEnabled('debug')) {
-          logger.debug({ model: modelId, from: new Date(window.fromMs).toISOString(), to: new Date(window.toMs).toISOString(), pages: pageCount + 1 }, 'window done');
-        }
-        return { kind: 'done' };
-      }
-      pageCount++;
-      token = page.nextToken;
-    }
-  }
-
   /**
    * Pauses polling of this model after a 1 ms window still came back over the size limit,
    * until the limit changes (or, as a last resort, for the longest timer: about 24 days).
@@ -426,14 +287,5 @@ export class ModelPoller {
     this.resumeOversized = () => resume.abort();
     await sleep(2 ** 31 - 1, AbortSignal.any([this.stopController.signal, resume.signal]));
     this.resumeOversized = undefined;
-  }
-
-  private prepare(page: LogsPage, windowFromMs: number): PreparedPage {
-    const { page: prepared, badTimes, badExample } = preparePage(page, windowFromMs);
-    if (badTimes > 0) {
-      this.d.metrics.badTimes.inc({ model: this.d.modelId }, badTimes);
-      this.d.logger.warn({ model: this.d.modelId, count: badTimes, example: badExample?.slice(0, 64) }, 'entries with an unparseable time; delivered with their time unchanged');
-    }
-    return prepared;
   }
 }
