@@ -44,7 +44,7 @@ export interface WindowFetchDeps {
   logger: Logger;
   metrics: Metrics;
   /**
-   * Commits a page (default: `store.commitPage` at once); the daemon commits the pages of
+   * Commits a page (default: `store.commitPages` at once); the daemon commits the pages of
    * all models that arrive together in one transaction. Resolves once the page is durable.
    */
   commit?(page: PageToCommit): Promise<PageCommit>;
