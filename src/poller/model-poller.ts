@@ -50,7 +50,6 @@ export interface ModelPollerDeps extends WindowFetchDeps {
   sleep?(ms: number, signal: AbortSignal): Promise<void>;
 }
 
-
 const PRUNE_EVERY_MS = 60_000;
 
 /** The poll loop of one model. `stop()` lets the page in flight finish and commit. */
