@@ -5,19 +5,17 @@
 //! A sink that breaks its contract (throws, returns a malformed outcome, does not finish a
 //! send within its timeout) gets a retry; a loop that fails unexpectedly starts again from
 //! the committed cursor after a backoff: nothing a sink does ends its loop for good.
+//! Making a batch is slot.ts's part; sending it and committing its outcome, sender.ts's.
 import type { Logger } from 'pino';
-import type { Sink, SinkBatch } from '../sinks/contract.js';
-import type { DeadLetter, HeldGroups, InflightBatch, StateStore } from '../journal/store.js';
+import type { Sink } from '../sinks/contract.js';
+import type { StateStore } from '../journal/store.js';
 import { sliceBytes, sliceCount, type PageSlice } from '../journal/pages.js';
-import { journalBatch, recordBatch } from './batch.js';
-import type { ProcessingStage, StageOptions } from './processing/stage.js';
+import type { StageOptions } from './processing/stage.js';
 import { openStage } from './processing/open.js';
-import { parseCloses, skipSlot, type DeliverResult, type Slot } from './slot.js';
+import { plainSlot, processedSlot, type Slot, type SlotRun } from './slot.js';
 import type { Metrics } from '../telemetry/metrics.js';
-import { backoffDelay, sleep } from '../time/backoff.js';
-import { batchId, legacyBatchId } from './batch-id.js';
 import { StateWriteRetry } from '../journal/state-errors.js';
-import { guardedSend, type SendGuard } from './guarded-send.js';
+import { BatchSender } from './sender.js';
 import { SinkHealth, superviseLoop } from './supervise.js';
 import { FailureLog } from './failure-log.js';
 
@@ -67,23 +65,26 @@ export class SinkDelivery {
   /** Entries up to this seq go out without waiting for max_delay (see flushSoon). */
   private flushThrough = 0;
   private runPromise: Promise<void> | undefined;
-  /** Rate-limited lines about failures (a sink failing on every batch is not said on every attempt). */
-  private readonly failures: FailureLog;
   /** Failed state writes; an acknowledgement written ends the outage. */
   private readonly stateRetry: StateWriteRetry;
-  private readonly guard: SendGuard;
   private readonly health: SinkHealth;
-  /** Consecutive failed sends of the current batch. */
-  attempts = 0;
+  /** Sends the batches and settles them (sender.ts). */
+  private readonly sender: BatchSender;
 
   constructor(private readonly d: SinkDeliveryDeps) {
     this.stateRetry = new StateWriteRetry(d.logger, { sink: d.name }, {
       paused: 'could not write the state file (disk full?); delivery to this sink pauses and resumes from its cursor',
       resumed: 'state file writable again; delivery resumed',
     });
-    this.guard = { sink: d.name, timeoutMs: d.settings.sendTimeoutMs, maxAfterMs: d.settings.retryMaxMs };
-    this.failures = new FailureLog({ sink: d.name, logger: d.logger, now: d.now });
-    this.health = new SinkHealth({ sink: d.name, metrics: d.metrics, log: this.failures, now: d.now });
+    // Rate-limited lines about failures (a sink failing on every batch is not said on every attempt).
+    const failures = new FailureLog({ sink: d.name, logger: d.logger, now: d.now });
+    this.health = new SinkHealth({ sink: d.name, metrics: d.metrics, log: failures, now: d.now });
+    this.sender = new BatchSender(d, this.health, failures, this.stateRetry);
+  }
+
+  /** Consecutive failed sends of the current batch. */
+  get attempts(): number {
+    return this.sender.attempts;
   }
 
   /** Last send error or fault, for status output (until a batch is delivered). */
@@ -190,6 +191,7 @@ export class SinkDelivery {
     if (!initial) return;
     const installationId = store.installationId!;
     const stage = this.d.processing && openStage({ ...this.d.processing, sink: name, logger: this.d.logger, models: settings.models, held: initial.held, readRange: (a, b) => store.slicesOfRange(a, b) });
+    const run: SlotRun = { name, sink: this.d.sink, store, metrics: this.d.metrics, installationId, signal, sender: this.sender };
     // Batches that were in flight at the last stop are rebuilt first, with the same ranges.
     const recovered = [...initial.inflightRanges];
     let readFrom = recovered.length > 0 ? recovered[recovered.length - 1]!.lastSeq : initial.cursor;
@@ -201,7 +203,7 @@ export class SinkDelivery {
         lastReplayCheck = this.d.now();
         const dead = store.nextReplay(name);
         if (dead) {
-          await this.replay(dead, installationId, signal);
+          await this.sender.replay(dead, installationId, signal);
           continue;
         }
       }
@@ -240,7 +242,7 @@ export class SinkDelivery {
           }
         }
         const selected = settings.models ? slices.filter((x) => settings.models!.has(x.page.modelId)) : slices;
-        const slot = stage ? this.processedSlot(stage, selected, firstSeq, lastSeq, again, installationId, signal) : this.plainSlot(selected, firstSeq, lastSeq, again, installationId, signal);
+        const slot = stage ? processedSlot(run, stage, selected, firstSeq, lastSeq, again, this.draining) : plainSlot(run, selected, firstSeq, lastSeq, again);
         if (slot === undefined) {
           // Only checked for closes, and none closed: nothing to do until more comes.
           waitMs = Math.max(settings.maxDelayMs, 1000);
@@ -265,129 +267,9 @@ export class SinkDelivery {
           await Promise.all(active.map((x) => x.promise));
           return;
         }
-        this.settle(slot, result);
+        this.sender.settle(slot, result);
       }
     }
     await Promise.all(active.map((x) => x.promise));
   }
-
-  private settle(slot: Slot, result: DeliverResult): void {
-    const { store, name, metrics } = this.d;
-    if (result.kind === 'skip') {
-      store.ack(name, slot.lastSeq, 0, undefined, slot.held);
-    } else if (result.kind === 'ok') {
-      store.ack(name, slot.lastSeq, slot.count, result.state, slot.held);
-      metrics.delivered.inc({ sink: name }, slot.count);
-      metrics.deliveryLatency.observe({ sink: name }, Math.max(0, this.d.now() - slot.fetchedMs) / 1000);
-    } else if (result.kind === 'reject') {
-      store.deadLetter(name, slot.firstSeq, slot.lastSeq, slot.batch!.entries, result.error, slot.held);
-      metrics.deadLetters.inc({ sink: name }, slot.count);
-      this.failures.deadLettered({ entries: slot.count, firstSeq: slot.firstSeq, lastSeq: slot.lastSeq, error: result.error });
-    }
-    if (slot.held !== undefined) metrics.heldLines.set({ sink: name }, slot.heldLines);
-    this.stateRetry.succeeded();
-    this.d.onAck?.();
-    this.health.settled();
-  }
-
-  /** A batch of the journal's entries as they are. */
-  private plainSlot(selected: PageSlice[], firstSeq: number, lastSeq: number, again: InflightBatch | undefined, installationId: string, signal: AbortSignal): Slot {
-    const { store, name } = this.d;
-    const count = sliceCount(selected);
-    if (count === 0) return skipSlot(firstSeq, lastSeq, undefined, 0);
-    // A batch rebuilt after a restart keeps the key it was first sent under (one recorded
-    // by schema 4 or earlier has none stored: it gets the key that version derived).
-    const key = again ? (again.key ?? legacyBatchId(name, firstSeq, lastSeq)) : batchId(installationId, name, firstSeq, lastSeq);
-    if (!again && this.d.sink.stableBatchIds !== false) store.setInflight(name, firstSeq, lastSeq, key);
-    return this.sendSlot(journalBatch(key, firstSeq, lastSeq, selected), count, selected[0]!.page.fetchedMs, undefined, 0, signal);
-  }
-
-  /**
-   * A batch of processed records: what the lines of [firstSeq, lastSeq] and the groups the
-   * models' checkpoints closed gave. Undefined for a check of closes only that closed nothing.
-   */
-  private processedSlot(
-    stage: ProcessingStage,
-    selected: PageSlice[],
-    firstSeq: number,
-    lastSeq: number,
-    again: InflightBatch | undefined,
-    installationId: string,
-    signal: AbortSignal,
-  ): Slot | undefined {
-    const { store, name, metrics } = this.d;
-    // At a shutdown the open groups close: their lines are not left waiting for the next start.
-    const out = stage.build(selected, lastSeq, again ? parseCloses(again.closes) : undefined, this.draining);
-    if (lastSeq < firstSeq && out.closes.length === 0) return undefined;
-    for (const [model, n] of out.dropped) metrics.processingDropped.inc({ sink: name, model }, n);
-    const held = stage.held();
-    const heldLines = stage.heldLines();
-    if (out.records.length === 0) return skipSlot(firstSeq, lastSeq, held, heldLines);
-    const closes = out.closes.length > 0 ? JSON.stringify(out.closes) : undefined;
-    const key = again ? (again.key ?? legacyBatchId(name, firstSeq, lastSeq)) : batchId(installationId, name, firstSeq, lastSeq, closes);
-    if (!again && this.d.sink.stableBatchIds !== false) store.setInflight(name, firstSeq, lastSeq, key, closes);
-    const fetchedMs = selected[0]?.page.fetchedMs ?? out.records.fetchedAtMs(0);
-    return this.sendSlot(recordBatch(key, firstSeq, lastSeq, out.records), out.lines, fetchedMs, held, heldLines, signal);
-  }
-
-  private sendSlot(batch: SinkBatch, count: number, fetchedMs: number, held: HeldGroups | undefined, heldLines: number, signal: AbortSignal): Slot {
-    const slot: Slot = { firstSeq: batch.firstSeq, lastSeq: batch.lastSeq, batch, count, fetchedMs, held, heldLines, done: false, result: undefined, promise: Promise.resolve() };
-    slot.promise = this.deliver(batch, signal).then((result) => {
-      slot.result = result;
-      slot.done = true;
-    });
-    return slot;
-  }
-
-  /** Sends a dead letter again (after `mls dlq replay`); it leaves the table once acknowledged. */
-  private async replay(dead: DeadLetter, installationId: string, signal: AbortSignal): Promise<void> {
-    const { sink, store, name, logger, metrics } = this.d;
-    const batch: SinkBatch = { id: batchId(installationId, name, dead.firstSeq, dead.lastSeq), firstSeq: dead.firstSeq, lastSeq: dead.lastSeq, entries: dead.entries };
-    const { outcome, fault } = await guardedSend(sink, batch, signal, this.guard);
-    if (fault !== undefined) this.health.fault(fault);
-    if (outcome.status === 'ok') {
-      if (outcome.state !== undefined) store.setSinkState(name, outcome.state);
-      store.deleteDeadLetters([dead.id]);
-      metrics.delivered.inc({ sink: name }, dead.entries.length);
-      logger.info({ sink: name, deadLetter: dead.id, entries: dead.entries.length }, 'dead letter replayed');
-    } else {
-      store.keepDeadLetter(dead.id, outcome.error);
-      this.failures.replayFailed({ deadLetter: dead.id, error: outcome.error });
-    }
-  }
-
-  /** Sends one batch until it is acknowledged or rejected, or the loop (run) stops. */
-  private async deliver(batch: SinkBatch, signal: AbortSignal): Promise<DeliverResult> {
-    const { sink, name, metrics, logger, settings } = this.d;
-    let attempts = 0;
-    while (!signal.aborted) {
-      const started = performance.now();
-      const { outcome, fault } = await guardedSend(sink, batch, signal, this.guard);
-      metrics.sendDuration.observe({ sink: name }, (performance.now() - started) / 1000);
-      metrics.batches.inc({ sink: name, outcome: outcome.status });
-      if (outcome.status === 'ok') {
-        if (attempts > 0) logger.info({ sink: name, attempts }, 'sink delivering again');
-        this.attempts = 0;
-        this.health.delivered();
-        return { kind: 'ok', state: outcome.state };
-      }
-      metrics.sinkFailures.inc({ sink: name });
-      if (fault !== undefined) this.health.fault(fault);
-      else this.health.failed(outcome.error);
-      if (outcome.status === 'reject') {
-        this.health.movedOn();
-        return { kind: 'reject', error: outcome.error };
-      }
-      attempts++;
-      this.attempts = attempts;
-      metrics.sinkRetries.inc({ sink: name });
-      const delay = outcome.afterMs ?? backoffDelay(attempts, settings.retryBaseMs, settings.retryMaxMs);
-      // A fault was said already (and counted): its retry needs no line of its own.
-      if (fault === undefined) this.failures.retrying({ attempts, retryInMs: delay, error: outcome.error });
-      await sleep(delay, signal);
-    }
-    return { kind: 'stopped' };
-  }
 }
-
-
