@@ -9,6 +9,7 @@ import { MultilineGrouper, type GroupedRecord, type MultilineOptions, type OpenG
 import { detectLevel, detectLevelOnly, levelFromJsonObject, type CompiledLevelRules } from './levels.js';
 import { mayBeJsonObject, parseJsonLine } from './json-line.js';
 import { quickHeading, quickLevel } from './quick-line.js';
+import { PendingHeadings, STREAMS } from './pending-headings.js';
 import type { Processed, ProcessedRecord, RecordSink } from './record.js';
 
 export type { Processed, ProcessedRecord, RecordSink } from './record.js';
@@ -326,36 +327,4 @@ function inTimeOrder(lines: readonly ProcessLine[]): readonly ProcessLine[] {
   const index = lines.map((_, i) => i);
   index.sort((a, b) => (lines[a]!.timeNs < lines[b]!.timeNs ? -1 : lines[a]!.timeNs > lines[b]!.timeNs ? 1 : a - b));
   return index.map((i) => lines[i]!);
-}
-
-const STREAMS = ['stdout', 'stderr'] as const;
-
-/** The headings {@link ModelProcessor.pushLines} holds: one line (index, level) per stream at most; lines it decides on their bytes are on stdout or stderr. */
-class PendingHeadings {
-  /** Held: how many; per stream (stdout, stderr) the line's index (-1: none) and level. */
-  count = 0;
-  readonly #index = new Int32Array([-1, -1]);
-  readonly #level = new Int8Array(2);
-  /** The level of the line {@link take} returned last. */
-  level = 0;
-
-  hold(stream: string, index: number, level: number): void {
-    const k = stream === 'stdout' ? 0 : stream === 'stderr' ? 1 : -1;
-    if (k < 0 || this.#index[k]! >= 0) throw new Error(`bug: a held heading on ${stream} where none can be`);
-    this.#index[k] = index;
-    this.#level[k] = level;
-    this.count++;
-  }
-
-  /** The index of the line held for `stream`, no longer held (its level in {@link level}); -1 when none. */
-  take(stream: string): number {
-    const k = stream === 'stdout' ? 0 : stream === 'stderr' ? 1 : -1;
-    if (k < 0) return -1;
-    const index = this.#index[k]!;
-    if (index < 0) return -1;
-    this.#index[k] = -1;
-    this.level = this.#level[k]!;
-    this.count--;
-    return index;
-  }
 }
