@@ -50,6 +50,8 @@ export class PageLineCursor {
   #log: string | undefined;
   readonly #fields: LineFields = { time: '', stream: '', log: '' };
   readonly #view: DataView;
+  /** The length of the last time string found by scanning (see #scan). */
+  #timeLength = 0;
 
   constructor(page: JournalPage, from: number, to: number) {
     this.#page = page;
@@ -122,14 +124,21 @@ export class PageLineCursor {
    */
   #scan(start: number, end: number): boolean {
     const b = this.bytes;
-    let at = start + this.#headBytes;
-    if (b[at] !== QUOTE) return false;
-    // A time string holds no escape: it ends at the next quote.
-    for (at++; at < end && b[at] !== QUOTE; at++) if (b[at] === BACKSLASH) return false;
+    const v = this.#view;
+    const open = start + this.#headBytes;
+    if (b[open] !== QUOTE) return false;
+    // The time string usually has the previous line's length. A quote there followed by
+    // `,"stream":"std` ends it: inside a JSON string every quote is escaped, so that run of
+    // bytes, unescaped quotes and all, can only follow the string's closing quote.
+    let at = open + 1 + this.#timeLength;
+    if (!(at + 1 + STREAM_AND_LOG <= end && b[at] === QUOTE && v.getUint32(at + 1, true) === W0 && v.getUint32(at + 5, true) === W1 && v.getUint32(at + 9, true) === W2)) {
+      // A time string holds no escape: it ends at the next quote.
+      for (at = open + 1; at < end && b[at] !== QUOTE; at++) if (b[at] === BACKSLASH) return false;
+      this.#timeLength = at - open - 1;
+    }
     at++;
     // The stream, then the log's key: `,"stream":"stdout","log":"` or `…"stderr"…`.
     if (at + STREAM_AND_LOG > end) return false;
-    const v = this.#view;
     if (v.getUint32(at, true) !== W0 || v.getUint32(at + 4, true) !== W1 || v.getUint32(at + 8, true) !== W2) return false;
     const w3 = v.getUint32(at + 12, true);
     const w4 = v.getUint32(at + 16, true);
