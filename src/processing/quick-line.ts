@@ -24,7 +24,8 @@ const WORDS_BY_FIRST: ReadonlyArray<readonly Word[] | undefined> = Array.from({ 
  * when its first characters decide it, the level the built-in presets give (index in LEVELS;
  * LEVELS.length: none) of a line that is not a JSON object and opens no block of the python
  * rule with the default heading test; else -1, and the text must be read. Never -1 for the
- * usual `INFO …`, `DEBUG …`, `WARNING: …` lines, nor for print() output starting in lowercase.
+ * usual `INFO …`, `DEBUG …`, `WARNING: …` lines, nor for print() output starting in lowercase
+ * or with a capital that starts no level word.
  */
 export function quickLevel(b: Uint8Array, from: number, to: number): number {
   // An empty line names no level, opens nothing and is no JSON object.
@@ -36,19 +37,29 @@ export function quickLevel(b: Uint8Array, from: number, to: number): number {
   if (c >= 0xc3 && c !== 0xe1 && c !== 0xe2 && c !== 0xe3 && c !== 0xef) return LEVELS.length;
   // A printable ASCII character as itself: not an escape, not white space, not `{` (JSON).
   if (c < 0x21 || c > 0x7e || c === BACKSLASH || c === OPEN_BRACE) return -1;
-  // What may open or head a Python block: `Traceback`, `+ Exception Group`, worker tags `(…)`
-  // and `[…]`, time stamps, and ERROR, CRITICAL, FATAL, EXCEPTION.
-  if (c === 84 || c === 43 || c === 40 || c === 91 || (c >= 48 && c <= 57) || c === 69 || c === 67 || c === 70) return -1;
+  // What may open or head a Python block: `+ Exception Group`, worker tags `(…)` and `[…]`,
+  // time stamps, and ERROR, CRITICAL, FATAL, EXCEPTION (`Traceback …` below).
+  if (c === 43 || c === 40 || c === 91 || (c >= 48 && c <= 57) || c === 69 || c === 67 || c === 70) return -1;
   if (c >= 65 && c <= 90) {
-    // The first preset for a capital, `${W}(?=[:\s])`; the others need the text.
+    if (c === 84 && mayOpenTraceback(b, from, to)) return -1;
+    // The first preset for a capital, `${W}(?=[:\s])`: a level word and `:` or a space. A level
+    // word followed by anything else (a tab, an escape, a character beyond ASCII) needs the text.
     const words = WORDS_BY_FIRST[c - 65];
-    if (words === undefined) return -1;
-    for (let w = 0; w < words.length; w++) {
-      const word: Word = words[w]!;
-      const end = from + word.bytes.length;
-      if (end < to && startsWith(b, from, word.bytes) && (b[end] === 0x3a || b[end] === 0x20)) return word.level;
+    if (words !== undefined) {
+      let prefix = false;
+      for (let w = 0; w < words.length; w++) {
+        const word: Word = words[w]!;
+        const end = from + word.bytes.length;
+        if (end > to || !startsWith(b, from, word.bytes)) continue;
+        if (end < to && (b[end] === 0x3a || b[end] === 0x20)) return word.level;
+        prefix = true;
+      }
+      if (prefix) return -1;
     }
-    return -1;
+    // The other preset for a capital is glog's `D1125 16:30:01…` (and I, W; E and F are above).
+    if ((c === 68 || c === 73 || c === 87) && from + 1 < to && b[from + 1]! >= 48 && b[from + 1]! <= 57) return -1;
+    // Prose (`Starting server`, `Model loaded in 2.1 s`): no level, no block, no JSON.
+    return LEVELS.length;
   }
   // Lowercase letters, `/` and `.` start the logfmt and `warnings` presets: read the text if
   // they may match.
@@ -80,6 +91,30 @@ export function quickHeading(b: Uint8Array, from: number, to: number): number {
     if (end < to && startsWith(b, from, word.bytes) && (b[end] === 0x3a || b[end] === 0x20)) return word.level;
   }
   return -1;
+}
+
+const TRACEBACK = Buffer.from('Traceback (most recent call last):');
+
+/**
+ * Whether the line may be a traceback's first line, `Traceback (most recent call last):` with
+ * nothing after it but white space: false once a character that is not white space follows
+ * (an entry holding a whole traceback, `Traceback (most recent call last):\n  File …`, opens
+ * no block and names no level). Escapes and bytes beyond ASCII it cannot rule out count as
+ * white space.
+ */
+function mayOpenTraceback(b: Uint8Array, from: number, to: number): boolean {
+  if (from + TRACEBACK.length > to || !startsWith(b, from, TRACEBACK)) return false;
+  for (let i = from + TRACEBACK.length; i < to; i++) {
+    const c = b[i]!;
+    if (c === 0x20 || c > 0x7e) continue;
+    if (c !== BACKSLASH) return false;
+    const e = b[i + 1];
+    // `\n`, `\r`, `\t`, `\f` are white space; `\uXXXX` may be; `\"`, `\\`, `\/`, `\b` are not.
+    if (e === 0x6e || e === 0x72 || e === 0x74 || e === 0x66) i++;
+    else if (e === 0x75) i += 5;
+    else return false;
+  }
+  return true;
 }
 
 /** `time=`, `ts=`, `t=`, `level=`, `lvl=` (any case) at the start, or a first word `….py` followed by `:`. */

@@ -20,6 +20,9 @@ const starts = fc.constantFrom(
   'LEVEL=error ', 'lvl=info', 'ts=1 level=info ', 'time="x" lvl=error ', 't=2 level=debug', 'tsx=1 level=warn', 'levels=warn', 'a\tb', 'aü', '.', '-- ', '=== ', '* ', '> ', '# ', '@', '{"level": "info"}', ' {', '{', '}', '"quoted"', '\\path', 'ü', '😀', '',
   '推理完成 ✓', 'Ответ готов', 'λ=0.001', '\u00a0{"level": "error"}', '\u3000+ Exception Group Traceback (most recent call last):', '\ufeff{"a":1}',
   '\u2003INFO x', '\u1680', '\u205f{', '\u0085x',
+  'Traceback (most recent call last):\n  File "x", line 1', 'Traceback (most recent call last): \t', 'Traceback (most recent call last):\u000b',
+  'Traceback (most recent call last):\u00a0', 'Traceback (most recent call last):\\', 'Traceback (most recent call last):\b', 'Traceback',
+  'Starting server', 'Model loaded', 'D1125 16:30:01.1 x', 'I1125 16:30:01 x', 'W1', 'INFO', 'INFO\u00a0x', 'TRACE:', 'TRACEx', 'Zebra', 'X',
 );
 
 describe('quickLevel', () => {
@@ -54,6 +57,11 @@ describe('quickLevel', () => {
     }
     expect(quickLevel(journalForm('-- no level'), 0, 11)).toBe(LEVELS.length);
     expect(quickLevel(journalForm('request body=x took=3ms'), 0, 24)).toBe(LEVELS.length);
+    const entry = journalForm('Traceback (most recent call last):\n  File "/app/server.py", line 1, in handle\nRuntimeError: x');
+    expect(quickLevel(entry, 0, entry.length)).toBe(LEVELS.length);
+    const first = journalForm('Traceback (most recent call last):');
+    expect(quickLevel(first, 0, first.length)).toBe(-1);
+    expect(quickLevel(journalForm('Starting server'), 0, 15)).toBe(LEVELS.length);
   });
 
   it('quickHeading is -1, or the level of a line that heads a python block and is no JSON object', () => {
