@@ -93,18 +93,14 @@ export class PageLineCursor {
 
   /** The current line as the entry {@link JournalPage.decode} gives. */
   entry(): SinkEntry {
-    const page = this.#page;
-    const e: SinkEntry = { seq: page.firstSeq + this.index, modelId: page.modelId, time: '', timeNs: this.timeNs, stream: '', log: '', fetchedAtMs: page.fetchedMs };
-    readLine(this.#text(), 0, this.#head, e);
-    return e;
+    return this.entryAt(this.index);
   }
 
   /** Line `index` of the page as the entry {@link JournalPage.decode} gives. */
   entryAt(index: number): SinkEntry {
-    if (index === this.index) return this.entry();
     const page = this.#page;
     const e: SinkEntry = { seq: page.firstSeq + index, modelId: page.modelId, time: '', timeNs: page.timesNs[index]!, stream: '', log: '', fetchedAtMs: page.fetchedMs };
-    readLine(this.bytes.toString('utf8', this.#starts[index]!, this.#starts[index + 1]! - 1), 0, this.#head, e);
+    readLine(index === this.index ? this.#text() : this.#textAt(index), 0, this.#head, e);
     return e;
   }
 
@@ -114,8 +110,19 @@ export class PageLineCursor {
   }
 
   #text(): string {
-    this.#line ??= this.bytes.toString('utf8', this.#starts[this.index]!, this.#starts[this.index + 1]! - 1);
+    this.#line ??= this.#textAt(this.index);
     return this.#line;
+  }
+
+  /** Line `index` as text, without its newline. */
+  #textAt(index: number): string {
+    return this.bytes.toString('utf8', this.#starts[index]!, this.#starts[index + 1]! - 1);
+  }
+
+  /** Whether the run of either stream ({@link STREAM_AND_LOG} bytes) fits in [at, end) and starts with its first 12 bytes, `,"stream":"s`. */
+  #streamKeyAt(at: number, end: number): boolean {
+    const v = this.#view;
+    return at + STREAM_AND_LOG <= end && v.getUint32(at, true) === W0 && v.getUint32(at + 4, true) === W1 && v.getUint32(at + 8, true) === W2;
   }
 
   /**
@@ -128,18 +135,17 @@ export class PageLineCursor {
     const open = start + this.#headBytes;
     if (b[open] !== QUOTE) return false;
     // The time string usually has the previous line's length. A quote there followed by
-    // `,"stream":"std` ends it: inside a JSON string every quote is escaped, so that run of
+    // `,"stream":"s` ends it: inside a JSON string every quote is escaped, so that run of
     // bytes, unescaped quotes and all, can only follow the string's closing quote.
     let at = open + 1 + this.#timeLength;
-    if (!(at + 1 + STREAM_AND_LOG <= end && b[at] === QUOTE && v.getUint32(at + 1, true) === W0 && v.getUint32(at + 5, true) === W1 && v.getUint32(at + 9, true) === W2)) {
+    if (!(b[at] === QUOTE && this.#streamKeyAt(at + 1, end))) {
       // A time string holds no escape: it ends at the next quote.
       for (at = open + 1; at < end && b[at] !== QUOTE; at++) if (b[at] === BACKSLASH) return false;
       this.#timeLength = at - open - 1;
+      if (!this.#streamKeyAt(at + 1, end)) return false;
     }
     at++;
-    // The stream, then the log's key: `,"stream":"stdout","log":"` or `…"stderr"…`.
-    if (at + STREAM_AND_LOG > end) return false;
-    if (v.getUint32(at, true) !== W0 || v.getUint32(at + 4, true) !== W1 || v.getUint32(at + 8, true) !== W2) return false;
+    // After `,"stream":"s`: the rest of the stream, then the log's key.
     const w3 = v.getUint32(at + 12, true);
     const w4 = v.getUint32(at + 16, true);
     if (w3 === OUT3 && w4 === OUT4) this.stream = 'stdout';

@@ -44,18 +44,8 @@ export function quickLevel(b: Uint8Array, from: number, to: number): number {
     if (c === 84 && mayOpenTraceback(b, from, to)) return -1;
     // The first preset for a capital, `${W}(?=[:\s])`: a level word and `:` or a space. A level
     // word followed by anything else (a tab, an escape, a character beyond ASCII) needs the text.
-    const words = WORDS_BY_FIRST[c - 65];
-    if (words !== undefined) {
-      let prefix = false;
-      for (let w = 0; w < words.length; w++) {
-        const word: Word = words[w]!;
-        const end = from + word.bytes.length;
-        if (end > to || !startsWith(b, from, word.bytes)) continue;
-        if (end < to && (b[end] === 0x3a || b[end] === 0x20)) return word.level;
-        prefix = true;
-      }
-      if (prefix) return -1;
-    }
+    const word = levelWord(WORDS_BY_FIRST[c - 65], b, from, to);
+    if (word !== NO_WORD) return word === OTHER_END ? -1 : word;
     // The other preset for a capital is glog's `D1125 16:30:01…` (and I, W; E and F are above).
     if ((c === 68 || c === 73 || c === 87) && from + 1 < to && b[from + 1]! >= 48 && b[from + 1]! <= 57) return -1;
     // Prose (`Starting server`, `Model loaded in 2.1 s`): no level, no block, no JSON.
@@ -83,14 +73,31 @@ export function quickHeading(b: Uint8Array, from: number, to: number): number {
   if (from >= to) return -1;
   const c = b[from]!;
   if (c !== 69 && c !== 67 && c !== 70) return -1;
-  const words = HEADING_WORDS[c - 65];
-  if (words === undefined) return -1;
+  const word = levelWord(HEADING_WORDS[c - 65], b, from, to);
+  return word >= 0 ? word : -1;
+}
+
+/** {@link levelWord}: no word of the list starts the text. */
+const NO_WORD = -1;
+/** {@link levelWord}: a word starts the text, followed by neither `:` nor a space (or by nothing). */
+const OTHER_END = -2;
+
+/**
+ * The level of the first of `words` (in their order) that starts bytes [from, to) followed by
+ * `:` or a space, as the presets' `${W}(?=[:\s])` reads a level word; else {@link OTHER_END}
+ * when one starts them followed by anything else, or {@link NO_WORD}.
+ */
+function levelWord(words: readonly Word[] | undefined, b: Uint8Array, from: number, to: number): number {
+  if (words === undefined) return NO_WORD;
+  let found = NO_WORD;
   for (let w = 0; w < words.length; w++) {
     const word: Word = words[w]!;
     const end = from + word.bytes.length;
-    if (end < to && startsWith(b, from, word.bytes) && (b[end] === 0x3a || b[end] === 0x20)) return word.level;
+    if (end > to || !startsWith(b, from, word.bytes)) continue;
+    if (end < to && (b[end] === 0x3a || b[end] === 0x20)) return word.level;
+    found = OTHER_END;
   }
-  return -1;
+  return found;
 }
 
 const TRACEBACK = Buffer.from('Traceback (most recent call last):');

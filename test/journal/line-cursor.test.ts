@@ -20,7 +20,7 @@ function page(modelId: string, lines: ReadonlyArray<{ stream: string; log: strin
 
 describe('PageLineCursor', () => {
   it('gives each line of a slice as decode does', () => {
-    const line = fc.record({ stream: fc.oneof(fc.constantFrom('stdout', 'stderr'), fc.constantFrom('stderx', 'stdoux', 'stdou', 'stdoutt', 'stdErr', 'std'), text), log: text, time: fc.constantFrom('2026-11-25T16:30:01.123Z', 't"q', 'ü') });
+    const line = fc.record({ stream: fc.oneof(fc.constantFrom('stdout', 'stderr'), fc.constantFrom('stderx', 'stdoux', 'stdou', 'stdoutt', 'stdErr', 'std', 'xtdout', 'Stderr'), text), log: text, time: fc.constantFrom('2026-11-25T16:30:01.123Z', 't"q', 'ü') });
     fc.assert(
       fc.property(fc.constantFrom('m', 'modèle', 'a"b'), fc.array(line, { minLength: 1, maxLength: 12 }), fc.nat(), fc.nat(), (modelId, lines, a, b) => {
         const p = page(modelId, lines);

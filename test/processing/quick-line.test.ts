@@ -25,25 +25,33 @@ const starts = fc.constantFrom(
   'Starting server', 'Model loaded', 'D1125 16:30:01.1 x', 'I1125 16:30:01 x', 'W1', 'INFO', 'INFO\u00a0x', 'TRACE:', 'TRACEx', 'Zebra', 'X',
 );
 
+/**
+ * Runs `check` on lines made of the starts above and short binary strings, each in its journal
+ * form alone and inside a longer buffer (the text at bytes [from, to) of `buf`).
+ */
+function forLines(check: (log: string, buf: Buffer, from: number, to: number) => void): void {
+  fc.assert(
+    fc.property(starts, fc.string({ unit: 'binary', maxLength: 6 }), starts, (a, b, c) => {
+      for (const log of [a + b, a + c, a, a + b + c, b + a]) {
+        const bytes = journalForm(log);
+        const padded = Buffer.concat([Buffer.from('xx'), bytes, Buffer.from('"}')]);
+        for (const [buf, from] of [[bytes, 0], [padded, 2]] as const) check(log, buf, from, from + bytes.length);
+      }
+    }),
+    { numRuns: 3000 },
+  );
+}
+
 describe('quickLevel', () => {
   it('is -1, or the level of a line that is no JSON object and opens no python block', () => {
-    fc.assert(
-      fc.property(starts, fc.string({ unit: 'binary', maxLength: 6 }), starts, (a, b, c) => {
-        for (const log of [a + b, a + c, a, a + b + c, b + a]) {
-          const bytes = journalForm(log);
-          const padded = Buffer.concat([Buffer.from('xx'), bytes, Buffer.from('"}')]);
-          for (const [buf, from] of [[bytes, 0], [padded, 2]] as const) {
-            const quick = quickLevel(buf, from, from + bytes.length);
-            if (quick < 0) continue;
-            const level = detectLevelOnly(log);
-            expect(quick, JSON.stringify(log)).toBe(level === undefined ? LEVELS.length : LEVEL_INDEX[level]);
-            expect(mayBeJsonObject(log), JSON.stringify(log)).toBe(false);
-            expect(pythonOpens(log, defaultHeadsBlock), JSON.stringify(log)).toBeUndefined();
-          }
-        }
-      }),
-      { numRuns: 3000 },
-    );
+    forLines((log, buf, from, to) => {
+      const quick = quickLevel(buf, from, to);
+      if (quick < 0) return;
+      const level = detectLevelOnly(log);
+      expect(quick, JSON.stringify(log)).toBe(level === undefined ? LEVELS.length : LEVEL_INDEX[level]);
+      expect(mayBeJsonObject(log), JSON.stringify(log)).toBe(false);
+      expect(pythonOpens(log, defaultHeadsBlock), JSON.stringify(log)).toBeUndefined();
+    });
   });
 
   it('decides the usual lines', () => {
@@ -65,23 +73,14 @@ describe('quickLevel', () => {
   });
 
   it('quickHeading is -1, or the level of a line that heads a python block and is no JSON object', () => {
-    fc.assert(
-      fc.property(starts, fc.string({ unit: 'binary', maxLength: 6 }), starts, (a, b, c) => {
-        for (const log of [a + b, a + c, a, a + b + c, b + a]) {
-          const bytes = journalForm(log);
-          const padded = Buffer.concat([Buffer.from('xx'), bytes, Buffer.from('"}')]);
-          for (const [buf, from] of [[bytes, 0], [padded, 2]] as const) {
-            const quick = quickHeading(buf, from, from + bytes.length);
-            if (quick < 0) continue;
-            const level = detectLevelOnly(log);
-            expect(level, JSON.stringify(log)).toBeDefined();
-            expect(quick, JSON.stringify(log)).toBe(LEVEL_INDEX[level!]);
-            expect(mayBeJsonObject(log), JSON.stringify(log)).toBe(false);
-            expect(pythonOpens(log, defaultHeadsBlock), JSON.stringify(log)).toBe('heading');
-          }
-        }
-      }),
-      { numRuns: 3000 },
-    );
+    forLines((log, buf, from, to) => {
+      const quick = quickHeading(buf, from, to);
+      if (quick < 0) return;
+      const level = detectLevelOnly(log);
+      expect(level, JSON.stringify(log)).toBeDefined();
+      expect(quick, JSON.stringify(log)).toBe(LEVEL_INDEX[level!]);
+      expect(mayBeJsonObject(log), JSON.stringify(log)).toBe(false);
+      expect(pythonOpens(log, defaultHeadsBlock), JSON.stringify(log)).toBe('heading');
+    });
   });
 });

@@ -94,19 +94,22 @@ export class RecordList implements RecordSink {
   }
 
   line(index: number, level: number): void {
-    if (this.#materialise === undefined || this.#page < 0) throw new Error('bug: a compact line outside a call over a page');
-    this.#push(this.#page, index, level, -1);
-    this.#lines++;
+    this.#compact(index, level);
     // Lines come in time order, and a group closes after its first line: only an object just before can come later.
     const before = this.#n - 2;
     if (before >= this.#orderFrom && this.#objectOf[before]! >= 0) this.#place();
   }
 
   earlierLine(index: number, level: number): void {
+    this.#compact(index, level);
+    if (this.#n - 1 > this.#orderFrom) this.#place();
+  }
+
+  /** Adds line `index` of the current call's page, kept compact, at the end. */
+  #compact(index: number, level: number): void {
     if (this.#materialise === undefined || this.#page < 0) throw new Error('bug: a compact line outside a call over a page');
     this.#push(this.#page, index, level, -1);
     this.#lines++;
-    if (this.#n - 1 > this.#orderFrom) this.#place();
   }
 
   record(record: ProcessedRecord | SinkEntry): void {
@@ -243,12 +246,9 @@ export class RecordList implements RecordSink {
     rotate(this.#pageOf, k, last);
     rotate(this.#at, k, last);
     rotate(this.#objectOf, k, last);
-    const level = this.#levels[last]!;
-    this.#levels.copyWithin(k + 1, k, last);
-    this.#levels[k] = level;
-    const seq = seqs[last]!;
-    seqs.copyWithin(k + 1, k, last);
-    seqs[k] = seq;
+    rotate(this.#levels, k, last);
+    rotate(seqs, k, last);
+    // The times move as words: a BigInt read out would be an object made.
     const moved = this.#moved;
     copyTimeWords(words, last, moved, 0);
     this.#times.copyWithin(k + 1, k, last);
@@ -257,7 +257,7 @@ export class RecordList implements RecordSink {
 }
 
 /** Moves element `last` of `column` to `k`, the elements [k, last) one up. */
-function rotate(column: Int32Array, k: number, last: number): void {
+function rotate(column: Int32Array | Uint8Array | Float64Array, k: number, last: number): void {
   const moved = column[last]!;
   column.copyWithin(k + 1, k, last);
   column[k] = moved;
