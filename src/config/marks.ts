@@ -29,37 +29,7 @@ function mayHoldMarks(s: z.ZodType): boolean {
   const known = holdsMarks.get(s);
   if (known !== undefined) return known;
   holdsMarks.set(s, true); // while it is worked out: a schema that refers to itself is walked
-  const def = defOf(s);
-  let found: boolean;
-  if (marks.get(s) !== undefined) found = true;
-  else {
-    switch (def.type) {
-      case 'optional':
-      case 'nullable':
-      case 'default':
-      case 'prefault':
-      case 'readonly':
-        found = mayHoldMarks(def.innerType!);
-        break;
-      case 'pipe':
-        found = mayHoldMarks(def.in!) || mayHoldMarks(def.out!);
-        break;
-      case 'object':
-        found = Object.values(def.shape!).some(mayHoldMarks);
-        break;
-      case 'array':
-        found = mayHoldMarks(def.element!);
-        break;
-      case 'record':
-        found = mayHoldMarks(def.valueType!);
-        break;
-      case 'union':
-        found = def.options!.some(mayHoldMarks);
-        break;
-      default:
-        found = false;
-    }
-  }
+  const found = marks.get(s) !== undefined || partsOf(defOf(s)).some(mayHoldMarks);
   holdsMarks.set(s, found);
   return found;
 }
@@ -87,6 +57,30 @@ type Def = {
 };
 
 const defOf = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def;
+
+/** The schemas a schema is made of: what a wrapper wraps, a pipe's two ends, an object's fields, an array's items, a record's values, a union's options; none for a leaf. */
+function partsOf(def: Def): readonly z.ZodType[] {
+  switch (def.type) {
+    case 'optional':
+    case 'nullable':
+    case 'default':
+    case 'prefault':
+    case 'readonly':
+      return [def.innerType!];
+    case 'pipe':
+      return [def.in!, def.out!];
+    case 'object':
+      return Object.values(def.shape!);
+    case 'array':
+      return [def.element!];
+    case 'record':
+      return [def.valueType!];
+    case 'union':
+      return def.options!;
+    default:
+      return [];
+  }
+}
 const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Whether an option of a discriminated union accepts `tag` as its discriminator. */
@@ -114,17 +108,6 @@ export function markedFields(schema: z.ZodType, value: unknown): MarkedField[] {
     }
     const def = defOf(s);
     switch (def.type) {
-      case 'optional':
-      case 'nullable':
-      case 'default':
-      case 'prefault':
-      case 'readonly':
-        walk(def.innerType!, v, path, set);
-        return;
-      case 'pipe':
-        walk(def.in!, v, path, set);
-        walk(def.out!, v, path, set);
-        return;
       case 'object':
         if (!isObj(v)) return;
         for (const [key, field] of Object.entries(def.shape!)) {
@@ -147,7 +130,8 @@ export function markedFields(schema: z.ZodType, value: unknown): MarkedField[] {
         return;
       }
       default:
-        return;
+        // A wrapper (optional, default…) or a pipe: the same value, read along what it is made of.
+        for (const part of partsOf(def)) walk(part, v, path, set);
     }
   };
   walk(schema, value, [], () => {
