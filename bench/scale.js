@@ -13,6 +13,19 @@ const MODELS = 10_000;
 const ACTIVE = 100;
 const RATE = 5; // entries per second per active model
 
+/** Milliseconds of three `mls status --json` runs with `cfgPath`, each checked to list every model. */
+function timeStatus(cfgPath) {
+  const runs = [];
+  for (let i = 0; i < 3; i++) {
+    const st = performance.now();
+    const r = spawnSync(process.execPath, [MLS, 'status', '--config', cfgPath, '--json'], { encoding: 'utf8', maxBuffer: 256 * 2 ** 20 });
+    if (r.status !== 0) throw new Error(`mls status --config ${cfgPath} exited ${r.status}: ${r.stderr.slice(0, 500)}`);
+    if (JSON.parse(r.stdout).models.length !== MODELS) throw new Error(`mls status --config ${cfgPath} did not list every model`);
+    runs.push(performance.now() - st);
+  }
+  return runs;
+}
+
 export async function run({ quick }) {
   const warmupMs = quick ? 40_000 : 90_000;
   const measureMs = quick ? 30_000 : 60_000;
@@ -73,28 +86,15 @@ export async function run({ quick }) {
     const requestsPerSec = (s1.logsRequests - s0.logsRequests) / seconds;
     say('scale', `${MODELS} models: CPU ${round(cpuPercent, 1)} % of a core (${Object.entries(byThread).map(([k, v]) => `${k} ${v}`).join(', ')}), RSS ${round(rss / 2 ** 20, 1)} MB, ${round(requestsPerSec, 0)} requests/s; quiet ${round(quietPerMin, 2)}/min, active ${round(activePerMin, 1)}/min`);
 
-    // mls status through the admin server.
-    const statusRuns = [];
-    for (let i = 0; i < 3; i++) {
-      const st = performance.now();
-      const r = spawnSync(process.execPath, [MLS, 'status', '--config', cfgPath, '--json'], { encoding: 'utf8', maxBuffer: 256 * 2 ** 20 });
-      if (r.status !== 0) throw new Error(`mls status exited ${r.status}: ${r.stderr.slice(0, 500)}`);
-      statusRuns.push(performance.now() - st);
-    }
-    // The same, with the models listed in a models_file (one id per line) instead of inline:
-    // the way the README suggests for thousands of models; same daemon, same admin server.
+    // mls status through the admin server; then the same with the models listed in a
+    // models_file (one id per line) instead of inline, the way the README suggests for
+    // thousands of models: same daemon, same admin server.
+    const statusRuns = timeStatus(cfgPath);
     writeFileSync(join(w.dir, 'models.txt'), `${ids.join('\n')}\n`);
     const fileCfgPath = join(w.dir, 'config-models-file.yaml');
     const { models: _inline, ...rest } = JSON.parse(readFileSync(cfgPath, 'utf8'));
     writeFileSync(fileCfgPath, JSON.stringify({ ...rest, models_file: 'models.txt' }, null, 2));
-    const fileStatusRuns = [];
-    for (let i = 0; i < 3; i++) {
-      const st = performance.now();
-      const r = spawnSync(process.execPath, [MLS, 'status', '--config', fileCfgPath, '--json'], { encoding: 'utf8', maxBuffer: 256 * 2 ** 20 });
-      if (r.status !== 0) throw new Error(`mls status (models_file) exited ${r.status}: ${r.stderr.slice(0, 500)}`);
-      if (JSON.parse(r.stdout).models.length !== MODELS) throw new Error('mls status (models_file) did not list every model');
-      fileStatusRuns.push(performance.now() - st);
-    }
+    const fileStatusRuns = timeStatus(fileCfgPath);
     const warnings = d.stderr().split('\n').filter((l) => l.includes('"level":40')).length;
 
     // Restart: SIGTERM, then a new process to its first logs request.
