@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { loadConfig } from './config.js';
 import { createLogger } from '../telemetry/logger.js';
 import { ExitCode, describeError } from '../errors.js';
+import { YOUNG_GENERATION_ENV, givenSemiSpaceMb, planYoungGeneration, restartWithYoungGeneration } from '../runtime/young-generation.js';
 import type { AdminServer } from '../admin/server.js';
 import type { ControlServer } from '../control/server.js';
 import type { Daemon } from '../daemon/index.js';
@@ -18,7 +19,15 @@ export function register(program: Command): void {
     .option('--log-level <level>', 'override log.level (trace, debug, info, warn, error)')
     .action(async (opts: { config: string; logLevel?: string }) => {
       const config = await loadConfig(opts.config);
+      // Before anything else runs: a restart here loses nothing.
+      const young = planYoungGeneration({ models: config.models.length, execArgv: process.execArgv, env: process.env });
+      const restartFailed = young ? restartWithYoungGeneration(young).error : undefined;
       const logger = createLogger({ level: opts.logLevel ?? config.log.level });
+      if (young) {
+        logger.warn({ err: describeError(restartFailed), models: config.models.length }, `could not restart with a young generation of ${young.semiSpaceMb} MB; running on with the shipped one, which costs more CPU with this many models`);
+      } else if (process.env[YOUNG_GENERATION_ENV] === 'raised') {
+        logger.info({ pid: process.pid, models: config.models.length, semiSpaceMb: givenSemiSpaceMb(process.execArgv, process.env.NODE_OPTIONS) }, `young generation raised for this many models (${YOUNG_GENERATION_ENV}=keep keeps the shipped one)`);
+      }
       const { Daemon } = await import('../daemon/index.js');
       // The state file could not be synced: exit at once, without closing it, and let the
       // supervisor restart mls, which recovers from what is on disk.

@@ -19,15 +19,24 @@ export interface MlsProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts `mls <args>` with `env` added to the environment. */
-export function startMls(args: string[], env: Record<string, string> = {}): MlsProcess {
-  const child = spawn(process.execPath, [MLS_BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Starts `mls <args>` with `env` added to the environment; `nodeArgs` go to node, before the script. */
+export function startMls(args: string[], env: Record<string, string> = {}, nodeArgs: readonly string[] = []): MlsProcess {
+  const child = spawn(process.execPath, [...nodeArgs, MLS_BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   return { child, stdout: () => out, stderr: () => err, exited };
+}
+
+/** The Node.js flags and environment of the `mls` executable's `#!/usr/bin/env -S VAR=… node …` line. */
+export function shippedCommand(): { env: Record<string, string>; nodeArgs: string[] } {
+  const first = readFileSync(MLS_BIN, 'utf8').split('\n', 1)[0]!;
+  const words = (/^#!\/usr\/bin\/env -S (.*)$/.exec(first)?.[1] ?? '').split(' ').filter(Boolean);
+  const at = words.indexOf('node');
+  const env = Object.fromEntries(words.slice(0, Math.max(0, at)).map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)]));
+  return { env, nodeArgs: at === -1 ? [] : words.slice(at + 1) };
 }
 
 /** Runs `mls <args>` to completion. */

@@ -1,0 +1,72 @@
+// Many models: `mls run` restarts itself once, in the same process, with a larger young
+// generation, and then polls; an operator can keep the shipped size.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startSimulator, type Simulator } from '../../src/simulator/index.js';
+import { LARGE_FROM_MODELS, LARGE_SEMI_SPACE_MB } from '../../src/runtime/young-generation.js';
+import { shippedCommand, startMls, waitFor, writeConfig } from './harness.js';
+
+const TOKEN = 'tok-young-gen-51e9a2';
+const ids = Array.from({ length: LARGE_FROM_MODELS }, (_, i) => `yg-${i}`);
+let dir: string;
+let sim: Simulator;
+let config: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'mls-young-gen-'));
+  sim = await startSimulator({ token: TOKEN, models: ids, ratePerSec: 0, seed: 5 });
+  writeFileSync(join(dir, 'models.txt'), `${ids.join('\n')}\n`);
+  config = writeConfig(dir, {
+    api: { base_url: sim.url, token: '${MLS_API_TOKEN}' },
+    state: { path: join(dir, 'state.db') },
+    poll: { interval: '10s', start_at: '-30s', rate_limit: 'none' },
+    models_file: 'models.txt',
+    sinks: [{ name: 'files', type: 'file', path: join(dir, 'out', '{model_id}.ndjson') }],
+    shutdown_timeout: '10s',
+  });
+});
+afterAll(async () => {
+  await sim?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The JSON log lines of a run that carry `msg`. */
+const lines = (stderr: string, msg: string) => stderr.split('\n').filter((l) => l.includes(msg)).map((l) => JSON.parse(l) as Record<string, unknown>);
+
+describe('young generation by the number of models', () => {
+  it(`restarts once with ${LARGE_SEMI_SPACE_MB} MB semi-spaces in the same process, then polls`, { timeout: 60_000 }, async () => {
+    const shipped = shippedCommand();
+    const before = sim.stats().logsRequests;
+    const p = startMls(['run', '--config', config], { ...shipped.env, MLS_API_TOKEN: TOKEN }, shipped.nodeArgs);
+    try {
+      await waitFor(() => p.stderr().includes('young generation raised'), 20_000, 'the restart', 100, p.stderr);
+      const [raised] = lines(p.stderr(), 'young generation raised');
+      expect(raised).toMatchObject({ pid: p.child.pid, models: LARGE_FROM_MODELS, semiSpaceMb: LARGE_SEMI_SPACE_MB });
+      await waitFor(() => sim.stats().logsRequests > before + 100, 20_000, 'requests after the restart', 200, p.stderr);
+      // One start of the daemon: its startup is logged once.
+      expect(lines(p.stderr(), 'young generation raised')).toHaveLength(1);
+      expect(p.child.exitCode).toBeNull();
+    } finally {
+      p.child.kill('SIGTERM');
+      const end = await p.exited;
+      expect(end.code, p.stderr()).toBe(0);
+    }
+    expect(p.stderr()).not.toContain('could not restart');
+  });
+
+  it('MLS_YOUNG_GENERATION=keep keeps the shipped size', { timeout: 60_000 }, async () => {
+    const shipped = shippedCommand();
+    const before = sim.stats().logsRequests;
+    const p = startMls(['run', '--config', config], { ...shipped.env, MLS_API_TOKEN: TOKEN, MLS_YOUNG_GENERATION: 'keep' }, shipped.nodeArgs);
+    try {
+      await waitFor(() => sim.stats().logsRequests > before + 100, 20_000, 'requests', 200, p.stderr);
+      expect(p.stderr()).not.toContain('young generation');
+    } finally {
+      p.child.kill('SIGTERM');
+      const end = await p.exited;
+      expect(end.code, p.stderr()).toBe(0);
+    }
+  });
+});
