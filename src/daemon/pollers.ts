@@ -10,7 +10,7 @@ import type { PageCommit, PageToCommit, StateStore } from '../journal/store.js';
 import { ModelPoller } from '../poller/model-poller.js';
 import { FairSchedule } from '../poller/fair-schedule.js';
 import { RequestQueue } from '../poller/request-queue.js';
-import { TickTimer, pollGridMs } from '../poller/tick-timer.js';
+import { TickTimer, pollGridMs, type PollTimer } from '../poller/tick-timer.js';
 import { PollCadence, budgetShortfall } from '../poller/cadence.js';
 import { logStartAtChanges, showStartAt, startAtChanges } from '../poller/start-at.js';
 import { resolveStart } from '../time/start-at.js';
@@ -37,8 +37,8 @@ export interface RunningPollersDeps {
   onAppend(): void;
   /** A window was fetched to its end. */
   onWindowDone(): void;
-  /** Sleeps between polls (default: one timer grid shared by all models); tests pass virtual time. */
-  sleep?(ms: number, signal: AbortSignal): Promise<void>;
+  /** The sleeps between polls (default: one timer grid shared by all models); tests pass virtual time. */
+  timer?: PollTimer;
   /** Monotonic ms for the request budget's bookkeeping (default `performance.now`). */
   monotonicNow?(): number;
 }
@@ -48,7 +48,7 @@ export class RunningPollers {
   private readonly pollers = new Map<string, ModelPoller>();
   private readonly queue: RequestQueue;
   private readonly fair: FairSchedule;
-  private readonly timer: TickTimer;
+  private readonly timer: PollTimer;
   private readonly cadence: PollCadence;
   private readonly minIntervalMs: number;
   private stopped = false;
@@ -68,7 +68,7 @@ export class RunningPollers {
       concurrency: poll.concurrency,
     });
     this.fair = new FairSchedule(this.queue, poll.interval, d.monotonicNow, (ms) => this.cadence.noteLatency(ms));
-    this.timer = new TickTimer(pollGridMs(this.minIntervalMs));
+    this.timer = d.timer ?? new TickTimer(pollGridMs(this.minIntervalMs));
   }
 
   /** Starts a poller for each model of `config` that has none; returns the ids of those started. */
@@ -86,7 +86,6 @@ export class RunningPollers {
     const waitForRoom = (signal: AbortSignal) => this.d.waitForRoom(signal);
     const onAppend = () => this.d.onAppend();
     const onWindowDone = () => this.d.onWindowDone();
-    const sleep = (ms: number, signal: AbortSignal) => (this.d.sleep ? this.d.sleep(ms, signal) : this.timer.sleep(ms, signal));
     const commit = (page: PageToCommit) => this.d.commit(page);
     for (const m of config.models) {
       if (this.pollers.has(m.id)) continue;
@@ -105,7 +104,7 @@ export class RunningPollers {
         clock: this.d.clock,
         logger: logger.child({ component: 'poller', model: m.id }),
         metrics: this.d.metrics,
-        sleep,
+        timer: this.timer,
         commit,
       });
       this.pollers.set(m.id, poller);

@@ -14,6 +14,7 @@ import { StateWriteRetry, retryOnStateErrors } from '../journal/state-errors.js'
 import { IngestDelays } from './auto-settle.js';
 import { ModelHealth } from './model-health.js';
 import { fetchWindow, type WindowFetchContext, type WindowFetchDeps, type WindowFetchSettings } from './fetch-window.js';
+import { TickTimer, type PollTimer } from './tick-timer.js';
 
 /** Settings of one model's poller. */
 export interface ModelPollerSettings extends PlannerSettings, WindowFetchSettings {
@@ -43,11 +44,11 @@ export interface ModelPollerDeps extends WindowFetchDeps {
    */
   nextPoll?(cycle: { appended: boolean; requests: number }): number;
   /**
-   * Sleeps between polls (default: a plain timer); the daemon shares one grid among all
-   * models. Ends early when `signal` aborts; a sleep that ends must stop listening to it
-   * (the same signal serves many sleeps).
+   * The sleeps between polls (default: a timer of the poller's own); the daemon shares one
+   * grid among all models. A sleep ends early when its signal aborts or is woken; a sleep
+   * that ends must stop listening to it (the same signal serves all the poller's sleeps).
    */
-  sleep?(ms: number, signal: AbortSignal): Promise<void>;
+  timer?: PollTimer;
 }
 
 const PRUNE_EVERY_MS = 60_000;
@@ -67,11 +68,14 @@ export class ModelPoller {
   private readonly counters: ModelCounters;
   /** Set while polling is paused by a page over the size limit: ends the pause. */
   private resumeOversized: (() => void) | undefined;
-  /** Ends the current wait between polls early (see wake()). */
-  private wakeController: AbortController | undefined;
-  /** The controller of the pauses, until one is woken (see pauseBetweenPolls). */
-  private pauseController: AbortController | undefined;
+  /** In a wait between polls, which wake() cuts short. */
+  private pausing = false;
+  /** The wait between polls was cut short by wake(). */
+  private woken = false;
   private wakeWithinMs = 0;
+  /** When the current wait between polls began (the clock's ms). */
+  private pauseStartedAt = 0;
+  private readonly timer: PollTimer;
   /** How late this model's entries become visible, and the settle they call for. */
   readonly delays: IngestDelays;
   /** The wait between two poll cycles now. */
@@ -94,21 +98,13 @@ export class ModelPoller {
       minIntervalMs: s.minIntervalMs ?? s.intervalMs,
     });
     this.periodMs = s.intervalMs;
+    this.timer = d.timer ?? new TickTimer(1);
     this.counters = d.metrics.initModel(d.modelId);
     this.health = new ModelHealth({ modelId: d.modelId, metrics: d.metrics, counters: this.counters, logger: d.logger, now: () => d.clock.now(), authRetryMs: s.authRetryMs });
     this.planning = this.planningSettings();
     // Cuts of a window keep the plan state the planner made it with (the learned first age included).
-    const planning = () => this.planning;
-    this.windowEvents = new WindowEvents({
-      modelId: d.modelId,
-      store: d.store,
-      metrics: d.metrics,
-      logger: d.logger,
-      clock: d.clock,
-      get settings() {
-        return planning();
-      },
-    });
+    // A plain function, not a getter: an object literal with a getter is a dictionary of its own for each of 10,000 models.
+    this.windowEvents = new WindowEvents({ modelId: d.modelId, store: d.store, metrics: d.metrics, logger: d.logger, clock: d.clock, settings: () => this.planning });
     this.stateRetry = new StateWriteRetry(d.logger, { model: d.modelId }, {
       paused: 'could not write the state file (disk full?); polling of this model pauses and resumes from its checkpoint',
       resumed: 'state file writable again; polling resumed',
@@ -142,7 +138,6 @@ export class ModelPoller {
   /** Stops polling; resolves when the page in flight is committed. */
   stop(): Promise<void> {
     this.stopController.abort();
-    this.wakeController?.abort();
     return this.runPromise ?? Promise.resolve();
   }
 
@@ -152,7 +147,9 @@ export class ModelPoller {
    */
   wake(withinMs: number): void {
     this.wakeWithinMs = withinMs;
-    this.wakeController?.abort();
+    if (!this.pausing || this.woken) return;
+    this.woken = true;
+    this.timer.wake(this.stopController.signal);
   }
 
   /** The settings to plan with: the configured ones, with the settle, first age and period of now. */
@@ -244,7 +241,7 @@ export class ModelPoller {
   }
 
   /** Ends a poll cycle: waits the period the cadence gives (jittered), or until woken. */
-  private async pauseBetweenPolls(): Promise<void> {
+  private pauseBetweenPolls(): Promise<void> {
     const period = this.d.nextPoll?.(this.cycle) ?? this.d.settings.intervalMs;
     this.cycle.appended = false;
     this.cycle.requests = 0;
@@ -252,28 +249,28 @@ export class ModelPoller {
       this.periodMs = period;
       this.planning = this.planningSettings();
     }
-    // One signal for both: stop() aborts it too (a composite signal per pause costs more, for every model).
-    // Kept from pause to pause until it is aborted: 10,000 models pause a thousand times a second.
-    let wake = this.pauseController;
-    if (!wake || wake.signal.aborted) this.pauseController = wake = new AbortController();
-    this.wakeController = wake;
-    const startedAt = this.d.clock.now();
-    try {
-      if (!this.stopping) await this.pause(jittered(period, this.d.settings.jitter), wake.signal);
-    } finally {
-      if (this.wakeController === wake) this.wakeController = undefined;
-    }
-    // Woken to hurry: the rest of the shorter period, and the next cycle is planned with it.
-    if (wake.signal.aborted && !this.stopping) {
-      this.periodMs = this.d.settings.minIntervalMs ?? this.d.settings.intervalMs;
-      this.planning = this.planningSettings();
-      const rest = this.wakeWithinMs - (this.d.clock.now() - startedAt);
-      if (rest > 0) await this.pause(rest);
-    }
+    if (this.stopping) return Promise.resolve();
+    // The stop signal serves the pauses too: wake() ends them through the timer without
+    // aborting it (a controller of its own per model was a tenth of the heap at 10,000 models).
+    // Not an async function: its frame would wait out every pause, for each of 10,000 models.
+    this.pauseStartedAt = this.d.clock.now();
+    this.woken = false;
+    this.pausing = true;
+    return this.pause(jittered(period, this.d.settings.jitter)).then(this.afterPause);
   }
 
-  private pause(ms: number, signal: AbortSignal = this.stopController.signal): Promise<void> {
-    return this.d.sleep ? this.d.sleep(ms, signal) : sleep(ms, signal);
+  /** After a pause between polls: if it was woken to hurry, the rest of the shorter period, and the next cycle is planned with it. */
+  private readonly afterPause = (): Promise<void> | undefined => {
+    this.pausing = false;
+    if (!this.woken || this.stopping) return undefined;
+    this.periodMs = this.d.settings.minIntervalMs ?? this.d.settings.intervalMs;
+    this.planning = this.planningSettings();
+    const rest = this.wakeWithinMs - (this.d.clock.now() - this.pauseStartedAt);
+    return rest > 0 ? this.pause(rest) : undefined;
+  };
+
+  private pause(ms: number): Promise<void> {
+    return this.timer.sleep(ms, this.stopController.signal);
   }
 
   /**

@@ -3,6 +3,14 @@
 //! costs far less CPU (on both ends of the connection) than the same requests spread evenly,
 //! one wake-up each.
 
+/** The sleeps between polls: the daemon's {@link TickTimer}, or virtual time in tests. */
+export interface PollTimer {
+  /** Resolves after `ms`, or early (without error) when `signal` aborts or {@link PollTimer.wake} is called with it. */
+  sleep(ms: number, signal: AbortSignal): Promise<void>;
+  /** Ends the sleeps of `signal` now, without aborting it (a poller keeps one signal for its life). */
+  wake(signal: AbortSignal): void;
+}
+
 /** A sleep waiting for its grid point. */
 interface Sleeper {
   readonly resolve: () => void;
@@ -11,7 +19,7 @@ interface Sleeper {
 }
 
 /** Groups sleeps into wake-ups on a grid of `gridMs` (on the monotonic clock). */
-export class TickTimer {
+export class TickTimer implements PollTimer {
   private readonly due = new Map<number, Set<Sleeper>>();
   /**
    * The sleeps of each signal, with one abort listener per signal for its lifetime: a poller
@@ -30,7 +38,7 @@ export class TickTimer {
     if (!(gridMs > 0)) throw new RangeError(`gridMs must be positive, got ${gridMs}`);
   }
 
-  /** Resolves at least `ms` from now, at most one grid step later; early (without error) when `signal` aborts. */
+  /** Resolves at least `ms` from now, at most one grid step later; early (without error) when `signal` aborts or is woken. */
   sleep(ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise((resolve) => {
       if (signal?.aborted) return resolve();
@@ -62,12 +70,25 @@ export class TickTimer {
     return n;
   }
 
-  /** Ends the sleeps of `signal` now. */
+  /** Ends the sleeps of `signal` now, without aborting it. */
+  wake(signal: AbortSignal): void {
+    const mine = this.bySignal.get(signal);
+    if (!mine || mine.size === 0) return;
+    const woken = [...mine];
+    mine.clear();
+    this.end(woken);
+  }
+
+  /** `signal` aborted: ends its sleeps and forgets it. */
   private aborted(signal: AbortSignal): void {
     const mine = this.bySignal.get(signal);
     if (!mine) return;
     this.bySignal.delete(signal);
-    for (const sleeper of mine) {
+    this.end(mine);
+  }
+
+  private end(sleepers: Iterable<Sleeper>): void {
+    for (const sleeper of sleepers) {
       const set = this.due.get(sleeper.tick);
       if (set) {
         set.delete(sleeper);

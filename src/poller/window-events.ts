@@ -31,7 +31,8 @@ export interface WindowEventsDeps {
   metrics: Metrics;
   logger: Logger;
   clock: Clock;
-  settings: PlannerSettings;
+  /** The settings the poller plans with now (they change as the model's settle is learned). */
+  settings(): PlannerSettings;
 }
 
 type Span = { fromMs: number; toMs: number };
@@ -60,14 +61,14 @@ export class WindowEvents {
     const cap = this.spanCapMs;
     if (!planned || cap === undefined || planned.toMs - planned.fromMs <= cap) return planned;
     const piece = { fromMs: planned.fromMs, toMs: planned.fromMs + cap };
-    return { ...planned, ...piece, planStateAfter: planStateAfterPiece(cp, piece, nowMs, this.d.settings) };
+    return { ...planned, ...piece, planStateAfter: planStateAfterPiece(cp, piece, nowMs, this.d.settings()) };
   }
 
   /** A window was read to its end without reaching a cap: the next one may be twice as long. */
   completed(): void {
     if (this.spanCapMs === undefined) return;
     this.spanCapMs *= 2;
-    if (this.spanCapMs >= this.d.settings.maxWindowMs) this.spanCapMs = undefined;
+    if (this.spanCapMs >= this.d.settings().maxWindowMs) this.spanCapMs = undefined;
   }
 
   /**
@@ -81,7 +82,7 @@ export class WindowEvents {
     const cut = shortenedWindow(window, reason === 'too_large' ? MIN_OVERSIZED_SPAN_MS : MIN_CAPPED_SPAN_MS);
     if (!cut) return undefined;
     // From the state before this window: its planned state covered the whole window.
-    const planState = planStateAfterPiece(store.getCheckpoint(modelId)!, cut, clock.now(), settings);
+    const planState = planStateAfterPiece(store.getCheckpoint(modelId)!, cut, clock.now(), settings());
     const cp = begin ? store.beginWindow(modelId, cut.fromMs, cut.toMs, planState) : store.shortenWindow(modelId, cut.toMs, planState);
     metrics.windowSplits.inc({ model: modelId, reason });
     this.splits++;

@@ -69,7 +69,7 @@ async function setUp(models: string[], rates: Record<string, number>, poll: Reco
     commit: async (page) => s.commitPages([page])[0]!,
     onAppend: () => {},
     onWindowDone: () => {},
-    sleep: (ms, signal) => vt.sleep(ms, signal),
+    timer: vt,
     monotonicNow: vt.now,
   });
   return { vt, cfg, config, lines, metrics, requests: (id: string) => sim!.stats().logsAnswersByModel[id] ?? 0 };

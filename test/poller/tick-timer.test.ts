@@ -59,6 +59,30 @@ describe('tick timer', () => {
     expect(t.pending).toBe(0);
   });
 
+  it('wake ends the sleeps of a signal at once without aborting it, and the signal serves later sleeps', async () => {
+    const t = new TickTimer(10);
+    const ac = new AbortController();
+    const other = new AbortController();
+    const started = performance.now();
+    const a = t.sleep(60_000, ac.signal).then(() => performance.now() - started);
+    const b = t.sleep(120_000, ac.signal).then(() => performance.now() - started);
+    const c = t.sleep(60_000, other.signal);
+    t.wake(ac.signal);
+    expect(await a).toBeLessThan(50);
+    expect(await b).toBeLessThan(50);
+    expect(ac.signal.aborted).toBe(false);
+    expect(t.pending).toBe(1);
+    // Woken, not forgotten: a later sleep on the signal still ends when it aborts.
+    const later = t.sleep(60_000, ac.signal);
+    t.wake(new AbortController().signal); // a signal with no sleeps: nothing happens
+    expect(t.pending).toBe(2);
+    ac.abort();
+    await later;
+    other.abort();
+    await c;
+    expect(t.pending).toBe(0);
+  });
+
   it('an abort ends only that sleep, at once, and the others still wake', async () => {
     const t = new TickTimer(20);
     const ac = new AbortController();
