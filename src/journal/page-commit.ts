@@ -19,6 +19,14 @@ export interface PageToCommit {
   begin?: WindowStart | undefined;
 }
 
+/**
+ * Whether a page only ends an empty window it began: it changes no row now, the
+ * checkpoints write such windows together later ({@link Checkpoints.deferQuiet}).
+ */
+export function isQuietPage(p: PageToCommit): boolean {
+  return p.entries.length === 0 && p.begin !== undefined && 'end' in p.next;
+}
+
 /** Result of committing one page. */
 export interface PageCommit {
   appended: number;
@@ -61,7 +69,7 @@ export class PageCommitter {
     const work: PendingPage[] = [];
     for (let i = 0; i < pages.length; i++) {
       const p = pages[i]!;
-      if (p.entries.length === 0 && p.begin && 'end' in p.next) this.checkpoints.deferQuiet(p.modelId, p.begin, p.fetchId);
+      if (isQuietPage(p)) this.checkpoints.deferQuiet(p.modelId, p.begin!, p.fetchId);
       else work.push({ p, result: results[i]!, unwritten: this.checkpoints.unwritten(p.modelId), page: undefined });
     }
     if (work.length === 0) return results;

@@ -188,6 +188,7 @@ const SCRATCH_SHARE = new Float64Array(64 * 64);
 
 function normalise(p: Float64Array): void {
   let s = 0;
-  for (const v of p) s += v;
+  // An index loop: `for…of` over a typed array made an iterator each time, 41 times per estimate.
+  for (let j = 0; j < p.length; j++) s += p[j]!;
   if (s > 0) for (let j = 0; j < p.length; j++) p[j] = p[j]! / s;
 }

@@ -223,7 +223,9 @@ export class ModelPoller {
       this.counters.polls++;
       this.counters.lastSuccessSeconds = clock.now() / 1000;
       // Pruning only frees space: once a minute is enough, and spares idle models a write per poll.
-      if (done.watermarkMs !== undefined && performance.now() - this.prunedAt >= (settings.pruneEveryMs ?? PRUNE_EVERY_MS)) {
+      // A model that never returned an entry has no dedupe keys: nothing to prune (a statement a
+      // minute for each of 10,000 quiet models was a storm of them a minute after every start).
+      if (done.watermarkMs !== undefined && done.lastEntryNs !== undefined && performance.now() - this.prunedAt >= (settings.pruneEveryMs ?? PRUNE_EVERY_MS)) {
         store.pruneKeys(modelId, pruneHorizonMs({ ...done, watermarkMs: done.watermarkMs }, this.planning));
         this.prunedAt = performance.now();
       }

@@ -88,9 +88,10 @@ export function firstWindowKind(cp: PlannerCheckpoint, nowMs: number, s: Planner
   const slotList = slots(s, reread);
   const frontiers = readState(cp, slotList);
   const reached = w ?? cp.startMs;
-  for (const slot of slotList) {
+  for (let i = 0; i < slotList.length; i++) {
+    const slot = slotList[i]!;
     const target = Math.min(Math.floor(nowMs - slot.ageMs), reached);
-    if (target - frontiers.get(slot)! >= slot.chunkMs) return 'reread';
+    if (target - frontiers[i]! >= slot.chunkMs) return 'reread';
   }
   return undefined;
 }
@@ -104,7 +105,7 @@ function planSliding(cp: PlannerCheckpoint, nowMs: number, s: PlannerSettings): 
 }
 
 /** One re-read of the sparse schedule: where its frontier is kept, and its age now. */
-interface Slot {
+export interface Slot {
   /** Key of its frontier in the plan state: the configured age, whatever the age now. */
   key: string;
   ageMs: number;
@@ -183,29 +184,39 @@ function parseState(text: string): SparseState | undefined {
   return parsed;
 }
 
-function readState(cp: PlannerCheckpoint, slotList: readonly Slot[]): Map<Slot, number> {
+/**
+ * The frontier of each slot (in the order of `slotList`), from the checkpoint's plan state.
+ * Read at every poll of every model: an array, not a map.
+ */
+function readState(cp: PlannerCheckpoint, slotList: readonly Slot[]): number[] {
   const parsed = cp.planState ? parseState(cp.planState) : undefined;
-  const frontiers = new Map<Slot, number>();
-  for (const slot of slotList) {
-    const v = parsed?.f?.[slot.key];
-    frontiers.set(slot, typeof v === 'number' && Number.isFinite(v) ? Math.max(v, cp.startMs) : cp.startMs);
+  const frontiers = new Array<number>(slotList.length);
+  for (let i = 0; i < slotList.length; i++) {
+    const v = parsed?.f?.[slotList[i]!.key];
+    frontiers[i] = typeof v === 'number' && Number.isFinite(v) ? Math.max(v, cp.startMs) : cp.startMs;
   }
   return frontiers;
 }
 
-function advance(frontiers: ReadonlyMap<Slot, number>, w: { fromMs: number; toMs: number }, readAtMs: number): Map<Slot, number> {
-  const next = new Map(frontiers);
-  for (const [slot, f] of frontiers) {
+function advance(slotList: readonly Slot[], frontiers: readonly number[], w: { fromMs: number; toMs: number }, readAtMs: number): number[] {
+  const next = frontiers.slice();
+  for (let i = 0; i < slotList.length; i++) {
+    const f = frontiers[i]!;
     // Contiguous with what is already covered: the part of the window that is at least `age` old now.
-    if (w.fromMs <= f) next.set(slot, Math.max(f, Math.min(w.toMs, readAtMs - slot.ageMs)));
+    if (w.fromMs <= f) next[i] = Math.max(f, Math.min(w.toMs, readAtMs - slotList[i]!.ageMs));
   }
   return next;
 }
 
-function encode(frontiers: ReadonlyMap<Slot, number>): string {
-  const f: Record<string, number> = {};
-  for (const [slot, v] of frontiers) f[slot.key] = v;
-  return JSON.stringify({ f } satisfies SparseState);
+/**
+ * The plan state's JSON, `{"f":{"<age>":<frontier>,…}}`, as `JSON.stringify` writes it: the
+ * keys are integers in ascending order (the slots' order), which is also the order in which
+ * JSON.stringify writes an object's integer keys; the values are finite numbers.
+ */
+export function encodeFrontiers(slotList: readonly Slot[], frontiers: readonly number[]): string {
+  let text = '{"f":{';
+  for (let i = 0; i < slotList.length; i++) text += `${i > 0 ? ',' : ''}"${slotList[i]!.key}":${frontiers[i]!}`;
+  return `${text}}}`;
 }
 
 /**
@@ -216,7 +227,8 @@ function encode(frontiers: ReadonlyMap<Slot, number>): string {
  */
 export function planStateAfterPiece(cp: PlannerCheckpoint, piece: { fromMs: number; toMs: number }, readAtMs: number, s: PlannerSettings): string | undefined {
   if (s.reread?.mode !== 'sparse') return undefined;
-  return encode(advance(readState(cp, slots(s, s.reread)), piece, readAtMs));
+  const slotList = slots(s, s.reread);
+  return encodeFrontiers(slotList, advance(slotList, readState(cp, slotList), piece, readAtMs));
 }
 
 function planSparse(cp: PlannerCheckpoint, nowMs: number, s: PlannerSettings, reread: { agesMs: readonly number[]; firstAgeMs?: number | undefined }): PlannedWindow[] {
@@ -229,19 +241,20 @@ function planSparse(cp: PlannerCheckpoint, nowMs: number, s: PlannerSettings, re
   // Fresh span: due once half a poll period has accrued (or at once for a new model / a catch-up).
   if (w === undefined ? end > cp.startMs : end - w >= every / 2) {
     for (const piece of cut(w === undefined ? cp.startMs : mergedStart(cp, w, end, frontiers, s), end, s.maxWindowMs)) {
-      frontiers = advance(frontiers, piece, nowMs);
-      out.push({ ...piece, kind: 'fresh', planStateAfter: encode(frontiers) });
+      frontiers = advance(slotList, frontiers, piece, nowMs);
+      out.push({ ...piece, kind: 'fresh', planStateAfter: encodeFrontiers(slotList, frontiers) });
     }
   }
   if (out.length > 1) return out; // catching up: fresh pieces first, their reads count as re-reads too
   const reached = w ?? cp.startMs;
-  for (const slot of slotList) {
-    const f = frontiers.get(slot)!;
+  for (let i = 0; i < slotList.length; i++) {
+    const slot = slotList[i]!;
+    const f = frontiers[i]!;
     const target = Math.min(Math.floor(nowMs - slot.ageMs), reached);
     if (target - f < slot.chunkMs) continue;
     for (const piece of cut(f, target, s.maxWindowMs)) {
-      frontiers = advance(frontiers, piece, nowMs);
-      out.push({ ...piece, kind: 'reread', planStateAfter: encode(frontiers), ...(slot === slotList[0] && slotList.length > 1 ? { first: true } : {}) });
+      frontiers = advance(slotList, frontiers, piece, nowMs);
+      out.push({ ...piece, kind: 'reread', planStateAfter: encodeFrontiers(slotList, frontiers), ...(i === 0 && slotList.length > 1 ? { first: true } : {}) });
     }
   }
   return out;
@@ -252,10 +265,10 @@ function planSparse(cp: PlannerCheckpoint, nowMs: number, s: PlannerSettings, re
  * at or after which no entry has been seen, provided the whole window fits `maxWindowMs`.
  * Nothing seen there means the longer window repeats no entry already delivered.
  */
-function mergedStart(cp: PlannerCheckpoint, watermarkMs: number, endMs: number, frontiers: ReadonlyMap<Slot, number>, s: PlannerSettings): number {
+function mergedStart(cp: PlannerCheckpoint, watermarkMs: number, endMs: number, frontiers: readonly number[], s: PlannerSettings): number {
   const lastEntryMs = cp.lastEntryNs === undefined ? Number.NEGATIVE_INFINITY : Number(cp.lastEntryNs / 1_000_000n);
   let from = watermarkMs;
-  for (const f of frontiers.values()) {
+  for (const f of frontiers) {
     if (f < from && lastEntryMs < f && endMs - f <= s.maxWindowMs) from = f;
   }
   return from;
@@ -275,7 +288,7 @@ function cut(begin: number, end: number, maxWindowMs: number): Array<{ fromMs: n
 export function pruneHorizonMs(cp: PlannerCheckpoint & { watermarkMs: number }, s: PlannerSettings): number {
   let horizon = cp.watermarkMs - s.lookbackMs;
   if (s.reread?.mode === 'sparse') {
-    for (const f of readState(cp, slots(s, s.reread)).values()) horizon = Math.min(horizon, f);
+    for (const f of readState(cp, slots(s, s.reread))) horizon = Math.min(horizon, f);
   }
   return horizon - 1_000;
 }

@@ -42,7 +42,8 @@ describe('group commit', () => {
       transactions++;
       return commitPages(pages, options);
     };
-    const [a, b, c] = await Promise.all([group.commit(page('a', ['a1', 'a2'])), group.commit(page('b', ['b1'])), group.commit(page('c', []))]);
+    // c: an empty page with a next page to come still moves its token in the group's transaction.
+    const [a, b, c] = await Promise.all([group.commit(page('a', ['a1', 'a2'])), group.commit(page('b', ['b1'])), group.commit(page('c', [], { nextToken: 't' }))]);
     expect(transactions).toBe(1);
     expect([a, b, c].map((r) => [r!.firstSeq, r!.lastSeq, r!.appended])).toEqual([
       [1, 2, 2],
@@ -60,6 +61,31 @@ describe('group commit', () => {
     await group.commit(page('a', ['a1', 'a2', 'a3']));
     expect(transactions).toBe(2);
     expect(store.lastSeq()).toBe(4);
+  });
+
+  it('commits an empty window of a quiet model at once, without waiting for the group', async () => {
+    const group = new GroupCommit(store);
+    let calls = 0;
+    const commitPages = store.commitPages.bind(store);
+    store.commitPages = (pages, options) => {
+      calls++;
+      return commitPages(pages, options);
+    };
+    const queued = group.commit(page('a', ['a1']));
+    const quiet = page('q', []);
+    const done = group.commit(quiet);
+    // Before the group's turn: the quiet window is committed (its checkpoint moved), the other page not yet.
+    expect(calls).toBe(1);
+    expect(store.getCheckpoint('q')!.watermarkMs).toBe(T + 10_000);
+    expect(store.getCheckpoint('a')!.watermarkMs).toBeUndefined();
+    expect(await done).toEqual({ appended: 0, duplicates: 0, firstSeq: undefined, lastSeq: undefined });
+    expect((await queued).appended).toBe(1);
+    expect(calls).toBe(2);
+    // A closed state file fails the quiet window as it fails a group.
+    const later = page('q2', []);
+    store.close();
+    await expect(group.commit(later)).rejects.toThrow(/closed/);
+    store = StateStore.open(join(dir, 'state.db'));
   });
 
   it('fails every page of a failed transaction and commits none of them', async () => {

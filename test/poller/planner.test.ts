@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { firstWindowKind, planStateAfterPiece, planWindows, pruneHorizonMs, type PlannerCheckpoint, type PlannerSettings } from '../../src/poller/planner.js';
+import fc from 'fast-check';
+import { encodeFrontiers, firstWindowKind, planStateAfterPiece, planWindows, pruneHorizonMs, type PlannerCheckpoint, type PlannerSettings } from '../../src/poller/planner.js';
 
 const S = { lookbackMs: 300_000, settleMs: 2_000, maxWindowMs: 3_600_000 };
 const T0 = Date.UTC(2026, 10, 22, 10, 0, 0);
@@ -197,5 +198,24 @@ describe('sparse re-read schedule', () => {
     for (let now = T0 + 1_200_000; now < T0 + 1_500_000; now += 10_000) {
       for (const w of planWindows(cp, now, SPARSE)) expect(w.fromMs).toBeGreaterThan(horizon);
     }
+  });
+});
+
+describe('plan state encoding', () => {
+  it('writes what JSON.stringify writes for the same frontiers', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fc.integer({ min: 1, max: 2 ** 31 }), { minLength: 1, maxLength: 6 }),
+        fc.array(fc.oneof(fc.integer({ min: -(2 ** 45), max: 2 ** 45 }), fc.double({ noNaN: true, noDefaultInfinity: true })), { minLength: 6, maxLength: 6 }),
+        (ages, values) => {
+          const slotList = [...ages].sort((a, b) => a - b).map((age) => ({ key: String(age), ageMs: age, chunkMs: 1 }));
+          const frontiers = slotList.map((_, i) => values[i]!);
+          const f: Record<string, number> = {};
+          slotList.forEach((slot, i) => (f[slot.key] = frontiers[i]!));
+          expect(encodeFrontiers(slotList, frontiers)).toBe(JSON.stringify({ f }));
+        },
+      ),
+      { numRuns: 500 },
+    );
   });
 });
