@@ -225,10 +225,16 @@ export class Checkpoints extends CheckpointReads {
     return to === undefined ? undefined : Math.ceil(to);
   }
 
-  /** After the page's transaction committed: the file holds the model's checkpoint, cached or not. */
+  /**
+   * After the page's transaction committed: the file holds the model's checkpoint, read
+   * back now while its page is still in SQLite's cache (read at the model's next poll, it
+   * was usually a read from disk with thousands of models).
+   */
   committed(modelId: string): void {
-    this.cache.delete(modelId);
     this.quiet.delete(modelId);
+    const cp = super.get(modelId);
+    if (cp) this.cache.set(modelId, cp);
+    else this.cache.delete(modelId);
   }
 
   // ---- windows that returned nothing --------------------------------------------------

@@ -18,7 +18,10 @@
 //!   age learned from the model's ingest delays (`firstAgeMs`); it replaces that re-read
 //!   rather than adding one, so each span is still read as often.
 
-/** The poll settings the planner needs (milliseconds). */
+/**
+ * The poll settings the planner needs (milliseconds). A settings object is never changed
+ * once planned with (the planner keeps what it derives from it); new settings, a new object.
+ */
 export interface PlannerSettings {
   lookbackMs: number;
   settleMs: number;
@@ -128,8 +131,20 @@ export function rereadAges(s: PlannerSettings, agesMs: readonly number[]): reado
 /** Slot lists by configured ages, then by the settings that shape them: planned at every poll of every model. */
 const slotsCache = new WeakMap<readonly number[], Map<string, Slot[]>>();
 
+/** Slot lists by the settings object a poller plans with (it keeps one until its settings change). */
+const slotsBySettings = new WeakMap<PlannerSettings, { reread: object; slots: Slot[] }>();
+
 /** The re-reads of the sparse schedule, the first one at `firstAgeMs` if given. */
 function slots(s: PlannerSettings, reread: { agesMs: readonly number[]; firstAgeMs?: number | undefined }): Slot[] {
+  const mine = slotsBySettings.get(s);
+  if (mine !== undefined && mine.reread === reread) return mine.slots;
+  const made = slotsByShape(s, reread);
+  slotsBySettings.set(s, { reread, slots: made });
+  return made;
+}
+
+/** The slot list of settings of this shape, shared by every poller that plans with such settings. */
+function slotsByShape(s: PlannerSettings, reread: { agesMs: readonly number[]; firstAgeMs?: number | undefined }): Slot[] {
   const interval = Math.max(1, s.intervalMs ?? 1);
   const every = Math.max(1, s.pollEveryMs ?? interval);
   const key = `${s.lookbackMs}/${s.maxWindowMs}/${interval}/${every}/${reread.firstAgeMs}`;

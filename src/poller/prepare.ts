@@ -16,10 +16,14 @@ export interface Prepared {
 }
 
 const WINDOW_NS = 1_000_000n;
+const NO_TIMES = new BigInt64Array(0);
+const NO_HASHES = new Float64Array(0);
 
 /** Prepares a page of a window that starts at `windowFromMs`. */
 export function preparePage(page: ParsedPage, windowFromMs: number): Prepared {
   const n = page.count;
+  // Most polls of a quiet model: nothing to key (zero-length arrays cannot be written to).
+  if (n === 0) return { page: new PreparedParsedPage(page, NO_TIMES, NO_HASHES, undefined), badTimes: 0, badExample: undefined };
   const timesNs = new BigInt64Array(n);
   const hashes = new Float64Array(n);
   const badTime = page.keys(timesNs, hashes);

@@ -38,11 +38,14 @@ export type PageVerdict =
   /** Follow the token; store `hash` with it. */
   | { kind: 'follow'; hash: string };
 
+const END: PageVerdict = Object.freeze({ kind: 'end' });
+
 /** The tokens followed and the caps of one fetch of a window. */
 export class WindowGuard {
   /** Hashes of the tokens followed, in order. */
   private readonly order: string[];
-  private readonly followed: Set<string>;
+  /** The same as a set; made with the first page that has a next_token (most windows are one page). */
+  private followed: Set<string> | undefined;
   private readonly startedMs: number;
   private excludedMs = 0;
 
@@ -55,8 +58,7 @@ export class WindowGuard {
     private readonly limits: WindowLimits,
     private readonly now: () => number = () => performance.now(),
   ) {
-    this.order = [...(stored ?? [])];
-    this.followed = new Set(this.order);
+    this.order = stored ? [...stored] : [];
     this.startedMs = now();
   }
 
@@ -77,8 +79,9 @@ export class WindowGuard {
 
   /** Judges a page that arrived with `nextToken`; a token to follow is remembered at once. */
   check(nextToken: string | undefined): PageVerdict {
-    if (nextToken === undefined) return { kind: 'end' };
+    if (nextToken === undefined) return END;
     const hash = tokenHash(nextToken);
+    this.followed ??= new Set(this.order);
     if (this.followed.has(hash)) return { kind: 'cycle', length: this.order.length - this.order.lastIndexOf(hash) };
     if (this.pagesRead >= this.limits.maxPages) return { kind: 'limit', reason: 'max_pages' };
     if (this.elapsedMs >= this.limits.maxDurationMs) return { kind: 'limit', reason: 'max_duration' };
