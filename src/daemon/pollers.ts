@@ -17,7 +17,7 @@ import { resolveStart } from '../time/start-at.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import type { Clock } from '../time/clock.js';
 import type { ModelWindowEvents } from './status.js';
-import { minIntervalMs, modelStartAt, pollerSettings } from './wiring.js';
+import { minIntervalMs, modelStartAt, pollerSettingsOf } from './wiring.js';
 
 /** What {@link RunningPollers} works with. */
 export interface RunningPollersDeps {
@@ -87,13 +87,16 @@ export class RunningPollers {
     const onAppend = () => this.d.onAppend();
     const onWindowDone = () => this.d.onWindowDone();
     const commit = (page: PageToCommit) => this.d.commit(page);
+    const settingsOf = pollerSettingsOf(config, this.d.pruneEveryMs);
+    // One logger for all pollers: every line they log names its model (a child logger per model held a binding that repeated it).
+    const pollerLogger = logger.child({ component: 'poller' });
     for (const m of config.models) {
       if (this.pollers.has(m.id)) continue;
       this.d.metrics.initModel(m.id);
       this.cadence.add(m.id);
       const poller = new ModelPoller({
         modelId: m.id,
-        settings: pollerSettings(config, m, this.d.pruneEveryMs),
+        settings: settingsOf(m),
         store,
         client: this.d.client,
         schedule: (fn, kind) => this.fair.add(m.id, fn, kind),
@@ -102,7 +105,7 @@ export class RunningPollers {
         onAppend,
         onWindowDone,
         clock: this.d.clock,
-        logger: logger.child({ component: 'poller', model: m.id }),
+        logger: pollerLogger,
         metrics: this.d.metrics,
         timer: this.timer,
         commit,

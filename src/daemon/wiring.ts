@@ -69,6 +69,24 @@ export function pollerSettings(config: Config, m: ModelConfig, pruneEveryMs: num
   };
 }
 
+/**
+ * {@link pollerSettings} for the models of `config`: one object for all the models whose own
+ * settings (`start_at`, `is_less_logs`) are the same, as pollers only read it (10,000 models,
+ * a few objects).
+ */
+export function pollerSettingsOf(config: Config, pruneEveryMs: number | undefined): (m: ModelConfig) => ModelPollerSettings {
+  const made = new Map<string, ModelPollerSettings>();
+  return (m) => {
+    const key = JSON.stringify([modelStartAt(config, m), m.is_less_logs ?? null]);
+    let s = made.get(key);
+    if (s === undefined) {
+      s = pollerSettings(config, m, pruneEveryMs);
+      made.set(key, s);
+    }
+    return s;
+  };
+}
+
 /** The batching and retry settings of sink `sc`'s delivery loop. */
 export function deliverySettings(sc: SinkConfig): DeliverySettings {
   return {

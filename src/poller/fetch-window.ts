@@ -41,6 +41,7 @@ export interface WindowFetchDeps {
   /** Called when a window was fetched to its end after appending entries (sinks need not wait for more). */
   onWindowDone?(): void;
   clock: Clock;
+  /** Shared by the pollers of all models: every line logged names its model (`model`). */
   logger: Logger;
   metrics: Metrics;
   /**

@@ -53,6 +53,29 @@ export interface ModelPollerDeps extends WindowFetchDeps {
 
 const PRUNE_EVERY_MS = 60_000;
 
+/** Planning settings made, by the configured settings they extend, then by what they add. */
+const plannings = new WeakMap<ModelPollerSettings, Map<string, PlannerSettings>>();
+
+/**
+ * The configured settings with a settle, a poll period and a first re-read age: one object for
+ * all the pollers that plan with the same ones (most models of a large instance are quiet,
+ * with the same figures), which the planner also keeps what it derives from.
+ */
+function planningFor(s: ModelPollerSettings, settleMs: number, pollEveryMs: number, firstAgeMs: number | undefined): PlannerSettings {
+  let made = plannings.get(s);
+  if (made === undefined) plannings.set(s, (made = new Map()));
+  const key = `${settleMs}/${pollEveryMs}/${firstAgeMs}`;
+  let planning = made.get(key);
+  if (planning === undefined) {
+    const reread = s.reread?.mode === 'sparse' ? { ...s.reread, firstAgeMs } : s.reread;
+    planning = { ...s, settleMs, pollEveryMs, ...(reread ? { reread } : {}) };
+    // Active models' periods vary with the budget: the map is kept small.
+    if (made.size >= 256) made.clear();
+    made.set(key, planning);
+  }
+  return planning;
+}
+
 /** The poll loop of one model. `stop()` lets the page in flight finish and commit. */
 export class ModelPoller {
   private readonly stopController = new AbortController();
@@ -154,9 +177,7 @@ export class ModelPoller {
 
   /** The settings to plan with: the configured ones, with the settle, first age and period of now. */
   private planningSettings(): PlannerSettings {
-    const s = this.d.settings;
-    const reread = s.reread?.mode === 'sparse' ? { ...s.reread, firstAgeMs: this.delays.firstAgeMs } : s.reread;
-    return { ...s, settleMs: this.delays.settleMs, pollEveryMs: this.periodMs, ...(reread ? { reread } : {}) };
+    return planningFor(this.d.settings, this.delays.settleMs, this.periodMs, this.delays.firstAgeMs);
   }
 
   /**
