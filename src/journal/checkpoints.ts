@@ -232,9 +232,15 @@ export class Checkpoints extends CheckpointReads {
    */
   committed(modelId: string): void {
     this.quiet.delete(modelId);
-    const cp = super.get(modelId);
+    this.cache.delete(modelId);
+    let cp: Checkpoint | undefined;
+    try {
+      cp = super.get(modelId);
+    } catch {
+      // The commit stands whatever this read does: the checkpoint is then read when next asked for.
+      return;
+    }
     if (cp) this.cache.set(modelId, cp);
-    else this.cache.delete(modelId);
   }
 
   // ---- windows that returned nothing --------------------------------------------------
