@@ -15,6 +15,7 @@ import { IngestDelays } from './auto-settle.js';
 import { ModelHealth } from './model-health.js';
 import { fetchWindow, type WindowFetchContext, type WindowFetchDeps, type WindowFetchSettings } from './fetch-window.js';
 import { TickTimer, type PollTimer } from './tick-timer.js';
+import { planningFor } from './planning.js';
 
 /** Settings of one model's poller. */
 export interface ModelPollerSettings extends PlannerSettings, WindowFetchSettings {
@@ -52,29 +53,6 @@ export interface ModelPollerDeps extends WindowFetchDeps {
 }
 
 const PRUNE_EVERY_MS = 60_000;
-
-/** Planning settings made, by the configured settings they extend, then by what they add. */
-const plannings = new WeakMap<ModelPollerSettings, Map<string, PlannerSettings>>();
-
-/**
- * The configured settings with a settle, a poll period and a first re-read age: one object for
- * all the pollers that plan with the same ones (most models of a large instance are quiet,
- * with the same figures), which the planner also keeps what it derives from.
- */
-function planningFor(s: ModelPollerSettings, settleMs: number, pollEveryMs: number, firstAgeMs: number | undefined): PlannerSettings {
-  let made = plannings.get(s);
-  if (made === undefined) plannings.set(s, (made = new Map()));
-  const key = `${settleMs}/${pollEveryMs}/${firstAgeMs}`;
-  let planning = made.get(key);
-  if (planning === undefined) {
-    const reread = s.reread?.mode === 'sparse' ? { ...s.reread, firstAgeMs } : s.reread;
-    planning = { ...s, settleMs, pollEveryMs, ...(reread ? { reread } : {}) };
-    // Active models' periods vary with the budget: the map is kept small.
-    if (made.size >= 256) made.clear();
-    made.set(key, planning);
-  }
-  return planning;
-}
 
 /** The poll loop of one model. `stop()` lets the page in flight finish and commit. */
 export class ModelPoller {
