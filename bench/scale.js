@@ -96,8 +96,8 @@ export async function run({ quick }) {
     writeFileSync(fileCfgPath, JSON.stringify({ ...rest, models_file: 'models.txt' }, null, 2));
     const fileStatusRuns = timeStatus(fileCfgPath);
     const warnings = d.stderr().split('\n').filter((l) => l.includes('"level":40')).length;
-    // With this many models the daemon starts itself again with a larger young generation (it says so once).
-    const youngGeneration = d.stderr().includes('young generation raised') ? 'raised' : 'as given';
+    // With this many models the daemon starts itself again with a larger young generation: its command line says which.
+    const semiSpace = readFileSync(`/proc/${d.pid}/cmdline`, 'utf8').split('\0').filter((a) => a.startsWith('--max-semi-space-size=')).pop();
 
     // Restart: SIGTERM, then a new process to its first logs request.
     const stopStarted = performance.now();
@@ -127,7 +127,7 @@ export async function run({ quick }) {
       quiet_models_not_polled_in_span: neverPolled,
       active_requests_per_min: round(activePerMin, 1),
       warnings_logged: warnings,
-      young_generation: youngGeneration,
+      daemon_semi_space: semiSpace ?? 'default',
       status_ms: Math.round(median(statusRuns)),
       status_runs_ms: statusRuns.map(Math.round),
       status_models_file_ms: Math.round(median(fileStatusRuns)),
