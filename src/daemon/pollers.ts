@@ -11,6 +11,7 @@ import { ModelPoller } from '../poller/model-poller.js';
 import { FairSchedule } from '../poller/fair-schedule.js';
 import { RequestQueue } from '../poller/request-queue.js';
 import { TickTimer, pollGridMs, type PollTimer } from '../poller/tick-timer.js';
+import { PollScheduler } from '../poller/poll-scheduler.js';
 import { PollCadence, budgetShortfall } from '../poller/cadence.js';
 import { logStartAtChanges, showStartAt, startAtChanges } from '../poller/start-at.js';
 import { resolveStart } from '../time/start-at.js';
@@ -48,10 +49,9 @@ export class RunningPollers {
   private readonly pollers = new Map<string, ModelPoller>();
   private readonly queue: RequestQueue;
   private readonly fair: FairSchedule;
-  private readonly timer: PollTimer;
+  private readonly scheduler: PollScheduler;
   private readonly cadence: PollCadence;
   private readonly minIntervalMs: number;
-  private stopped = false;
 
   constructor(private readonly d: RunningPollersDeps) {
     const { poll } = d;
@@ -68,7 +68,7 @@ export class RunningPollers {
       concurrency: poll.concurrency,
     });
     this.fair = new FairSchedule(this.queue, poll.interval, d.monotonicNow, (ms) => this.cadence.noteLatency(ms));
-    this.timer = d.timer ?? new TickTimer(pollGridMs(this.minIntervalMs));
+    this.scheduler = new PollScheduler(d.timer ?? new TickTimer(pollGridMs(this.minIntervalMs)), d.monotonicNow);
   }
 
   /** Starts a poller for each model of `config` that has none; returns the ids of those started. */
@@ -107,32 +107,17 @@ export class RunningPollers {
         clock: this.d.clock,
         logger: pollerLogger,
         metrics: this.d.metrics,
-        timer: this.timer,
+        scheduler: this.scheduler,
         commit,
       });
       this.pollers.set(m.id, poller);
       started.push(m.id);
       toStart.push(poller);
     }
-    this.startInTurns(toStart);
+    // The scheduler starts their first cycles a few hundred at a time.
+    for (const p of toStart) p.start();
     this.warnIfShort();
     return started;
-  }
-
-  /**
-   * Starts pollers a few hundred at a time, yielding to the event loop in between: with
-   * thousands of models, the first requests go out while the rest are still starting.
-   */
-  private startInTurns(pollers: ModelPoller[]): void {
-    const TURN = 256;
-    const run = async () => {
-      for (let i = 0; i < pollers.length; i += TURN) {
-        if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
-        if (this.stopped) return;
-        for (const p of pollers.slice(i, i + TURN)) void p.start();
-      }
-    };
-    void run();
   }
 
   /**
@@ -203,12 +188,17 @@ export class RunningPollers {
 
   /** Stops every poller (the page in flight commits) and drops the requests still queued. */
   async stopAll(): Promise<void> {
-    this.stopped = true;
     try {
       await Promise.all([...this.pollers.values()].map((p) => p.stop()));
+      await this.scheduler.stop();
     } finally {
       this.queue.clear();
     }
+  }
+
+  /** Poll cycles running now (tests on virtual time move the clock only when none is). */
+  get cyclesRunning(): number {
+    return this.scheduler.running;
   }
 
   /** Each model's last error and window events, for the status. */

@@ -1,20 +1,21 @@
 //! Polls one model: plans windows, has each fetched and committed page by page
-//! (fetch-window.ts), and waits between polls. A crash resumes the window in progress from
-//! its saved token. What follows a window cut short, a failed fetch or a page over the size
-//! limit is decided here.
+//! (fetch-window.ts), and says how long to wait before the next poll (the daemon's
+//! scheduler, poll-scheduler.ts, does the waiting). A crash resumes the window in progress
+//! from its saved token. What follows a window cut short, a failed fetch or a page over the
+//! size limit is decided here.
 import type { ApiResponseTooLargeError } from '../api/errors.js';
 import type { WindowStart } from '../journal/store.js';
 import type { ModelCounters } from '../telemetry/model-metrics.js';
 import { firstWindowKind, planWindows, pruneHorizonMs, type PlannedWindow, type PlannerSettings } from './planner.js';
-import { jittered, sleep } from '../time/backoff.js';
+import { jittered } from '../time/backoff.js';
 import { WindowEvents } from './window-events.js';
 import { resolveStart, type StartAt } from '../time/start-at.js';
 import { showStartAt } from './start-at.js';
-import { StateWriteRetry, retryOnStateErrors } from '../journal/state-errors.js';
+import { StateWriteRetry, isStateError } from '../journal/state-errors.js';
 import { IngestDelays } from './auto-settle.js';
 import { ModelHealth } from './model-health.js';
 import { fetchWindow, type WindowFetchContext, type WindowFetchDeps, type WindowFetchSettings } from './fetch-window.js';
-import { TickTimer, type PollTimer } from './tick-timer.js';
+import type { Pollable, PollScheduler, ScheduleHandle } from './poll-scheduler.js';
 import { planningFor } from './planning.js';
 
 /** Settings of one model's poller. */
@@ -44,20 +45,19 @@ export interface ModelPollerDeps extends WindowFetchDeps {
    * cycle, before jitter (default: the interval).
    */
   nextPoll?(cycle: { appended: boolean; requests: number }): number;
-  /**
-   * The sleeps between polls (default: a timer of the poller's own); the daemon shares one
-   * grid among all models. A sleep ends early when its signal aborts or is woken; a sleep
-   * that ends must stop listening to it (the same signal serves all the poller's sleeps).
-   */
-  timer?: PollTimer;
+  /** Runs the poller's cycles, waiting between them (one scheduler for all models). */
+  scheduler: PollScheduler;
 }
 
 const PRUNE_EVERY_MS = 60_000;
 
-/** The poll loop of one model. `stop()` lets the page in flight finish and commit. */
-export class ModelPoller {
+/** The polls of one model. `stop()` lets the page in flight finish and commit. */
+export class ModelPoller implements Pollable {
   private readonly stopController = new AbortController();
-  private runPromise: Promise<void> | undefined;
+  /** Its place in the scheduler, once started. */
+  private handle: ScheduleHandle | undefined;
+  /** The model's checkpoint was made sure of (the first cycle). */
+  private ready = false;
   private clockWarned = false;
   private readonly stateRetry: StateWriteRetry;
   private prunedAt = -Infinity;
@@ -67,16 +67,14 @@ export class ModelPoller {
   readonly windowEvents: WindowEvents;
   /** This model's per-model metrics (plain numbers, exported at scrape time). */
   private readonly counters: ModelCounters;
-  /** Set while polling is paused by a page over the size limit: ends the pause. */
-  private resumeOversized: (() => void) | undefined;
+  /** Polling is paused by a page over the size limit, until retryOversized(). */
+  private oversizedPause = false;
   /** In a wait between polls, which wake() cuts short. */
   private pausing = false;
-  /** The wait between polls was cut short by wake(). */
+  /** The wait between polls was cut short by wake(): the next cycle plans with `min_interval`. */
   private woken = false;
-  private wakeWithinMs = 0;
   /** When the current wait between polls began (the clock's ms). */
   private pauseStartedAt = 0;
-  private readonly timer: PollTimer;
   /** How late this model's entries become visible, and the settle they call for. */
   readonly delays: IngestDelays;
   /** The wait between two poll cycles now. */
@@ -84,7 +82,7 @@ export class ModelPoller {
   /** The settings the planner gets: the configured ones with the learned settle, first age and period. */
   private planning: PlannerSettings;
   /** This poll cycle so far; reset (not replaced) at each pause. */
-  private readonly cycle = { appended: false, requests: 0 };
+  private readonly cycleFigures = { appended: false, requests: 0 };
   /** What each window fetch works with (one object for the poller's life). */
   private readonly fetchContext: WindowFetchContext;
 
@@ -99,7 +97,6 @@ export class ModelPoller {
       minIntervalMs: s.minIntervalMs ?? s.intervalMs,
     });
     this.periodMs = s.intervalMs;
-    this.timer = d.timer ?? new TickTimer(1);
     this.counters = d.metrics.initModel(d.modelId);
     this.health = new ModelHealth({ modelId: d.modelId, metrics: d.metrics, counters: this.counters, logger: d.logger, now: () => d.clock.now(), authRetryMs: s.authRetryMs });
     this.planning = this.planningSettings();
@@ -110,7 +107,7 @@ export class ModelPoller {
       paused: 'could not write the state file (disk full?); polling of this model pauses and resumes from its checkpoint',
       resumed: 'state file writable again; polling resumed',
     });
-    this.fetchContext = { d, health: this.health, windowEvents: this.windowEvents, delays: this.delays, counters: this.counters, cycle: this.cycle, stop: this.stopController.signal };
+    this.fetchContext = { d, health: this.health, windowEvents: this.windowEvents, delays: this.delays, counters: this.counters, cycle: this.cycleFigures, stop: this.stopController.signal };
   }
 
   get modelId(): string {
@@ -127,19 +124,16 @@ export class ModelPoller {
     return this.health.lastError;
   }
 
-  /** Starts the loop (once). */
-  start(): Promise<void> {
-    if (this.stopping) return this.runPromise ?? Promise.resolve(); // removed before its turn to start came
-    this.runPromise ??= this.loop().catch((err: unknown) => {
-      this.d.logger.error({ err, model: this.d.modelId }, 'model poller stopped by an unexpected error');
-    });
-    return this.runPromise;
+  /** Starts polling (once): the first cycle is due at once. */
+  start(): void {
+    if (this.stopping || this.handle) return; // removed before its turn to start came
+    this.handle = this.d.scheduler.add(this);
   }
 
   /** Stops polling; resolves when the page in flight is committed. */
   stop(): Promise<void> {
     this.stopController.abort();
-    return this.runPromise ?? Promise.resolve();
+    return this.handle?.remove() ?? Promise.resolve();
   }
 
   /**
@@ -147,10 +141,9 @@ export class ModelPoller {
    * asked to hurry). A poll in progress, or a pause for an error, is not cut short.
    */
   wake(withinMs: number): void {
-    this.wakeWithinMs = withinMs;
     if (!this.pausing || this.woken) return;
     this.woken = true;
-    this.timer.wake(this.stopController.signal);
+    this.handle?.dueIn(withinMs - (this.d.clock.now() - this.pauseStartedAt));
   }
 
   /** The settings to plan with: the configured ones, with the settle, first age and period of now. */
@@ -163,25 +156,46 @@ export class ModelPoller {
    * the window is asked for again.
    */
   retryOversized(): void {
-    this.resumeOversized?.();
+    if (!this.oversizedPause) return;
+    this.oversizedPause = false;
+    this.handle?.dueIn(0);
   }
 
   private get stopping(): boolean {
     return this.stopController.signal.aborted;
   }
 
-  private loop(): Promise<void> {
-    return retryOnStateErrors(() => this.run(), (err) => {
-      this.health.stateError(err);
-      return this.stateRetry.failed(err);
-    }, this.stopController.signal);
+  /** One poll cycle (see {@link Pollable.cycle}): polls until it is time to wait. */
+  async cycle(): Promise<number | undefined> {
+    this.pausing = false;
+    if (this.woken) {
+      // Woken to hurry: this cycle and the next plan with the shorter period.
+      this.woken = false;
+      this.periodMs = this.d.settings.minIntervalMs ?? this.d.settings.intervalMs;
+      this.planning = this.planningSettings();
+    }
+    try {
+      return await this.run();
+    } catch (err) {
+      if (isStateError(err)) {
+        // The state file refused a write (disk full?): the model resumes from its checkpoint after a pause.
+        this.health.stateError(err);
+        return this.stopping ? undefined : this.stateRetry.failed(err);
+      }
+      this.d.logger.error({ err, model: this.d.modelId }, 'model poller stopped by an unexpected error');
+      return undefined;
+    }
   }
 
-  private async run(): Promise<void> {
+  /** Polls until it is time to wait; returns the wait (ms), or undefined when stopped. */
+  private async run(): Promise<number | undefined> {
     const { store, clock, settings, modelId, metrics, logger } = this.d;
-    // A write transaction only for a model new to the state file: a restart with thousands of models would otherwise start with as many.
-    if (!store.getCheckpoint(modelId)) store.ensureCheckpoint(modelId, resolveStart(settings.startAt, clock.now()), showStartAt(settings.startAt));
-    this.counters.up = 1;
+    if (!this.ready) {
+      // A write transaction only for a model new to the state file: a restart with thousands of models would otherwise start with as many.
+      if (!store.getCheckpoint(modelId)) store.ensureCheckpoint(modelId, resolveStart(settings.startAt, clock.now()), showStartAt(settings.startAt));
+      this.counters.up = 1;
+      this.ready = true;
+    }
     while (!this.stopping) {
       let cp = store.getCheckpoint(modelId)!;
       let begin: WindowStart | undefined;
@@ -194,10 +208,7 @@ export class ModelPoller {
           if (!this.clockWarned) logger.warn({ model: modelId, behindMs: cp.watermarkMs - now }, 'the clock is behind this model\'s watermark; waiting for it to catch up (nothing is skipped)');
           this.clockWarned = true;
         } else if (next) this.clockWarned = false;
-        if (!next) {
-          await this.pauseBetweenPolls();
-          continue;
-        }
+        if (!next) return this.endCycle();
         // Recorded with the first page: a crash before it simply plans the same window again.
         begin = { fromMs: next.fromMs, toMs: next.toMs, planStateAfter: next.planStateAfter };
         cp = { ...cp, window: { fromMs: next.fromMs, toMs: next.toMs, nextToken: undefined }, fetchId: cp.fetchId + 1 };
@@ -206,16 +217,15 @@ export class ModelPoller {
         }
       }
       const outcome = await fetchWindow(this.fetchContext, cp, begin, planned);
-      if (outcome.kind === 'stopped') return;
+      if (outcome.kind === 'stopped') return undefined;
       if (outcome.kind === 'shortened') continue;
       if (outcome.kind === 'too_large') {
-        await this.pauseOversized(outcome.error);
-        continue;
+        // A 1 ms window still over the size limit: paused until the limit changes.
+        this.health.oversized(outcome.error.code, this.windowEvents.oversized(outcome.error));
+        this.oversizedPause = true;
+        return Number.POSITIVE_INFINITY;
       }
-      if (outcome.kind === 'failed') {
-        await sleep(outcome.retryInMs, this.stopController.signal);
-        continue;
-      }
+      if (outcome.kind === 'failed') return outcome.retryInMs;
       this.health.polled();
       this.stateRetry.succeeded();
       const done = store.getCheckpoint(modelId)!;
@@ -237,52 +247,23 @@ export class ModelPoller {
       }
       // Caught up: wait for the next poll, unless a re-read is due. Behind: fetch the next window at once.
       const caughtUp = done.watermarkMs !== undefined && done.watermarkMs >= clock.now() - this.planning.settleMs - settings.intervalMs;
-      if (caughtUp && firstWindowKind(done, clock.now(), this.planning) !== 'reread') await this.pauseBetweenPolls();
+      if (caughtUp && firstWindowKind(done, clock.now(), this.planning) !== 'reread') return this.endCycle();
     }
+    return undefined;
   }
 
-  /** Ends a poll cycle: waits the period the cadence gives (jittered), or until woken. */
-  private pauseBetweenPolls(): Promise<void> {
-    const period = this.d.nextPoll?.(this.cycle) ?? this.d.settings.intervalMs;
-    this.cycle.appended = false;
-    this.cycle.requests = 0;
+  /** Ends a poll cycle: the period the cadence gives (jittered), which wake() may cut short. */
+  private endCycle(): number | undefined {
+    const period = this.d.nextPoll?.(this.cycleFigures) ?? this.d.settings.intervalMs;
+    this.cycleFigures.appended = false;
+    this.cycleFigures.requests = 0;
     if (period !== this.periodMs) {
       this.periodMs = period;
       this.planning = this.planningSettings();
     }
-    if (this.stopping) return Promise.resolve();
-    // The stop signal serves the pauses too: wake() ends them through the timer without
-    // aborting it (a controller of its own per model was a tenth of the heap at 10,000 models).
-    // Not an async function: its frame would wait out every pause, for each of 10,000 models.
+    if (this.stopping) return undefined;
     this.pauseStartedAt = this.d.clock.now();
-    this.woken = false;
     this.pausing = true;
-    return this.pause(jittered(period, this.d.settings.jitter)).then(this.afterPause);
-  }
-
-  /** After a pause between polls: if it was woken to hurry, the rest of the shorter period, and the next cycle is planned with it. */
-  private readonly afterPause = (): Promise<void> | undefined => {
-    this.pausing = false;
-    if (!this.woken || this.stopping) return undefined;
-    this.periodMs = this.d.settings.minIntervalMs ?? this.d.settings.intervalMs;
-    this.planning = this.planningSettings();
-    const rest = this.wakeWithinMs - (this.d.clock.now() - this.pauseStartedAt);
-    return rest > 0 ? this.pause(rest) : undefined;
-  };
-
-  private pause(ms: number): Promise<void> {
-    return this.timer.sleep(ms, this.stopController.signal);
-  }
-
-  /**
-   * Pauses polling of this model after a 1 ms window still came back over the size limit,
-   * until the limit changes (or, as a last resort, for the longest timer: about 24 days).
-   */
-  private async pauseOversized(err: ApiResponseTooLargeError): Promise<void> {
-    this.health.oversized(err.code, this.windowEvents.oversized(err));
-    const resume = new AbortController();
-    this.resumeOversized = () => resume.abort();
-    await sleep(2 ** 31 - 1, AbortSignal.any([this.stopController.signal, resume.signal]));
-    this.resumeOversized = undefined;
+    return jittered(period, this.d.settings.jitter);
   }
 }

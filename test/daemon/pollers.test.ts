@@ -2,7 +2,7 @@
 // each model is polled (an active model at min_interval, a quiet one every interval, a
 // hurried one at min_interval until its time), and the warning and gauge when the request
 // budget cannot poll every model once per interval. Counts, not timings: the clock moves
-// only when every poller sleeps.
+// only when the scheduler sleeps and no poll cycle runs.
 import { afterEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -72,14 +72,16 @@ async function setUp(models: string[], rates: Record<string, number>, poll: Reco
     timer: vt,
     monotonicNow: vt.now,
   });
-  return { vt, cfg, config, lines, metrics, requests: (id: string) => sim!.stats().logsAnswersByModel[id] ?? 0 };
+  // The clock moves only between poll cycles.
+  const idle = () => pollers!.cyclesRunning === 0;
+  return { vt, cfg, config, lines, metrics, idle, requests: (id: string) => sim!.stats().logsAnswersByModel[id] ?? 0 };
 }
 
 describe('adaptive polling', () => {
   it('polls an active model at min_interval and a quiet one every interval', { timeout: 60_000 }, async () => {
-    const { vt, cfg, requests } = await setUp(['busy', 'quiet'], { busy: 10, quiet: 0 });
+    const { vt, cfg, idle, requests } = await setUp(['busy', 'quiet'], { busy: 10, quiet: 0 });
     pollers!.start(cfg);
-    await vt.runUntil(T0 + 120_000, 2);
+    await vt.runUntil(T0 + 120_000, 1, [], idle);
     const busy = requests('busy');
     const quiet = requests('quiet');
     console.log(`120 s of virtual time: busy model ${busy} requests, quiet model ${quiet}`);
@@ -91,14 +93,14 @@ describe('adaptive polling', () => {
   });
 
   it('polls a model asked to hurry at min_interval until the time it was given, then every interval again', { timeout: 60_000 }, async () => {
-    const { vt, cfg, requests } = await setUp(['quiet'], { quiet: 0 });
+    const { vt, cfg, idle, requests } = await setUp(['quiet'], { quiet: 0 });
     pollers!.start(cfg);
     const counts: number[] = [];
     await vt.runUntil(T0 + 95_000, 1, [
       { ms: T0 + 30_000, run: () => void counts.push(requests('quiet')) },
       { ms: T0 + 30_500, run: () => void expect(pollers!.hurry('quiet', T0 + 50_000)).toBe(true) },
       { ms: T0 + 50_500, run: () => void counts.push(requests('quiet')) },
-    ]);
+    ], idle);
     counts.push(requests('quiet'));
     const [before, during, after] = [counts[0]!, counts[1]! - counts[0]!, counts[2]! - counts[1]!];
     console.log(`requests: ${before} in the first 30 s, ${during} in the 20 s hurried, ${after} in the 45 s after`);

@@ -45,16 +45,19 @@ export class VirtualTime implements PollTimer {
 
   /**
    * Runs until the virtual clock reaches `untilMs`: waits (in real time) until `asleep`
-   * sleepers wait, then moves the clock to the earliest wake-up and wakes every sleeper due.
-   * `at(ms)` callbacks run when the clock passes their time.
+   * sleepers wait and `idle()` says nothing else is under way, then moves the clock to the
+   * earliest wake-up and wakes every sleeper due. `at(ms)` callbacks run when the clock
+   * passes their time.
    */
-  async runUntil(untilMs: number, asleep: number, at: Array<{ ms: number; run: () => void }> = []): Promise<void> {
+  async runUntil(untilMs: number, asleep: number, at: Array<{ ms: number; run: () => void }> = [], idle: () => boolean = () => true): Promise<void> {
     const pending = [...at].sort((a, b) => a.ms - b.ms);
     for (;;) {
       const deadline = Date.now() + 10_000;
-      while (this.sleepers.length < asleep) {
-        if (Date.now() > deadline) throw new Error(`virtual time: ${this.sleepers.length} of ${asleep} sleepers after 10 s of real time`);
+      // Twice in a row: what just woke may take a turn or two to start its work.
+      for (let settled = 0; settled < 2; ) {
+        if (Date.now() > deadline) throw new Error(`virtual time: ${this.sleepers.length} of ${asleep} sleepers${idle() ? '' : ', not idle,'} after 10 s of real time`);
         await new Promise((r) => setTimeout(r, 1));
+        settled = this.sleepers.length >= asleep && idle() ? settled + 1 : 0;
       }
       const next = Math.min(...this.sleepers.map((s) => s.at));
       if (pending.length > 0 && pending[0]!.ms <= Math.min(next, untilMs)) {
