@@ -1,8 +1,8 @@
 //! The daemon's model pollers and what they share: one request queue under the global
 //! concurrency and rate limits (with per-model priorities, so that no model starves the
 //! others), the cadence that sets each model's poll period within that budget, and one
-//! timer grid for their sleeps. Started from the config, added or removed at a reload,
-//! stopped first at shutdown.
+//! scheduler that starts every model's poll cycles on a timer grid. Started from the config,
+//! added or removed at a reload, stopped first at shutdown.
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import type { ApiClient } from '../api/types.js';
@@ -38,7 +38,7 @@ export interface RunningPollersDeps {
   onAppend(): void;
   /** A window was fetched to its end. */
   onWindowDone(): void;
-  /** The sleeps between polls (default: one timer grid shared by all models); tests pass virtual time. */
+  /** The timer the poll scheduler sleeps on (default: a grid of a tenth of `min_interval`); tests pass virtual time. */
   timer?: PollTimer;
   /** Monotonic ms for the request budget's bookkeeping (default `performance.now`). */
   monotonicNow?(): number;

@@ -1,9 +1,9 @@
-//! One timer for every poller's interval sleep. Sleeps end on a shared grid, so the models
+//! The timer of the poll scheduler (poll-scheduler.ts). Sleeps end on a grid, so the models
 //! due in the same grid step are polled together: a burst of requests a few times a second
 //! costs far less CPU (on both ends of the connection) than the same requests spread evenly,
 //! one wake-up each.
 
-/** The sleeps between polls: the daemon's {@link TickTimer}, or virtual time in tests. */
+/** The sleeps of the poll scheduler: the daemon's {@link TickTimer}, or virtual time in tests. */
 export interface PollTimer {
   /** Resolves after `ms`, or early (without error) when `signal` aborts or {@link PollTimer.wake} is called with it. */
   sleep(ms: number, signal: AbortSignal): Promise<void>;
