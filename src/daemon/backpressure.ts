@@ -42,8 +42,16 @@ export class Backpressure {
     return this.fullSince !== undefined;
   }
 
-  /** Resolves when the journal has room for another page (or `signal` aborts). */
-  async waitForRoom(signal: AbortSignal): Promise<void> {
+  /**
+   * Undefined when the journal has room for another page now (nearly always: no promise for
+   * each of a thousand polls a second); else resolves when it has (or `signal` aborts).
+   */
+  waitForRoom(signal: AbortSignal): Promise<void> | undefined {
+    if (this.fullSince === undefined && this.overBounds() === undefined) return undefined;
+    return this.untilRoom(signal);
+  }
+
+  private async untilRoom(signal: AbortSignal): Promise<void> {
     const { metrics, logger, clock } = this.d;
     for (;;) {
       const over = this.overBounds();

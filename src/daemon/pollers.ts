@@ -30,8 +30,8 @@ export interface RunningPollersDeps {
   logger: Logger;
   clock: Clock;
   pruneEveryMs: number | undefined;
-  /** Backpressure: resolves when the journal has room for another page. */
-  waitForRoom(signal: AbortSignal): Promise<void>;
+  /** Backpressure: undefined when the journal has room for another page now, else resolves when it has. */
+  waitForRoom(signal: AbortSignal): Promise<void> | undefined;
   /** Commits a page; resolves once it is durable. */
   commit(page: PageToCommit): Promise<PageCommit>;
   /** A page appended entries. */

@@ -34,8 +34,8 @@ export interface WindowFetchDeps {
   client: ApiClient;
   /** Runs a request under the global concurrency and rate limits; `kind` is what it reads. */
   schedule<T>(fn: () => Promise<T>, kind: RequestKind): Promise<T>;
-  /** Resolves when the journal has room for another page (backpressure). */
-  waitForRoom(signal: AbortSignal): Promise<void>;
+  /** Undefined when the journal has room for another page now, else resolves when it has (backpressure). */
+  waitForRoom(signal: AbortSignal): Promise<void> | undefined;
   /** Called after each committed page that appended entries. */
   onAppend(): void;
   /** Called when a window was fetched to its end after appending entries (sinks need not wait for more). */
@@ -72,6 +72,14 @@ export interface WindowFetchContext {
   stop: AbortSignal;
 }
 
+const DONE: FetchOutcome = Object.freeze({ kind: 'done' });
+const STOPPED: FetchOutcome = Object.freeze({ kind: 'stopped' });
+const SHORTENED: FetchOutcome = Object.freeze({ kind: 'shortened' });
+
+/** A page that arrived after its fetch was abandoned: its body goes back to the pool. */
+const releasePage = (late: LogsPage): void => late.release?.();
+const ignore = (): void => undefined;
+
 /** How a window fetch ended. */
 export type FetchOutcome = { kind: 'done' | 'stopped' | 'shortened' } | { kind: 'failed'; retryInMs: number } | { kind: 'too_large'; error: ApiResponseTooLargeError };
 
@@ -100,8 +108,8 @@ export async function fetchWindow(ctx: WindowFetchContext, cp: Checkpoint, begin
       sentAtMs ??= d.clock.now();
       return d.client.getLogs({ modelId, fromMs: window.fromMs, toMs: window.toMs, isLessLogs: d.settings.isLessLogs, nextToken }, signal);
     }, kind);
-    const p = abandonOnAbort(scheduled, signal, (late) => late.release?.());
-    p.catch(() => undefined); // handled where it is awaited
+    const p = abandonOnAbort(scheduled, signal, releasePage);
+    p.catch(ignore); // handled where it is awaited
     return p;
   };
   // The next page is requested before the current one is committed, so the network and the
@@ -109,17 +117,20 @@ export async function fetchWindow(ctx: WindowFetchContext, cp: Checkpoint, begin
   let prefetched: Promise<LogsPage> | undefined;
   for (;;) {
     // Stopping: a next page already requested is awaited (the abort ends it at once unless it has arrived, and then it commits).
-    if (ctx.stop.aborted && !prefetched) return { kind: 'stopped' };
-    const waitStart = performance.now();
-    await d.waitForRoom(ctx.stop);
-    guard.exclude(performance.now() - waitStart);
-    if (ctx.stop.aborted && !prefetched) return { kind: 'stopped' };
+    if (ctx.stop.aborted && !prefetched) return STOPPED;
+    const room = d.waitForRoom(ctx.stop);
+    if (room) {
+      const waitStart = performance.now();
+      await room;
+      guard.exclude(performance.now() - waitStart);
+    }
+    if (ctx.stop.aborted && !prefetched) return STOPPED;
     let page: LogsPage;
     try {
       page = await (prefetched ?? request(token));
     } catch (err) {
       prefetched = undefined;
-      if (ctx.stop.aborted) return { kind: 'stopped' }; // aborted by stop(): not a failure
+      if (ctx.stop.aborted) return STOPPED; // aborted by stop(): not a failure
       if (token !== undefined && err instanceof ApiClientError && err.status === 400 && restarts < 3) {
         // The token expired or is unknown (e.g. the service restarted): fetch the window again.
         restarts++;
@@ -132,7 +143,7 @@ export async function fetchWindow(ctx: WindowFetchContext, cp: Checkpoint, begin
       }
       if (err instanceof ApiResponseTooLargeError) {
         // One entry (or one page) too large for the limit: isolate it in ever shorter windows.
-        return ctx.windowEvents.shorten(window, begin, 'too_large', { size: err.size, limitBytes: err.limitBytes }) ? { kind: 'shortened' } : { kind: 'too_large', error: err };
+        return ctx.windowEvents.shorten(window, begin, 'too_large', { size: err.size, limitBytes: err.limitBytes }) ? SHORTENED : { kind: 'too_large', error: err };
       }
       return { kind: 'failed', retryInMs: ctx.health.fetchError(err) };
     }
@@ -172,7 +183,7 @@ export async function fetchWindow(ctx: WindowFetchContext, cp: Checkpoint, begin
     if (verdict.kind === 'limit') {
       if (!abandon) {
         ctx.windowEvents.shorten(window, undefined, verdict.reason, { pages: guard.pagesRead, elapsedMs: Math.round(guard.elapsedMs) });
-        return { kind: 'shortened' };
+        return SHORTENED;
       }
       ctx.windowEvents.abandon(window, verdict.reason, guard.pagesRead);
     }
@@ -183,7 +194,7 @@ export async function fetchWindow(ctx: WindowFetchContext, cp: Checkpoint, begin
       if (logger.isLevelEnabled('debug')) {
         logger.debug({ model: modelId, from: new Date(window.fromMs).toISOString(), to: new Date(window.toMs).toISOString(), pages: pageCount + 1 }, 'window done');
       }
-      return { kind: 'done' };
+      return DONE;
     }
     pageCount++;
     token = page.nextToken;
