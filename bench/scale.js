@@ -10,7 +10,8 @@ import { startSimChild } from './lib/sim.js';
 import { MLS, TOKEN, baseConfig, closedPort, cpuSeconds, median, memory, round, say, sleep, spawnDaemon, threadCpu, waitFor, workDir, writeConfig } from './lib/util.js';
 
 const MODELS = 10_000;
-const ACTIVE = 100;
+// MLS_BENCH_SCALE_ACTIVE=0 measures the quiet models' polling alone.
+const ACTIVE = Number(process.env.MLS_BENCH_SCALE_ACTIVE ?? 100);
 const RATE = 5; // entries per second per active model
 
 /** Milliseconds of three `mls status --json` runs with `cfgPath`, each checked to list every model. */
@@ -30,7 +31,7 @@ export async function run({ quick }) {
   const warmupMs = quick ? 40_000 : 90_000;
   const measureMs = quick ? 30_000 : 60_000;
   const ids = Array.from({ length: MODELS }, (_, i) => `scale-${String(i).padStart(5, '0')}`);
-  const active = ids.filter((_, i) => i % (MODELS / ACTIVE) === 0);
+  const active = ACTIVE > 0 ? ids.filter((_, i) => i % Math.round(MODELS / ACTIVE) === 0) : [];
   const w = workDir('scale');
   const sim = await startSimChild(
     {
@@ -81,7 +82,7 @@ export async function run({ quick }) {
     const quietIds = ids.filter((id) => !active.includes(id));
     const quietPolls = quietIds.map(delta);
     const quietPerMin = quietPolls.reduce((a, b) => a + b, 0) / quietPolls.length / (seconds / 60);
-    const activePerMin = active.map(delta).reduce((a, b) => a + b, 0) / active.length / (seconds / 60);
+    const activePerMin = active.length === 0 ? 0 : active.map(delta).reduce((a, b) => a + b, 0) / active.length / (seconds / 60);
     const neverPolled = quietPolls.filter((n) => n === 0).length;
     const requestsPerSec = (s1.logsRequests - s0.logsRequests) / seconds;
     say('scale', `${MODELS} models: CPU ${round(cpuPercent, 1)} % of a core (${Object.entries(byThread).map(([k, v]) => `${k} ${v}`).join(', ')}), RSS ${round(rss / 2 ** 20, 1)} MB, ${round(requestsPerSec, 0)} requests/s; quiet ${round(quietPerMin, 2)}/min, active ${round(activePerMin, 1)}/min`);
