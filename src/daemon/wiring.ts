@@ -50,7 +50,7 @@ export function minIntervalMs(config: Config): number {
 }
 
 /** The settings of model `m`'s poller. */
-export function pollerSettings(config: Config, m: ModelConfig, pruneEveryMs: number | undefined): ModelPollerSettings {
+function pollerSettings(config: Config, m: ModelConfig, pruneEveryMs: number | undefined): ModelPollerSettings {
   const { poll } = config;
   return {
     intervalMs: poll.interval,

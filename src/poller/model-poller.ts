@@ -3,7 +3,6 @@
 //! scheduler, poll-scheduler.ts, does the waiting). A crash resumes the window in progress
 //! from its saved token. What follows a window cut short, a failed fetch or a page over the
 //! size limit is decided here.
-import type { ApiResponseTooLargeError } from '../api/errors.js';
 import type { WindowStart } from '../journal/store.js';
 import type { ModelCounters } from '../telemetry/model-metrics.js';
 import { firstWindowKind, planWindows, pruneHorizonMs, type PlannedWindow, type PlannerSettings } from './planner.js';

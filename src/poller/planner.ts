@@ -128,36 +128,19 @@ export function rereadAges(s: PlannerSettings, agesMs: readonly number[]): reado
   return ages;
 }
 
-/** Slot lists by configured ages, then by the settings that shape them: planned at every poll of every model. */
-const slotsCache = new WeakMap<readonly number[], Map<string, Slot[]>>();
-
-/** Slot lists by the settings object a poller plans with (it keeps one until its settings change). */
+/**
+ * Slot lists by the settings object they were made for: planned at every poll of every model,
+ * and pollers with the same figures share one settings object (poller/planning.ts).
+ */
 const slotsBySettings = new WeakMap<PlannerSettings, { reread: object; slots: Slot[] }>();
 
 /** The re-reads of the sparse schedule, the first one at `firstAgeMs` if given. */
 function slots(s: PlannerSettings, reread: { agesMs: readonly number[]; firstAgeMs?: number | undefined }): Slot[] {
   const mine = slotsBySettings.get(s);
   if (mine !== undefined && mine.reread === reread) return mine.slots;
-  const made = slotsByShape(s, reread);
-  slotsBySettings.set(s, { reread, slots: made });
-  return made;
-}
-
-/** The slot list of settings of this shape, shared by every poller that plans with such settings. */
-function slotsByShape(s: PlannerSettings, reread: { agesMs: readonly number[]; firstAgeMs?: number | undefined }): Slot[] {
   const interval = Math.max(1, s.intervalMs ?? 1);
-  const every = Math.max(1, s.pollEveryMs ?? interval);
-  const key = `${s.lookbackMs}/${s.maxWindowMs}/${interval}/${every}/${reread.firstAgeMs}`;
-  let byKey = slotsCache.get(reread.agesMs);
-  if (!byKey) {
-    byKey = new Map();
-    slotsCache.set(reread.agesMs, byKey);
-  }
-  const hit = byKey.get(key);
-  if (hit) return hit;
-  if (byKey.size >= 1_024) byKey.clear();
-  const made = makeSlots(s, reread, interval, every);
-  byKey.set(key, made);
+  const made = makeSlots(s, reread, interval, Math.max(1, s.pollEveryMs ?? interval));
+  slotsBySettings.set(s, { reread, slots: made });
   return made;
 }
 

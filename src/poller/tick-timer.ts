@@ -7,7 +7,7 @@
 export interface PollTimer {
   /** Resolves after `ms`, or early (without error) when `signal` aborts or {@link PollTimer.wake} is called with it. */
   sleep(ms: number, signal: AbortSignal): Promise<void>;
-  /** Ends the sleeps of `signal` now, without aborting it (a poller keeps one signal for its life). */
+  /** Ends the sleeps of `signal` now, without aborting it (the scheduler keeps one signal for its life). */
   wake(signal: AbortSignal): void;
 }
 
@@ -22,9 +22,8 @@ interface Sleeper {
 export class TickTimer implements PollTimer {
   private readonly due = new Map<number, Set<Sleeper>>();
   /**
-   * The sleeps of each signal, with one abort listener per signal for its lifetime: a poller
-   * keeps its signal from pause to pause, and a listener added per sleep (10,000 models
-   * sleep a thousand times a second) made most of what each sleep kept alive.
+   * The sleeps of each signal, with one abort listener per signal for its lifetime (a signal
+   * serves sleep after sleep), and what `wake` ends.
    */
   private readonly bySignal = new WeakMap<AbortSignal, Set<Sleeper>>();
   private timer: NodeJS.Timeout | undefined;
