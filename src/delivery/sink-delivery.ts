@@ -39,7 +39,17 @@ export interface DeliverySettings {
    * the send counts as a retry. Undefined: no bound (built-in sinks bound their own requests).
    */
   sendTimeoutMs?: number;
+  /** How long a partial batch sent early waits after the batch before it (default {@link FLUSH_GATHER_MS}). */
+  flushGatherMs?: number;
 }
+
+/**
+ * A partial batch sent early (see {@link SinkDelivery.flushSoon}) goes at once, unless a batch
+ * went within this long: then it waits out the rest of it. With many models polled every
+ * second, their polls end a few milliseconds apart; one batch for what they brought in
+ * this time costs far less than a batch (and a commit of the cursor) for each.
+ */
+export const FLUSH_GATHER_MS = 200;
 
 /** What a delivery loop needs. */
 export interface SinkDeliveryDeps {
@@ -64,6 +74,8 @@ export class SinkDelivery {
   private draining = false;
   /** Entries up to this seq go out without waiting for max_delay (see flushSoon). */
   private flushThrough = 0;
+  /** When (clock ms) the last batch went out. */
+  private sentAtMs = Number.NEGATIVE_INFINITY;
   private runPromise: Promise<void> | undefined;
   /** Failed state writes; an acknowledgement written ends the outage. */
   private readonly stateRetry: StateWriteRetry;
@@ -126,7 +138,9 @@ export class SinkDelivery {
   /**
    * Sends what is in the journal now without waiting for max_delay (a poll just finished:
    * no more pages are coming for a while). Holds for every entry committed so far, not just
-   * the next batch: full batches may still be ahead of the partial one at the end.
+   * the next batch: full batches may still be ahead of the partial one at the end. When a
+   * batch went less than {@link FLUSH_GATHER_MS} ago, the partial one waits out the rest of
+   * that time (never past max_delay), gathering what other polls bring meanwhile.
    */
   flushSoon(): void {
     this.flushThrough = Math.max(this.flushThrough, this.d.store.lastSeq());
@@ -234,10 +248,19 @@ export class SinkDelivery {
             firstSeq = head.page.firstSeq + head.from;
             lastSeq = tail.page.firstSeq + tail.to - 1;
             const full = sliceCount(slices) >= settings.maxEntries || sliceBytes(slices) >= settings.maxBytes;
-            const waited = this.d.now() - head.page.fetchedMs;
-            if (!full && waited < settings.maxDelayMs && !this.draining && firstSeq > this.flushThrough) {
-              waitMs = settings.maxDelayMs - waited;
-              break;
+            const now = this.d.now();
+            const waited = now - head.page.fetchedMs;
+            if (!full && waited < settings.maxDelayMs && !this.draining) {
+              const sinceSent = now - this.sentAtMs;
+              if (firstSeq > this.flushThrough) {
+                waitMs = settings.maxDelayMs - waited;
+                break;
+              }
+              const gatherMs = settings.flushGatherMs ?? FLUSH_GATHER_MS;
+              if (sinceSent < gatherMs) {
+                waitMs = Math.min(gatherMs - sinceSent, settings.maxDelayMs - waited);
+                break;
+              }
             }
           }
         }
@@ -249,6 +272,7 @@ export class SinkDelivery {
           break;
         }
         readFrom = Math.max(readFrom, lastSeq);
+        if (!again) this.sentAtMs = this.d.now();
         active.push(slot);
         // A batch of closes only covers no seq: the next batch would start where it does, and
         // its in-flight row would replace this one's (keyed by first seq). It settles alone.

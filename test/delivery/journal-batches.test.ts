@@ -110,4 +110,34 @@ describe('flushSoon', () => {
       [31, 37],
     ]);
   });
+
+  it('gathers the partial batches of polls that end close together into one, never past max_delay', async () => {
+    journal.sink('s');
+    const { sink, sent } = sinkThat(() => ({ status: 'ok' }));
+    const delivery = startDelivery(journal, 's', sink, testSettings({ maxEntries: 100, maxDelayMs: 60_000, flushGatherMs: 1_500 }));
+    journal.append('a', 3);
+    delivery.flushSoon();
+    // The first goes at once: no batch went before it.
+    await waitUntil(() => journal.sink('s').cursor === 3, 'the first poll\'s entries', 1_000);
+    journal.append('b', 2);
+    delivery.flushSoon();
+    await new Promise((r) => setTimeout(r, 100));
+    // Within the gathering time of the batch before: held, and joined by the next poll's.
+    expect(journal.sink('s').cursor).toBe(3);
+    journal.append('c', 2);
+    delivery.flushSoon();
+    await waitUntil(() => journal.sink('s').cursor === 7, 'both later polls\' entries', 5_000);
+    // max_delay bounds the gathering: with 50 ms, the next partial batch does not wait 1.5 s.
+    await delivery.stop();
+    const quick = startDelivery(journal, 's', sink, testSettings({ maxEntries: 100, maxDelayMs: 50, flushGatherMs: 60_000 }));
+    journal.append('d', 1);
+    quick.flushSoon();
+    await waitUntil(() => journal.sink('s').cursor === 8, 'the entry after max_delay', 5_000);
+    await quick.stop();
+    expect(sent.map((b) => [b.firstSeq, b.lastSeq])).toEqual([
+      [1, 3],
+      [4, 7],
+      [8, 8],
+    ]);
+  });
 });
