@@ -80,33 +80,45 @@ export async function withRetry<T>(fn: (ctx: AttemptContext) => Promise<T>, opti
     }
   } finally {
     clearTimeout(deadlineTimer);
-    following?.delete(controller);
+    if (following) unfollow(following, controller);
   }
 }
 
-/** Per caller's signal, the controllers of its calls in progress: one listener for all of them. */
-const followers = new WeakMap<AbortSignal, Set<AbortController>>();
+/**
+ * Per caller's signal, the controllers of its calls in progress, in a short array of slots (a
+ * free slot is undefined): a caller has a call or two out at a time, and a set that grows to
+ * one entry and shrinks back at every call reallocated its table each time.
+ */
+const followers = new WeakMap<AbortSignal, Array<AbortController | undefined>>();
 
 /**
  * Aborts `controller` when `outer` aborts. A caller's signal lives long (a model's poller
  * passes the same one to every request): one listener on it for all its calls costs far
- * less than adding and removing one per call. Returns the set to delete `controller` from.
+ * less than adding and removing one per call. Returns what {@link unfollow} takes.
  */
-function follow(outer: AbortSignal, controller: AbortController): Set<AbortController> | undefined {
+function follow(outer: AbortSignal, controller: AbortController): Array<AbortController | undefined> | undefined {
   if (outer.aborted) {
     controller.abort(outer.reason);
     return undefined;
   }
-  let set = followers.get(outer);
-  if (!set) {
-    const calls = new Set<AbortController>();
+  let calls = followers.get(outer);
+  if (!calls) {
+    const mine: Array<AbortController | undefined> = [];
     outer.addEventListener('abort', () => {
-      for (const c of calls) c.abort(outer.reason);
-      calls.clear();
+      for (const c of mine) c?.abort(outer.reason);
+      mine.length = 0;
     }, { once: true });
-    followers.set(outer, calls);
-    set = calls;
+    followers.set(outer, mine);
+    calls = mine;
   }
-  set.add(controller);
-  return set;
+  const free = calls.indexOf(undefined);
+  if (free === -1) calls.push(controller);
+  else calls[free] = controller;
+  return calls;
+}
+
+/** Frees the slot of `controller` (its call ended). */
+function unfollow(calls: Array<AbortController | undefined>, controller: AbortController): void {
+  const at = calls.indexOf(controller);
+  if (at !== -1) calls[at] = undefined;
 }

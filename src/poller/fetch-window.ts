@@ -12,7 +12,7 @@ import type { Checkpoint, PageCommit, PageToCommit, PreparedPage, StateStore, Wi
 import type { Metrics } from '../telemetry/metrics.js';
 import type { ModelCounters } from '../telemetry/model-metrics.js';
 import type { PlannedWindow } from './planner.js';
-import { abandonOnAbort } from './abandon.js';
+import type { Abandoner } from './abandon.js';
 import { MIN_CAPPED_SPAN_MS, WindowGuard, shortenedWindow, type WindowLimits } from './window-guard.js';
 import type { WindowEvents } from './window-events.js';
 import type { IngestDelays } from './auto-settle.js';
@@ -70,6 +70,8 @@ export interface WindowFetchContext {
   cycle: { appended: boolean; requests: number };
   /** Aborted when the poller stops: the page in flight still finishes and commits. */
   stop: AbortSignal;
+  /** Stops waiting for a request when `stop` aborts; a page that comes later goes back to its pool ({@link releasePage}). */
+  abandon: Abandoner<LogsPage>;
 }
 
 const DONE: FetchOutcome = Object.freeze({ kind: 'done' });
@@ -77,7 +79,7 @@ const STOPPED: FetchOutcome = Object.freeze({ kind: 'stopped' });
 const SHORTENED: FetchOutcome = Object.freeze({ kind: 'shortened' });
 
 /** A page that arrived after its fetch was abandoned: its body goes back to the pool. */
-const releasePage = (late: LogsPage): void => late.release?.();
+export const releasePage = (late: LogsPage): void => late.release?.();
 const ignore = (): void => undefined;
 
 /** How a window fetch ended. */
@@ -108,7 +110,7 @@ export async function fetchWindow(ctx: WindowFetchContext, cp: Checkpoint, begin
       sentAtMs ??= d.clock.now();
       return d.client.getLogs({ modelId, fromMs: window.fromMs, toMs: window.toMs, isLessLogs: d.settings.isLessLogs, nextToken }, signal);
     }, kind);
-    const p = abandonOnAbort(scheduled, signal, releasePage);
+    const p = ctx.abandon.wrap(scheduled);
     p.catch(ignore); // handled where it is awaited
     return p;
   };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { abandonOnAbort } from '../../src/poller/abandon.js';
+import { Abandoner } from '../../src/poller/abandon.js';
 
 function deferred<T>() {
   let resolve!: (v: T) => void;
@@ -7,12 +7,13 @@ function deferred<T>() {
   return { promise, resolve };
 }
 
-describe('abandonOnAbort', () => {
+describe('Abandoner', () => {
   it('settles with the work when it finishes first', async () => {
     const c = new AbortController();
     const discarded: number[] = [];
-    await expect(abandonOnAbort(Promise.resolve(1), c.signal, (v) => discarded.push(v))).resolves.toBe(1);
-    await expect(abandonOnAbort(Promise.reject(new Error('failed')), c.signal, (v: number) => discarded.push(v))).rejects.toThrow('failed');
+    const abandon = new Abandoner<number>(c.signal, (v) => discarded.push(v));
+    await expect(abandon.wrap(Promise.resolve(1))).resolves.toBe(1);
+    await expect(abandon.wrap(Promise.reject(new Error('failed')))).rejects.toThrow('failed');
     c.abort(new Error('stop'));
     expect(discarded).toEqual([]);
   });
@@ -21,16 +22,54 @@ describe('abandonOnAbort', () => {
     const c = new AbortController();
     const work = deferred<string>();
     const discarded: string[] = [];
-    const p = abandonOnAbort(work.promise, c.signal, (v) => discarded.push(v));
+    const abandon = new Abandoner<string>(c.signal, (v) => discarded.push(v));
+    const p = abandon.wrap(work.promise);
     c.abort(new Error('stop'));
     await expect(p).rejects.toThrow('stop');
     work.resolve('late page');
     await work.promise;
     await Promise.resolve();
     expect(discarded).toEqual(['late page']);
-    const after = abandonOnAbort(Promise.resolve('after'), c.signal, (v) => discarded.push(v));
+    const after = abandon.wrap(Promise.resolve('after'));
     await expect(after).rejects.toThrow('stop');
     await Promise.resolve();
     expect(discarded).toEqual(['late page', 'after']);
+  });
+
+  it('abandons every piece of work out at the abort, whichever slot it took, and reuses freed slots before', async () => {
+    const c = new AbortController();
+    const discarded: string[] = [];
+    const abandon = new Abandoner<string>(c.signal, (v) => discarded.push(v));
+    // Work that settled frees its slot: many in turn never pile up, and each settles as its work does.
+    for (let i = 0; i < 50; i++) await expect(abandon.wrap(Promise.resolve(`page ${i}`))).resolves.toBe(`page ${i}`);
+    const first = deferred<string>();
+    const second = deferred<string>();
+    const done = deferred<string>();
+    const a = abandon.wrap(first.promise);
+    const b = abandon.wrap(second.promise);
+    const settled = abandon.wrap(done.promise);
+    done.resolve('in time');
+    await expect(settled).resolves.toBe('in time');
+    c.abort(new Error('stopping'));
+    await expect(a).rejects.toThrow('stopping');
+    await expect(b).rejects.toThrow('stopping');
+    second.resolve('late 2');
+    first.resolve('late 1');
+    await Promise.all([first.promise, second.promise]);
+    await Promise.resolve();
+    expect(discarded.sort()).toEqual(['late 1', 'late 2']);
+  });
+
+  it('hands a failure of abandoned work to nobody', async () => {
+    const c = new AbortController();
+    const abandon = new Abandoner<string>(c.signal, () => {
+      throw new Error('a failure is not a value');
+    });
+    let fail!: (err: Error) => void;
+    const p = abandon.wrap(new Promise<string>((_, reject) => (fail = reject)));
+    c.abort(new Error('stop'));
+    await expect(p).rejects.toThrow('stop');
+    fail(new Error('request failed after the stop'));
+    await new Promise((r) => setImmediate(r));
   });
 });
