@@ -251,12 +251,13 @@ export class SinkDelivery {
             const now = this.d.now();
             const waited = now - head.page.fetchedMs;
             if (!full && waited < settings.maxDelayMs && !this.draining) {
-              const sinceSent = now - this.sentAtMs;
               if (firstSeq > this.flushThrough) {
                 waitMs = settings.maxDelayMs - waited;
                 break;
               }
+              // Sent early (flushSoon), unless a batch went just before: then gathered a little.
               const gatherMs = settings.flushGatherMs ?? FLUSH_GATHER_MS;
+              const sinceSent = now - this.sentAtMs;
               if (sinceSent < gatherMs) {
                 waitMs = Math.min(gatherMs - sinceSent, settings.maxDelayMs - waited);
                 break;
