@@ -2,7 +2,6 @@
 //! caller gets its own result; a failed transaction fails every page in it and commits none.
 //! Each group is synced to disk in the background; pages queued meanwhile wait and go
 //! together; sinks see entries only once synced; a failed sync stops every later write.
-//! A page that ends its window waits a little for company; one with more to fetch does not.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -161,46 +160,6 @@ describe('group commit', () => {
     await group.settled();
     expect(durable).toBe(2);
     expect(store.readAfter(0, 10).map((e) => e.log)).toEqual(['a1', 'b1', 'c1', 'c2']);
-  });
-
-  it('lets a page that ends its window wait for company after a group, never a page with more to fetch', async () => {
-    const group = new GroupCommit(store, {}, { gatherMs: 60_000 });
-    const commits = countCommits();
-    await group.commit(page('a', ['a1'])); // no group before it: at once
-    expect(commits.calls).toBe(1);
-    const b = group.commit(page('b', ['b1']));
-    await turns(5);
-    expect(commits.calls).toBe(1); // gathering: a minute after the previous group at most
-    expect(store.getCheckpoint('b')!.watermarkMs).toBeUndefined();
-    // A page with a next page to come goes at once, and takes the waiting page with it.
-    const c = group.commit(page('c', ['c1'], { nextToken: 't' }));
-    const [rb, rc] = await Promise.all([b, c]);
-    expect(commits.calls).toBe(2);
-    expect([rb.firstSeq, rc.firstSeq]).toEqual([2, 3]);
-    await group.settled();
-    expect(store.readAfter(0, 10).map((e) => e.log)).toEqual(['a1', 'b1', 'c1']);
-  });
-
-  it('does not hold the page of a model that was in the previous group (catching up, window after window)', async () => {
-    const group = new GroupCommit(store, {}, { gatherMs: 60_000 });
-    const commits = countCommits();
-    await group.commit(page('a', ['a1']));
-    const first = page('a', ['a2']);
-    await group.commit({ ...first, begin: { fromMs: T + 10_000, toMs: T + 20_000 }, entries: [prep('2026-11-22T10:00:15Z', 'a2')] });
-    expect(commits.calls).toBe(2);
-    expect(store.getCheckpoint('a')!.watermarkMs).toBe(T + 20_000);
-  });
-
-  it('commits the pages that ended their windows within the gathering time in one transaction', async () => {
-    const group = new GroupCommit(store, {}, { gatherMs: 30 });
-    const commits = countCommits();
-    await group.commit(page('a', ['a1']));
-    const b = group.commit(page('b', ['b1']));
-    await turns(2);
-    const c = group.commit(page('c', ['c1', 'c2']));
-    const [rb, rc] = await Promise.all([b, c]);
-    expect(commits.calls).toBe(2);
-    expect([rb.firstSeq, rc.firstSeq, rc.lastSeq]).toEqual([2, 3, 4]);
   });
 
   it('a failed sync fails the pages waiting for it and every later write; a restart recovers from the file', async () => {
