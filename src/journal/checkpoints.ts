@@ -248,7 +248,7 @@ export class Checkpoints extends CheckpointReads {
   /**
    * A window that is one empty page (an idle model's usual poll) changes only the
    * checkpoint. Such updates are kept in memory and written together, one transaction for
-   * all models, within `quietFlushMs` (by default 1–60 s, see {@link Checkpoints.quietDelayMs}),
+   * all models, within `quietFlushMs` (by default 1–60 s, see {@link quietFlushDelayMs}),
    * or earlier with the model's next write. A crash in
    * between makes the daemon read those windows again, which returns nothing new.
    */
@@ -268,16 +268,9 @@ export class Checkpoints extends CheckpointReads {
     this.quietTimer ??= setTimeout(() => this.flushQuietSoon(), this.quietDelayMs()).unref();
   }
 
-  /**
-   * How long quiet windows wait: 6 ms per model, between 1 s and 60 s. Each write touches
-   * most of the checkpoint table's pages once thousands of models are due every second, and
-   * a model polled several times in between is written once: with 10,000 models polled
-   * every 10 s, a write every 60 s writes each checkpoint once instead of six times. A crash
-   * then has at most that many seconds of empty windows read again, which the next poll of
-   * each quiet model does in one request.
-   */
+  /** How long quiet windows wait now: `quietFlushMs`, else {@link quietFlushDelayMs} of the models cached. */
   private quietDelayMs(): number {
-    return this.quietFlushMs ?? Math.min(60_000, Math.max(1_000, 6 * this.cache.size));
+    return this.quietFlushMs ?? quietFlushDelayMs(this.cache.size);
   }
 
   private flushQuietSoon(): void {
@@ -339,4 +332,16 @@ function toCheckpoint(r: CheckpointRow): Checkpoint {
     startAt: (r.start_at as string | null) ?? undefined,
     updatedMs: Number(r.updated_ms),
   };
+}
+
+/**
+ * How long the checkpoint updates of quiet windows wait to be written, for `models` models:
+ * 6 ms per model, between 1 s and 60 s. Each write touches most of the checkpoint table's
+ * pages once thousands of models are due every second, and a model polled several times in
+ * between is written once: with 10,000 models polled every 10 s, a write every 60 s writes
+ * each checkpoint once instead of six times. A crash then has at most that many seconds of
+ * empty windows read again, which the next poll of each quiet model does in one request.
+ */
+export function quietFlushDelayMs(models: number): number {
+  return Math.min(60_000, Math.max(1_000, 6 * models));
 }

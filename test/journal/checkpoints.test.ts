@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { StateStore } from '../../src/journal/store.js';
 import { StateReader } from '../../src/journal/reader.js';
+import { quietFlushDelayMs } from '../../src/journal/checkpoints.js';
 import { T, prep } from './helpers.js';
 
 let dir: string;
@@ -116,6 +117,10 @@ describe('checkpoints', () => {
         r.close();
       }
     };
+
+    it('wait 6 ms per model by default, at least 1 s and at most 60 s', () => {
+      expect([1, 100, 1_000, 10_000, 100_000].map(quietFlushDelayMs)).toEqual([1_000, 1_000, 6_000, 60_000, 60_000]);
+    });
 
     it('are visible at once, written together after quietFlushMs, and kept across a clean close', async () => {
       const path = join(dir, 'state.db');
