@@ -19,6 +19,7 @@ import {
 } from './errors.js';
 import { BodyPool } from './body-pool.js';
 import { exchange, type Exchanged } from './exchange.js';
+import type { AbortWatch } from './call-abort.js';
 import { withRetry } from './retry.js';
 import { parseRetryAfter } from '../net/retry-after.js';
 import type { ApiClient, ApiObserver, LogsPage, LogsRequest, ModelSettings, PagePath, SettingsResult } from './types.js';
@@ -249,13 +250,13 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   }
 
   /** One HTTP attempt: sends the request, classifies the status, returns a 2xx body. */
-  async function attempt(path: string, payload: string, signal: AbortSignal, pooled: boolean): Promise<Answer> {
+  async function attempt(path: string, payload: string, abort: AbortWatch, pooled: boolean): Promise<Answer> {
     const started = performance.now();
     let res: Exchanged;
     try {
-      res = await exchange(pool, { path, method: 'POST', headers: requestHeaders, body: payload, signal, limitFor, bodies: pooled ? bodies : undefined });
+      res = await exchange(pool, { path, method: 'POST', headers: requestHeaders, body: payload, abort, limitFor, bodies: pooled ? bodies : undefined });
     } catch (err) {
-      if (signal.aborted) throw err;
+      if (abort.aborted) throw err;
       throw new ApiUnavailableError(scrub(`cannot reach the service at ${origin}: ${describeTransportError(err)}`), { cause: err });
     }
     const status = res.status;
@@ -282,7 +283,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     }
     if (res.body === undefined) {
       const err = res.bodyError;
-      if (signal.aborted) throw err;
+      if (abort.aborted) throw err;
       if (errorCode(err) === 'UND_ERR_BODY_TIMEOUT') {
         throw new ApiUnavailableError(`the service stopped sending the response body (HTTP ${status}): ${describeTransportError(err)}`, { status, cause: err });
       }
@@ -304,10 +305,10 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   /** `pooled`: a successful answer's body is a buffer of `bodies`, which `parse` takes over (given back here if it throws). */
   async function call<T>(operation: Operation, modelId: string, path: string, payload: string, parse: (a: Answer) => T, signal: AbortSignal | undefined, pooled = false): Promise<T> {
     return withRetry(
-      async ({ signal: attemptSignal }) => {
+      async ({ abort }) => {
         const started = performance.now();
         try {
-          const answer = await attempt(path, payload, attemptSignal, pooled);
+          const answer = await attempt(path, payload, abort, pooled);
           let result: T;
           try {
             result = parse(answer);

@@ -4,6 +4,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { BodyPool } from './body-pool.js';
+import type { AbortWatch, AbortWatcher } from './call-abort.js';
 
 /** A response that started: status and headers, and the body or why it is missing. */
 export interface Exchanged {
@@ -25,7 +26,8 @@ export interface ExchangeRequest {
   method: Dispatcher.HttpMethod;
   headers: Record<string, string>;
   body: string;
-  signal: AbortSignal;
+  /** The abort of the call this request belongs to. */
+  abort: AbortWatch;
   /** Most body bytes accepted for a status. */
   limitFor(status: number): number;
   /**
@@ -40,12 +42,12 @@ class TooLarge extends Error {}
 /**
  * Sends a request; resolves once the response is complete or has failed after it started,
  * rejects when no response started (connection refused, reset, TLS failure, headers timeout,
- * or `signal` aborted before the status line).
+ * or the call aborted before the status line).
  */
 export function exchange(dispatcher: Dispatcher, req: ExchangeRequest): Promise<Exchanged> {
   return new Promise<Exchanged>((resolve, reject) => {
-    if (req.signal.aborted) {
-      reject(req.signal.reason);
+    if (req.abort.aborted) {
+      reject(req.abort.reason);
       return;
     }
     const handler = new ExchangeHandler(req, resolve, reject);
@@ -56,9 +58,9 @@ export function exchange(dispatcher: Dispatcher, req: ExchangeRequest): Promise<
 /**
  * One exchange's state and undici's callbacks, in one object: a closure per callback made a
  * dozen objects per request, at a thousand requests a second with 10,000 models. It is also
- * the listener of the request's signal (`handleEvent`).
+ * what the call's abort tells (`handleEvent`).
  */
-class ExchangeHandler implements Dispatcher.DispatchHandler {
+class ExchangeHandler implements Dispatcher.DispatchHandler, AbortWatcher {
   private controller: Dispatcher.DispatchController | undefined;
   private started = false;
   private status = 0;
@@ -76,13 +78,13 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
     private readonly resolve: (value: Exchanged) => void,
     private readonly reject: (reason: unknown) => void,
   ) {
-    req.signal.addEventListener('abort', this, { once: true });
+    req.abort.watch(this);
   }
 
-  /** The request's signal aborted. */
+  /** The call was aborted. */
   handleEvent(): void {
-    const { signal } = this.req;
-    const reason = signal.reason instanceof Error ? signal.reason : new Error('aborted');
+    const { reason: given } = this.req.abort;
+    const reason = given instanceof Error ? given : new Error('aborted');
     // Still queued in the pool (e.g. behind a connection being opened): give up at once;
     // onRequestStart aborts the request when its turn comes.
     if (this.controller) this.controller.abort(reason);
@@ -93,7 +95,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   private settle(): boolean {
     if (this.settled) return false;
     this.settled = true;
-    this.req.signal.removeEventListener('abort', this);
+    this.req.abort.unwatch(this);
     this.chunks = [];
     return true;
   }
@@ -111,7 +113,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
 
   onRequestStart(c: Dispatcher.DispatchController): void {
     this.controller = c;
-    if (this.req.signal.aborted) this.handleEvent();
+    if (this.req.abort.aborted) this.handleEvent();
   }
 
   onResponseStart(c: Dispatcher.DispatchController, statusCode: number, responseHeaders: IncomingHttpHeaders): void {

@@ -3,13 +3,28 @@
 //! the attempts and the waits between them.
 import { systemClock, type Clock } from '../time/clock.js';
 import { fullJitterDelay, sleepOrAbort, type BackoffPolicy } from '../time/backoff.js';
+import { CallAbort } from './call-abort.js';
 
 /** What {@link withRetry} tells its callback about the current attempt. */
 export interface AttemptContext {
   /** 0 for the first attempt. */
-  attempt: number;
-  /** Aborted when the caller aborts or the deadline passes; pass it to the request. */
-  signal: AbortSignal;
+  readonly attempt: number;
+  /** Aborted when the caller aborts or the deadline passes: what the request watches. */
+  readonly abort: CallAbort;
+  /** The same abort as an AbortSignal (made when first asked for). */
+  readonly signal: AbortSignal;
+}
+
+/** The context of one attempt: `signal` is made only if the attempt asks for it. */
+class Attempt implements AttemptContext {
+  constructor(
+    readonly attempt: number,
+    readonly abort: CallAbort,
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
 }
 
 /** Options of {@link withRetry}. */
@@ -43,22 +58,21 @@ export async function withRetry<T>(fn: (ctx: AttemptContext) => Promise<T>, opti
   const clock = options.clock ?? systemClock;
   const wait = options.sleep ?? sleepOrAbort;
   const deadlineAt = clock.now() + options.deadlineMs;
-  // One controller aborted by the deadline or by the caller's signal: AbortSignal.any would
-  // make a composite signal (weak references and a finalizer) for every request.
-  const controller = new AbortController();
+  // One abort for the call, by the deadline or by the caller's signal (AbortSignal.any would
+  // make a composite signal, with weak references and a finalizer, for every request).
+  const call = new CallAbort();
   let deadlinePassed = false;
   const deadlineTimer = setTimeout(() => {
     deadlinePassed = true;
-    controller.abort(new Error('deadline passed'));
+    call.abort(new Error('deadline passed'));
   }, Math.max(0, options.deadlineMs));
   const outer = options.signal;
-  const following = outer ? follow(outer, controller) : undefined;
-  const signal = controller.signal;
+  const following = outer ? follow(outer, call) : undefined;
   let lastError: unknown;
   try {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await fn({ attempt, signal });
+        return await fn(new Attempt(attempt, call));
       } catch (err) {
         if (options.signal?.aborted) throw options.signal.reason;
         if (deadlinePassed) throw lastError ?? options.deadlineError(err);
@@ -72,7 +86,7 @@ export async function withRetry<T>(fn: (ctx: AttemptContext) => Promise<T>, opti
       if (delayMs >= remaining) throw lastError;
       options.onRetry?.({ attempt: attempt + 1, delayMs, error: lastError });
       try {
-        await wait(delayMs, signal);
+        await wait(delayMs, call.signal);
       } catch (err) {
         if (options.signal?.aborted) throw options.signal.reason;
         throw deadlinePassed ? lastError : err;
@@ -80,30 +94,30 @@ export async function withRetry<T>(fn: (ctx: AttemptContext) => Promise<T>, opti
     }
   } finally {
     clearTimeout(deadlineTimer);
-    if (following) unfollow(following, controller);
+    if (following) unfollow(following, call);
   }
 }
 
 /**
- * Per caller's signal, the controllers of its calls in progress, in a short array of slots (a
+ * Per caller's signal, the aborts of its calls in progress, in a short array of slots (a
  * free slot is undefined): a caller has a call or two out at a time, and a set that grows to
  * one entry and shrinks back at every call reallocated its table each time.
  */
-const followers = new WeakMap<AbortSignal, Array<AbortController | undefined>>();
+const followers = new WeakMap<AbortSignal, Array<CallAbort | undefined>>();
 
 /**
- * Aborts `controller` when `outer` aborts. A caller's signal lives long (a model's poller
+ * Aborts `call` when `outer` aborts. A caller's signal lives long (a model's poller
  * passes the same one to every request): one listener on it for all its calls costs far
  * less than adding and removing one per call. Returns what {@link unfollow} takes.
  */
-function follow(outer: AbortSignal, controller: AbortController): Array<AbortController | undefined> | undefined {
+function follow(outer: AbortSignal, call: CallAbort): Array<CallAbort | undefined> | undefined {
   if (outer.aborted) {
-    controller.abort(outer.reason);
+    call.abort(outer.reason);
     return undefined;
   }
   let calls = followers.get(outer);
   if (!calls) {
-    const mine: Array<AbortController | undefined> = [];
+    const mine: Array<CallAbort | undefined> = [];
     outer.addEventListener('abort', () => {
       for (const c of mine) c?.abort(outer.reason);
       mine.length = 0;
@@ -112,13 +126,13 @@ function follow(outer: AbortSignal, controller: AbortController): Array<AbortCon
     calls = mine;
   }
   const free = calls.indexOf(undefined);
-  if (free === -1) calls.push(controller);
-  else calls[free] = controller;
+  if (free === -1) calls.push(call);
+  else calls[free] = call;
   return calls;
 }
 
-/** Frees the slot of `controller` (its call ended). */
-function unfollow(calls: Array<AbortController | undefined>, controller: AbortController): void {
-  const at = calls.indexOf(controller);
+/** Frees the slot of `call` (it ended). */
+function unfollow(calls: Array<CallAbort | undefined>, call: CallAbort): void {
+  const at = calls.indexOf(call);
   if (at !== -1) calls[at] = undefined;
 }

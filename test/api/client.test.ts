@@ -531,6 +531,22 @@ describe('failures', () => {
     expect(performance.now() - started).toBeLessThan(1000);
   });
 
+  it('stops at once when the caller aborts while the body is arriving', async () => {
+    const s = await serve((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"logs":[');
+    });
+    const controller = new AbortController();
+    const c = client(s.url, { retry: { deadlineMs: 60_000 }, timeouts: { bodyMs: 60_000 } });
+    const pending = c.getLogs(REQ, controller.signal);
+    await waitUntil(() => s.requests.length === 1);
+    setTimeout(() => controller.abort(new Error('stop')), 50);
+    const started = performance.now();
+    await expect(pending).rejects.toThrow('stop');
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(s.requests).toHaveLength(1);
+  });
+
   it('an abort ends the wait for Retry-After at once, and is not counted as an attempt', async () => {
     const s = await serve((_req, res) => sendJson(res, 503, { status: 'error', details: 'busy' }, { 'retry-after': '10' }));
     const attempts: string[] = [];
