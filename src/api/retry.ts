@@ -3,14 +3,14 @@
 //! the attempts and the waits between them.
 import { systemClock, type Clock } from '../time/clock.js';
 import { fullJitterDelay, sleepOrAbort, type BackoffPolicy } from '../time/backoff.js';
-import { CallAbort } from './call-abort.js';
+import { CallAbort, type AbortWatch } from './call-abort.js';
 
 /** What {@link withRetry} tells its callback about the current attempt. */
 export interface AttemptContext {
   /** 0 for the first attempt. */
   readonly attempt: number;
   /** Aborted when the caller aborts or the deadline passes: what the request watches. */
-  readonly abort: CallAbort;
+  readonly abort: AbortWatch;
   /** The same abort as an AbortSignal (made when first asked for). */
   readonly signal: AbortSignal;
 }
