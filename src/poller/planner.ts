@@ -155,45 +155,70 @@ function makeSlots(s: PlannerSettings, reread: { agesMs: readonly number[]; firs
   });
 }
 
-/**
- * Recently parsed plan states: a poller plans twice per poll from the same state. Two
- * generations, so that every model's current state stays cached however many models there
- * are (one generation cleared when full made 10,000 models parse at every poll).
- */
-let parsedStates = new Map<string, SparseState | undefined>();
-let olderStates = new Map<string, SparseState | undefined>();
-
 function parseState(text: string): SparseState | undefined {
-  const hit = parsedStates.get(text) ?? olderStates.get(text);
-  if (hit !== undefined || parsedStates.has(text)) return hit;
-  let parsed: SparseState | undefined;
   try {
-    parsed = JSON.parse(text) as SparseState;
+    return JSON.parse(text) as SparseState;
   } catch {
     // Not ours to fail on: a plan state that cannot be read re-reads from the model's start
     // (readState), which dedupe makes harmless; the checkpoint itself is intact.
-    parsed = undefined;
+    return undefined;
   }
-  if (parsedStates.size >= 16_384) {
-    olderStates = parsedStates;
-    parsedStates = new Map();
-  }
-  parsedStates.set(text, parsed);
-  return parsed;
+}
+
+const STATE_PREFIX = '{"f":{';
+const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
+/** The frontier of each slot (in the order of `slotList`), from the checkpoint's plan state. */
+function readState(cp: PlannerCheckpoint, slotList: readonly Slot[]): number[] {
+  return decodeFrontiers(cp.planState, slotList, cp.startMs);
 }
 
 /**
- * The frontier of each slot (in the order of `slotList`), from the checkpoint's plan state.
- * Read at every poll of every model: an array, not a map.
+ * The frontier of each slot (in the order of `slotList`) in a plan state, never before
+ * `startMs`; `startMs` for a slot the state has no finite number for, or for a state that
+ * is not JSON. Read twice at every poll of every model, from a state written at the poll
+ * before: the form {@link encodeFrontiers} writes is read in place (a cache of parsed states
+ * by their text cost more in lookups and kept objects than the parse it saved); any other
+ * form of the same JSON goes through `JSON.parse`.
  */
-function readState(cp: PlannerCheckpoint, slotList: readonly Slot[]): number[] {
-  const parsed = cp.planState ? parseState(cp.planState) : undefined;
-  const frontiers = new Array<number>(slotList.length);
+export function decodeFrontiers(text: string | undefined, slotList: readonly Slot[], startMs: number): number[] {
+  const frontiers = new Array<number>(slotList.length).fill(startMs);
+  if (!text || readOwnForm(text, slotList, frontiers, startMs)) return frontiers;
+  frontiers.fill(startMs);
+  const parsed = parseState(text);
   for (let i = 0; i < slotList.length; i++) {
     const v = parsed?.f?.[slotList[i]!.key];
-    frontiers[i] = typeof v === 'number' && Number.isFinite(v) ? Math.max(v, cp.startMs) : cp.startMs;
+    if (typeof v === 'number' && Number.isFinite(v)) frontiers[i] = Math.max(v, startMs);
   }
   return frontiers;
+}
+
+/**
+ * Reads `{"f":{"<key>":<number>,…}}` into `frontiers` (slots by key; keys of no slot are
+ * ignored); false when the text is not in that form.
+ */
+function readOwnForm(text: string, slotList: readonly Slot[], frontiers: number[], startMs: number): boolean {
+  if (!text.startsWith(STATE_PREFIX) || !text.endsWith('}}')) return false;
+  const end = text.length - 2;
+  let at = STATE_PREFIX.length;
+  while (at < end) {
+    if (text.charCodeAt(at) !== 34 /* " */) return false;
+    const colon = text.indexOf('":', at + 1);
+    if (colon < 0 || colon > end) return false;
+    let next = text.indexOf(',', colon + 2);
+    if (next < 0 || next > end) next = end;
+    const raw = text.slice(colon + 2, next);
+    // Number() also reads '', ' 1' and '0x10': only what JSON reads as a number.
+    if (!JSON_NUMBER.test(raw)) return false;
+    const value = Number(raw);
+    if (!Number.isFinite(value)) return false;
+    for (let i = 0; i < slotList.length; i++) {
+      const key = slotList[i]!.key;
+      if (colon - at - 1 === key.length && text.startsWith(key, at + 1)) frontiers[i] = Math.max(value, startMs);
+    }
+    at = next + 1;
+  }
+  return true;
 }
 
 function advance(slotList: readonly Slot[], frontiers: readonly number[], w: { fromMs: number; toMs: number }, readAtMs: number): number[] {

@@ -152,6 +152,11 @@ describe('formatRequestTime', () => {
   ])('formats %s with exactly three fractional digits', (ms, expected) => {
     expect(formatRequestTime(ms)).toBe(expected);
   });
+  it('formats as Date#toISOString does, across days, years and the range ends', () => {
+    const times = [-62167219200000, -62135596800001, -1, 951782399999, 951782400000, 1735689599999, 1735689600000, 253402300799999];
+    for (let t = 1700000000000, i = 0; i < 2000; i++, t += 86_399_937 * ((i % 7) + 1) + i) times.push(t, t + 1, t - 1);
+    for (const t of times) expect(formatRequestTime(t)).toBe(new Date(t).toISOString());
+  });
   it('refuses values that are not times', () => {
     expect(() => formatRequestTime(Number.NaN)).toThrow(RangeError);
     expect(() => formatRequestTime(Number.POSITIVE_INFINITY)).toThrow(RangeError);
