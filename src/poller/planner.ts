@@ -18,6 +18,8 @@
 //!   age learned from the model's ingest delays (`firstAgeMs`); it replaces that re-read
 //!   rather than adding one, so each span is still read as often.
 
+import { decodeFrontiers, encodeFrontiers } from './plan-state.js';
+
 /**
  * The poll settings the planner needs (milliseconds). A settings object is never changed
  * once planned with (the planner keeps what it derives from it); new settings, a new object.
@@ -60,11 +62,6 @@ export interface PlannedWindow {
   first?: true;
   /** Planner state to store once this window has been fetched to the end (sparse only). */
   planStateAfter?: string;
-}
-
-interface SparseState {
-  /** re-read age (ms, as a string key) → frontier (epoch ms) */
-  f: Record<string, number>;
 }
 
 /**
@@ -155,70 +152,9 @@ function makeSlots(s: PlannerSettings, reread: { agesMs: readonly number[]; firs
   });
 }
 
-function parseState(text: string): SparseState | undefined {
-  try {
-    return JSON.parse(text) as SparseState;
-  } catch {
-    // Not ours to fail on: a plan state that cannot be read re-reads from the model's start
-    // (readState), which dedupe makes harmless; the checkpoint itself is intact.
-    return undefined;
-  }
-}
-
-const STATE_PREFIX = '{"f":{';
-const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
-
 /** The frontier of each slot (in the order of `slotList`), from the checkpoint's plan state. */
 function readState(cp: PlannerCheckpoint, slotList: readonly Slot[]): number[] {
   return decodeFrontiers(cp.planState, slotList, cp.startMs);
-}
-
-/**
- * The frontier of each slot (in the order of `slotList`) in a plan state, never before
- * `startMs`; `startMs` for a slot the state has no finite number for, or for a state that
- * is not JSON. Read twice at every poll of every model, from a state written at the poll
- * before: the form {@link encodeFrontiers} writes is read in place (a cache of parsed states
- * by their text cost more in lookups and kept objects than the parse it saved); any other
- * form of the same JSON goes through `JSON.parse`.
- */
-export function decodeFrontiers(text: string | undefined, slotList: readonly Slot[], startMs: number): number[] {
-  const frontiers = new Array<number>(slotList.length).fill(startMs);
-  if (!text || readOwnForm(text, slotList, frontiers, startMs)) return frontiers;
-  frontiers.fill(startMs);
-  const parsed = parseState(text);
-  for (let i = 0; i < slotList.length; i++) {
-    const v = parsed?.f?.[slotList[i]!.key];
-    if (typeof v === 'number' && Number.isFinite(v)) frontiers[i] = Math.max(v, startMs);
-  }
-  return frontiers;
-}
-
-/**
- * Reads `{"f":{"<key>":<number>,…}}` into `frontiers` (slots by key; keys of no slot are
- * ignored); false when the text is not in that form.
- */
-function readOwnForm(text: string, slotList: readonly Slot[], frontiers: number[], startMs: number): boolean {
-  if (!text.startsWith(STATE_PREFIX) || !text.endsWith('}}')) return false;
-  const end = text.length - 2;
-  let at = STATE_PREFIX.length;
-  while (at < end) {
-    if (text.charCodeAt(at) !== 34 /* " */) return false;
-    const colon = text.indexOf('":', at + 1);
-    if (colon < 0 || colon > end) return false;
-    let next = text.indexOf(',', colon + 2);
-    if (next < 0 || next > end) next = end;
-    const raw = text.slice(colon + 2, next);
-    // Number() also reads '', ' 1' and '0x10': only what JSON reads as a number.
-    if (!JSON_NUMBER.test(raw)) return false;
-    const value = Number(raw);
-    if (!Number.isFinite(value)) return false;
-    for (let i = 0; i < slotList.length; i++) {
-      const key = slotList[i]!.key;
-      if (colon - at - 1 === key.length && text.startsWith(key, at + 1)) frontiers[i] = Math.max(value, startMs);
-    }
-    at = next + 1;
-  }
-  return true;
 }
 
 function advance(slotList: readonly Slot[], frontiers: readonly number[], w: { fromMs: number; toMs: number }, readAtMs: number): number[] {
@@ -229,17 +165,6 @@ function advance(slotList: readonly Slot[], frontiers: readonly number[], w: { f
     if (w.fromMs <= f) next[i] = Math.max(f, Math.min(w.toMs, readAtMs - slotList[i]!.ageMs));
   }
   return next;
-}
-
-/**
- * The plan state's JSON, `{"f":{"<age>":<frontier>,…}}`, as `JSON.stringify` writes it: the
- * keys are integers in ascending order (the slots' order), which is also the order in which
- * JSON.stringify writes an object's integer keys; the values are finite numbers.
- */
-export function encodeFrontiers(slotList: readonly Slot[], frontiers: readonly number[]): string {
-  let text = '{"f":{';
-  for (let i = 0; i < slotList.length; i++) text += `${i > 0 ? ',' : ''}"${slotList[i]!.key}":${frontiers[i]!}`;
-  return `${text}}}`;
 }
 
 /**
