@@ -1,5 +1,6 @@
 //! `mls run --config F`: validates the config, then runs the daemon until SIGTERM/SIGINT.
 //! SIGHUP re-reads the config.
+import { statSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Logger } from 'pino';
 import { loadConfig } from './config.js';
@@ -18,15 +19,22 @@ export function register(program: Command): void {
     .requiredOption('-c, --config <file>', 'configuration file (YAML)')
     .option('--log-level <level>', 'override log.level (trace, debug, info, warn, error)')
     .action(async (opts: { config: string; logLevel?: string }) => {
+      // Before anything else runs: a restart here loses nothing. A large config file decides
+      // before it is read (it is read once, by the restarted process); a missing file is
+      // reported by the load below.
+      const configBytes = fileBytes(opts.config);
+      let young = planYoungGeneration({ models: undefined, configBytes, execArgv: process.execArgv, env: process.env });
+      let restartFailed = young ? restartWithYoungGeneration(young).error : undefined;
       const config = await loadConfig(opts.config);
-      // Before anything else runs: a restart here loses nothing.
-      const young = planYoungGeneration({ models: config.models.length, execArgv: process.execArgv, env: process.env });
-      const restartFailed = young ? restartWithYoungGeneration(young).error : undefined;
+      if (!young) {
+        young = planYoungGeneration({ models: config.models.length, execArgv: process.execArgv, env: process.env });
+        restartFailed = young ? restartWithYoungGeneration(young).error : undefined;
+      }
       const logger = createLogger({ level: opts.logLevel ?? config.log.level });
       if (young) {
-        logger.warn({ err: describeError(restartFailed), models: config.models.length }, `could not restart with a young generation of ${young.semiSpaceMb} MB; running on with the shipped one, which costs more CPU with this many models`);
+        logger.warn({ err: describeError(restartFailed), models: config.models.length, configBytes }, `could not restart with a young generation of ${young.semiSpaceMb} MB; running on with the shipped one, which costs more CPU with this many models`);
       } else if (process.env[YOUNG_GENERATION_ENV] === 'raised') {
-        logger.info({ pid: process.pid, models: config.models.length, semiSpaceMb: givenSemiSpaceMb(process.execArgv, process.env.NODE_OPTIONS) }, `young generation raised for this many models (${YOUNG_GENERATION_ENV}=keep keeps the shipped one)`);
+        logger.info({ pid: process.pid, models: config.models.length, configBytes, semiSpaceMb: givenSemiSpaceMb(process.execArgv, process.env.NODE_OPTIONS) }, `young generation raised for this many models (${YOUNG_GENERATION_ENV}=keep keeps the shipped one)`);
       }
       const { Daemon } = await import('../daemon/index.js');
       // The state file could not be synced: exit at once, without closing it, and let the
@@ -53,6 +61,15 @@ export function register(program: Command): void {
         },
       });
     });
+}
+
+/** The size of `file` in bytes; undefined when it cannot be read (the config load says why). */
+function fileBytes(file: string): number | undefined {
+  try {
+    return statSync(file).size;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

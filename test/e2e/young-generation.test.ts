@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
-import { LARGE_FROM_MODELS, LARGE_SEMI_SPACE_MB } from '../../src/runtime/young-generation.js';
+import { LARGE_FROM_CONFIG_BYTES, LARGE_FROM_MODELS, LARGE_SEMI_SPACE_MB } from '../../src/runtime/young-generation.js';
 import { shippedCommand, startMls, waitFor, writeConfig } from './harness.js';
 
 const TOKEN = 'tok-young-gen-51e9a2';
@@ -54,6 +54,34 @@ describe('young generation by the number of models', () => {
       expect(end.code, p.stderr()).toBe(0);
     }
     expect(p.stderr()).not.toContain('could not restart');
+  });
+
+  it('a config file of 128 KB or more restarts before it is read, whatever number of models it holds', { timeout: 60_000 }, async () => {
+    const few = ids.slice(0, 50);
+    // 50 models, and a note long enough to make the file large.
+    const line = (i: number) => `# padding line ${String(i).padStart(6, '0')} of a long comment in the file\n`;
+    const note = Array.from({ length: Math.ceil(LARGE_FROM_CONFIG_BYTES / line(0).length) }, (_, i) => line(i)).join('');
+    const big = join(dir, 'big.yaml');
+    writeFileSync(
+      big,
+      `${note}api:\n  base_url: ${sim.url}\n  token: \${MLS_API_TOKEN}\nstate:\n  path: ${join(dir, 'big-state.db')}\npoll:\n  interval: 10s\n  start_at: -30s\n  rate_limit: none\n` +
+        `models:\n${few.map((id) => `  - id: ${id}\n`).join('')}sinks:\n  - name: files\n    type: file\n    path: ${join(dir, 'big-out', '{model_id}.ndjson')}\nshutdown_timeout: 10s\n`,
+    );
+    const shipped = shippedCommand();
+    const before = sim.stats().logsRequests;
+    const p = startMls(['run', '--config', big], { ...shipped.env, MLS_API_TOKEN: TOKEN }, shipped.nodeArgs);
+    try {
+      await waitFor(() => p.stderr().includes('young generation raised'), 20_000, 'the restart', 100, p.stderr);
+      const [raised] = lines(p.stderr(), 'young generation raised');
+      expect(raised).toMatchObject({ pid: p.child.pid, models: few.length, semiSpaceMb: LARGE_SEMI_SPACE_MB });
+      expect(raised!.configBytes).toBeGreaterThanOrEqual(LARGE_FROM_CONFIG_BYTES);
+      await waitFor(() => sim.stats().logsRequests >= before + few.length, 20_000, 'a request for each model after the restart', 200, p.stderr);
+      expect(lines(p.stderr(), 'young generation raised')).toHaveLength(1);
+    } finally {
+      p.child.kill('SIGTERM');
+      const end = await p.exited;
+      expect(end.code, p.stderr()).toBe(0);
+    }
   });
 
   it('MLS_YOUNG_GENERATION=keep keeps the shipped size', { timeout: 60_000 }, async () => {
