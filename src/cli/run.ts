@@ -34,7 +34,7 @@ export function register(program: Command): void {
       if (young) {
         logger.warn({ err: describeError(restartFailed), models: config.models.length, configBytes }, `could not restart with a young generation of ${young.semiSpaceMb} MB; running on with the shipped one, which costs more CPU with this many models`);
       } else if (process.env[YOUNG_GENERATION_ENV] === 'raised') {
-        logger.info({ pid: process.pid, models: config.models.length, configBytes, semiSpaceMb: givenSemiSpaceMb(process.execArgv, process.env.NODE_OPTIONS) }, `young generation raised for this many models (${YOUNG_GENERATION_ENV}=keep keeps the shipped one)`);
+        logger.info({ pid: process.pid, models: config.models.length, configBytes, semiSpaceMb: givenSemiSpaceMb(process.execArgv, process.env.NODE_OPTIONS) }, `young generation raised for this many models or this large a config file (${YOUNG_GENERATION_ENV}=keep keeps the shipped one)`);
       }
       const { Daemon } = await import('../daemon/index.js');
       // The state file could not be synced: exit at once, without closing it, and let the
