@@ -20,7 +20,7 @@ interface SparseState {
  * JSON.stringify writes an object's integer keys; the values are finite numbers.
  */
 export function encodeFrontiers(slotList: readonly FrontierSlot[], frontiers: readonly number[]): string {
-  let text = '{"f":{';
+  let text = STATE_PREFIX;
   for (let i = 0; i < slotList.length; i++) text += `${i > 0 ? ',' : ''}"${slotList[i]!.key}":${frontiers[i]!}`;
   return `${text}}}`;
 }

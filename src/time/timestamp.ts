@@ -233,8 +233,12 @@ export function writeEntryTimeNs(bytes: Uint8Array, start: number, end: number, 
   return true;
 }
 
+/** Two digits of 0–59, made once (a request formats six: two times of three fields). */
+const TWO_DIGITS = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'));
+
+/** `n` (0–59: a month, day, hour, minute or second) in two digits. */
 function pad2(n: number): string {
-  return n < 10 ? `0${n}` : String(n);
+  return TWO_DIGITS[n]!;
 }
 
 /**
@@ -288,11 +292,10 @@ export function formatRequestTime(ms: number): string {
   const minutes = Math.floor(rest / 60_000);
   rest -= minutes * 60_000;
   const seconds = Math.floor(rest / 1000);
-  return `${requestDayPrefix}${TWO_DIGITS[hours]}:${TWO_DIGITS[minutes]}:${TWO_DIGITS[seconds]}.${THREE_DIGITS[rest - seconds * 1000]}Z`;
+  return `${requestDayPrefix}${pad2(hours)}:${pad2(minutes)}:${pad2(seconds)}.${THREE_DIGITS[rest - seconds * 1000]}Z`;
 }
 
 const MS_PER_DAY = SECONDS_PER_DAY * 1000;
-const TWO_DIGITS = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'));
 const THREE_DIGITS = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
 /** The day of the last request time formatted (days since the epoch), and its `YYYY-MM-DDT`. */
 let requestDay = Number.NaN;

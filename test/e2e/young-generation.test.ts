@@ -32,6 +32,13 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** Stops a daemon with SIGTERM; it must exit 0. */
+async function stopCleanly(p: ReturnType<typeof startMls>): Promise<void> {
+  p.child.kill('SIGTERM');
+  const end = await p.exited;
+  expect(end.code, p.stderr()).toBe(0);
+}
+
 /** The JSON log lines of a run that carry `msg`. */
 const lines = (stderr: string, msg: string) => stderr.split('\n').filter((l) => l.includes(msg)).map((l) => JSON.parse(l) as Record<string, unknown>);
 
@@ -49,9 +56,7 @@ describe('young generation by the number of models', () => {
       expect(lines(p.stderr(), 'young generation raised')).toHaveLength(1);
       expect(p.child.exitCode).toBeNull();
     } finally {
-      p.child.kill('SIGTERM');
-      const end = await p.exited;
-      expect(end.code, p.stderr()).toBe(0);
+      await stopCleanly(p);
     }
     expect(p.stderr()).not.toContain('could not restart');
   });
@@ -78,9 +83,7 @@ describe('young generation by the number of models', () => {
       await waitFor(() => sim.stats().logsRequests >= before + few.length, 20_000, 'a request for each model after the restart', 200, p.stderr);
       expect(lines(p.stderr(), 'young generation raised')).toHaveLength(1);
     } finally {
-      p.child.kill('SIGTERM');
-      const end = await p.exited;
-      expect(end.code, p.stderr()).toBe(0);
+      await stopCleanly(p);
     }
   });
 
@@ -92,9 +95,7 @@ describe('young generation by the number of models', () => {
       await waitFor(() => sim.stats().logsRequests > before + 100, 20_000, 'requests', 200, p.stderr);
       expect(p.stderr()).not.toContain('young generation');
     } finally {
-      p.child.kill('SIGTERM');
-      const end = await p.exited;
-      expect(end.code, p.stderr()).toBe(0);
+      await stopCleanly(p);
     }
   });
 });
