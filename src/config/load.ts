@@ -5,7 +5,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { parseDocument } from 'yaml';
 import { ConfigError } from '../errors.js';
 import { SecretScrubber } from '../telemetry/secrets.js';
 import { crossCheck } from './cross-check.js';
@@ -18,6 +17,7 @@ import type { Config, ConfigSchema } from './schema.js';
 import { checkModelSettings } from './settings-fields.js';
 import { resolveToken } from './token.js';
 import { show } from './units.js';
+import { readYaml, YamlSyntaxError } from './yaml.js';
 
 /** Options of {@link ConfigLoader.parse}. */
 export interface ParseConfigOptions {
@@ -188,19 +188,17 @@ export class ConfigLoader {
 
 /** Parses YAML text into plain values; syntax errors become a ConfigError naming line and column. */
 export function parseYaml(text: string, source = 'config'): unknown {
-  const doc = parseDocument(text, { prettyErrors: true, merge: true, uniqueKeys: true });
-  if (doc.errors.length > 0) {
-    const problems = doc.errors.map((e) => {
-      const pos = e.linePos?.[0];
-      const where = pos ? `line ${pos.line}, column ${pos.col}` : 'YAML';
-      const what = e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
-      return `${where}: ${what}; fix the YAML syntax`;
-    });
-    throw new ConfigError(`${source} is not valid YAML:\n  ${problems.join('\n  ')}`, problems);
+  let value: unknown;
+  try {
+    value = readYaml(text).value;
+  } catch (err) {
+    if (!(err instanceof YamlSyntaxError)) throw err;
+    const problem = `${err.line === undefined ? 'YAML' : `line ${err.line}, column ${err.column}`}: ${err.reason}; fix the YAML syntax`;
+    throw new ConfigError(`${source} is not valid YAML:\n  ${problem}`, [problem], { cause: err });
   }
-  if (doc.contents === null) {
+  if (value === undefined || value === null) {
     const problem = '(top level): the file is empty; see config/examples for a starting point';
     throw new ConfigError(`invalid configuration in ${source}: ${problem}`, [problem]);
   }
-  return doc.toJS({ maxAliasCount: 100 });
+  return value;
 }

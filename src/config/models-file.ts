@@ -5,10 +5,10 @@
 //! the file's models are reported with the file and the line they are on.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { isMap, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
 import { interpolate, type PathSegment } from './interpolate.js';
 import { formatPath, type RawProblem } from './problems.js';
 import { show } from './units.js';
+import { readYaml, YamlSyntaxError, type YamlDocument } from './yaml.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -79,52 +79,40 @@ function readText(file: string, text: string): ModelsFileRead {
 }
 
 /** Reads YAML: a list whose items are model ids or entries like those of `models`. */
-function readYaml(file: string, text: string, env: NodeJS.ProcessEnv): ModelsFileRead {
+function readYamlList(file: string, text: string, env: NodeJS.ProcessEnv): ModelsFileRead {
   const out: ModelsFileRead = { models: [], problems: [], substituted: [] };
-  const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: true, merge: true, uniqueKeys: true });
-  if (doc.errors.length > 0) {
-    for (const e of doc.errors) {
-      const what = e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
-      out.problems.push(fileProblem(file, e.linePos?.[0].line ?? 0, `${what}; fix the YAML syntax`));
-    }
+  let doc: YamlDocument;
+  try {
+    doc = readYaml(text);
+  } catch (err) {
+    if (!(err instanceof YamlSyntaxError)) throw err;
+    out.problems.push(fileProblem(file, err.line ?? 0, `${err.reason}; fix the YAML syntax`));
     return out;
   }
-  const lineAt = (node: Node | null | undefined): number | undefined => (node?.range ? lines.linePos(node.range[0]).line : undefined);
-  const top = doc.contents;
-  if (top === null) return out;
-  if (!isSeq(top)) {
-    const hint = isMap(top) && top.has('models') ? 'write the entries at the top level of the file, without `models:`' : 'write a list of model ids or of entries like those of models';
-    out.problems.push(fileProblem(file, lineAt(top) ?? 1, `expected a list of models, got ${show(top.toJSON())}; ${hint}`));
+  const top = doc.value;
+  if (top === undefined || top === null) return out;
+  if (!Array.isArray(top)) {
+    const hint = isObj(top) && 'models' in top ? 'write the entries at the top level of the file, without `models:`' : 'write a list of model ids or of entries like those of models';
+    out.problems.push(fileProblem(file, doc.lineOf([]) ?? 1, `expected a list of models, got ${show(top)}; ${hint}`));
     return out;
   }
-  const values = doc.toJS({ maxAliasCount: 100 }) as unknown[];
-  const interpolated = interpolate(values, env);
+  const lineOf = (i: number, rest: readonly PathSegment[]): number => doc.lineOf([i, ...rest]) ?? 0;
+  const interpolated = interpolate(top, env);
   out.substituted.push(...interpolated.substituted);
   const items = interpolated.value as unknown[];
   const failed = new Set<number>();
   for (const p of interpolated.problems) {
     const i = p.path[0] as number;
     failed.add(i);
-    out.problems.push(fileProblem(file, lineOf(top.items[i] as Node, p.path.slice(1)), `${p.path.length > 1 ? `${formatPath(p.path.slice(1))}: ` : ''}${p.message}`));
-  }
-  function lineOf(node: Node, rest: readonly PathSegment[]): number {
-    // The deepest node of `rest` that exists; an unknown key's own value is found too.
-    for (let n = rest.length; n > 0; n--) {
-      const found = (isMap(node) || isSeq(node)) ? (node.getIn(rest.slice(0, n), true) as Node | undefined) : undefined;
-      const at = lineAt(found);
-      if (at !== undefined) return at;
-    }
-    return lineAt(node) ?? 0;
+    out.problems.push(fileProblem(file, lineOf(i, p.path.slice(1)), `${p.path.length > 1 ? `${formatPath(p.path.slice(1))}: ` : ''}${p.message}`));
   }
   items.forEach((item, i) => {
-    const node = top.items[i] as Node;
-    const line = lineAt(node) ?? 0;
+    const line = lineOf(i, []);
     if (failed.has(i)) return;
     if (typeof item === 'string') {
       out.models.push({ entry: { id: item }, line, lineOf: () => line });
     } else if (isObj(item)) {
-      out.models.push({ entry: item, line, lineOf: (rest) => lineOf(node, rest) });
+      out.models.push({ entry: item, line, lineOf: (rest) => lineOf(i, rest) });
     } else if (typeof item === 'number' || typeof item === 'boolean') {
       out.problems.push(fileProblem(file, line, `${show(item)} is not a model id; quote it ("${String(item)}") so that YAML reads it as text`));
     } else {
@@ -151,7 +139,7 @@ export function readModelsFile(file: string, env: NodeJS.ProcessEnv): ModelsFile
   }
   if (text.startsWith('\uFEFF')) text = text.slice(1);
   text = text.replace(/\r\n/g, '\n');
-  return modelsFileFormat(file, text) === 'yaml' ? readYaml(file, text, env) : readText(file, text);
+  return modelsFileFormat(file, text) === 'yaml' ? readYamlList(file, text, env) : readText(file, text);
 }
 
 /** How the models of a config were joined. */
