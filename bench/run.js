@@ -197,7 +197,9 @@ function summarise(r) {
     s.scale_rss_mb = x.rss_mb;
     s.scale_restart_first_request_ms = x.restart_first_request_ms;
     s.scale_status_ms = x.status_ms;
+    s.scale_cpu_over_http_floor = x.cpu_over_http_floor;
     rows.push(['scale', `${fmt(x.models)} models (${x.active} active): CPU % of one core`, String(x.cpu_percent), '≤ 15', verdict(x.cpu_percent <= 15)]);
+    rows.push(['scale', `  ÷ a bare HTTP client at the same requests/s (${x.http_floor_cpu_percent} %)`, String(x.cpu_over_http_floor), '', '']);
     rows.push(['scale', 'RSS (MB)', String(x.rss_mb), '≤ 250', verdict(x.rss_mb <= 250)]);
     rows.push(['scale', 'restart → first request (ms)', String(x.restart_first_request_ms), '≤ 2,000', verdict(x.restart_first_request_ms <= 2000)]);
     rows.push(['scale', 'mls status (ms)', String(x.status_ms), '≤ 1,000', verdict(x.status_ms <= 1000)]);

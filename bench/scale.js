@@ -2,12 +2,15 @@
 // against the simulator in its own process. Steady-state CPU (share of one core, from
 // /proc) and RSS of the daemon, requests per second and how often a quiet model was
 // polled; then `mls status` (through the admin server) and a restart to its first logs
-// request. The config lists the models inline.
-import { spawnSync } from 'node:child_process';
+// request. The config lists the models inline. Last, the floor under the CPU figure: a bare
+// HTTP client (bench/lib/http-floor.js) sending the same requests per second to the same
+// simulator, with the daemon stopped; the daemon's CPU is reported against it too.
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { startSimChild } from './lib/sim.js';
-import { MLS, TOKEN, baseConfig, closedPort, cpuSeconds, median, memory, round, say, sleep, spawnDaemon, threadCpu, waitFor, workDir, writeConfig } from './lib/util.js';
+import { MLS, TOKEN, baseConfig, closedPort, cpuSeconds, median, memory, round, say, shippedNodeArgs, sleep, spawnDaemon, threadCpu, waitFor, workDir, writeConfig } from './lib/util.js';
 
 const MODELS = 10_000;
 // MLS_BENCH_SCALE_ACTIVE=0 measures the quiet models' polling alone.
@@ -25,6 +28,21 @@ function timeStatus(cfgPath) {
     runs.push(performance.now() - st);
   }
   return runs;
+}
+
+const FLOOR_SCRIPT = fileURLToPath(new URL('./lib/http-floor.js', import.meta.url));
+
+/** CPU of a bare HTTP client sending `rate` logs requests/s for `seconds` to the simulator, asking for the quiet models `ids`. */
+async function httpFloor(simUrl, rate, seconds, ids) {
+  // The daemon's young generation at this many models (it raises the shipped one itself).
+  const child = spawn(process.execPath, [...shippedNodeArgs(), '--max-semi-space-size=8', FLOOR_SCRIPT, simUrl, TOKEN, String(rate), String(seconds), ...ids], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (c) => (out += c));
+  child.stderr.on('data', (c) => (err += c));
+  const code = await new Promise((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`the bare HTTP client exited ${code}: ${err.slice(-1000)}`);
+  return JSON.parse(out.trim().split('\n').pop());
 }
 
 export async function run({ quick }) {
@@ -110,6 +128,11 @@ export async function run({ quick }) {
     const first = await waitFor(async () => (await sim.stats()).firstLogsRequestMs, { everyMs: 20, timeoutMs: 60_000, what: 'the first logs request after the restart' });
     const restartMs = first - spawnedWall;
     say('scale', `mls status ${Math.round(median(statusRuns))} ms (models in a models_file: ${Math.round(median(fileStatusRuns))} ms); restart to first request ${restartMs} ms; stop took ${Math.round(stopMs)} ms`);
+
+    await d.stop();
+    const floor = await httpFloor(sim.url, Math.round(requestsPerSec), quick ? 15 : 20, quietIds);
+    const overFloor = cpuPercent / floor.cpu_percent;
+    say('scale', `a bare HTTP client at ${floor.requests_per_sec} requests/s: CPU ${floor.cpu_percent} % of a core (user ${floor.user_percent}, system ${floor.system_percent}); the daemon took ${round(overFloor, 2)}× that`);
     return {
       models: MODELS,
       active: ACTIVE,
@@ -135,6 +158,11 @@ export async function run({ quick }) {
       status_models_file_runs_ms: fileStatusRuns.map(Math.round),
       stop_ms: Math.round(stopMs),
       restart_first_request_ms: restartMs,
+      http_floor_cpu_percent: floor.cpu_percent,
+      http_floor_user_percent: floor.user_percent,
+      http_floor_system_percent: floor.system_percent,
+      http_floor_requests_per_sec: floor.requests_per_sec,
+      cpu_over_http_floor: round(overFloor, 2),
     };
   } finally {
     await d?.stop();
