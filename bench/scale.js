@@ -32,10 +32,10 @@ function timeStatus(cfgPath) {
 
 const FLOOR_SCRIPT = fileURLToPath(new URL('./lib/http-floor.js', import.meta.url));
 
-/** CPU of a bare HTTP client sending `rate` logs requests/s for `seconds` to the simulator, asking for the quiet models `ids`. */
-async function httpFloor(simUrl, rate, seconds, ids) {
+/** CPU of a bare HTTP client sending `rate` logs requests/s for `seconds` to the simulator, asking for the models listed in `idsFile`. */
+async function httpFloor(simUrl, rate, seconds, idsFile) {
   // The daemon's young generation at this many models (it raises the shipped one itself).
-  const child = spawn(process.execPath, [...shippedNodeArgs(), '--max-semi-space-size=8', FLOOR_SCRIPT, simUrl, TOKEN, String(rate), String(seconds), ...ids], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...shippedNodeArgs(), '--max-semi-space-size=8', FLOOR_SCRIPT, simUrl, TOKEN, String(rate), String(seconds), idsFile], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout.on('data', (c) => (out += c));
@@ -130,7 +130,9 @@ export async function run({ quick }) {
     say('scale', `mls status ${Math.round(median(statusRuns))} ms (models in a models_file: ${Math.round(median(fileStatusRuns))} ms); restart to first request ${restartMs} ms; stop took ${Math.round(stopMs)} ms`);
 
     await d.stop();
-    const floor = await httpFloor(sim.url, Math.round(requestsPerSec), quick ? 15 : 20, quietIds);
+    const quietIdsFile = join(w.dir, 'quiet-models.txt');
+    writeFileSync(quietIdsFile, `${quietIds.join('\n')}\n`);
+    const floor = await httpFloor(sim.url, Math.round(requestsPerSec), quick ? 15 : 20, quietIdsFile);
     const overFloor = cpuPercent / floor.cpu_percent;
     say('scale', `a bare HTTP client at ${floor.requests_per_sec} requests/s: CPU ${floor.cpu_percent} % of a core (user ${floor.user_percent}, system ${floor.system_percent}); the daemon took ${round(overFloor, 2)}× that`);
     return {

@@ -4,10 +4,12 @@
 // the daemon's first reader would: the whole body, then JSON. Prints one line of JSON:
 // its CPU as a share of one core over the measured span, and the requests it made.
 //
-//   node bench/lib/http-floor.js <simulator url> <token> <requests/s> <seconds> <model id>...
+//   node bench/lib/http-floor.js <simulator url> <token> <requests/s> <seconds> <file of model ids, one per line>
+import { readFileSync } from 'node:fs';
 import { Pool } from 'undici';
 
-const [url, token, rateArg, secondsArg, ...ids] = process.argv.slice(2);
+const [url, token, rateArg, secondsArg, idsFile] = process.argv.slice(2);
+const ids = readFileSync(idsFile, 'utf8').split('\n').filter(Boolean);
 const rate = Number(rateArg);
 const seconds = Number(secondsArg);
 const WARMUP_MS = 3_000;
