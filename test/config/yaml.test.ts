@@ -66,6 +66,18 @@ describe('readYaml', () => {
     expect(syntaxError('a:\n\tb: 1\n').reason).toMatch(/tab/);
   });
 
+  test('a byte order mark and CRLF line ends are read as the same text without them', () => {
+    const doc = readYaml('\uFEFFa: 1\r\nb:\r\n  - x\r\n  -\r\n  - z\r\n');
+    expect(doc.value).toEqual({ a: 1, b: ['x', null, 'z'] });
+    expect([doc.lineOf(['b', 1]), doc.lineOf(['b', 2])]).toEqual([4, 5]);
+    expect(syntaxError('a: 1\r\n  b: 2\r\n').line).toBe(2);
+  });
+
+  test('nesting deeper than 100 collections is refused with its place', () => {
+    const e = syntaxError(`a: ${'['.repeat(150)}${']'.repeat(150)}\n`);
+    expect([e.line, e.reason]).toEqual([1, expect.stringMatching(/depth/i)]);
+  });
+
   test('two documents are refused', () => {
     expect(syntaxError('a: 1\n---\nb: 2\n').reason).toMatch(/2 YAML documents/);
   });
