@@ -102,6 +102,11 @@ describe('readYaml', () => {
     expect((readYaml(`${levels.slice(0, 4).join('\n')}\n`).value as { d: unknown[] }).d).toHaveLength(10);
   });
 
+  test('an alias inside the collection it names is refused', () => {
+    expect(syntaxError('a: &x [1, *x]\n').reason).toMatch(/contains it/);
+    expect(syntaxError('a: &x { b: *x }\n').reason).toMatch(/contains it/);
+  });
+
   test('many entries sharing one anchored block are read', () => {
     const text = `common: &c { a: 1, b: 2, c: 3 }\nmodels:\n${Array.from({ length: 20_000 }, (_, i) => `  - { id: m${i}, settings: *c }`).join('\n')}\n`;
     const value = readYaml(text).value as { models: { settings: unknown }[] };
