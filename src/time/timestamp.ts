@@ -258,15 +258,28 @@ export function canonicalFromNs(ns: bigint): string {
   return canonicalFromParts(secs, FRACTION_PAD.slice(frac.length) + frac);
 }
 
-/** The canonical form from whole epoch seconds (in range) and the nine fractional digits. */
-function canonicalFromParts(secs: number, nineDigits: string): string {
+/**
+ * `YYYY-MM-DDThh:mm:ss.<fraction>Z` from whole epoch seconds (in range): the canonical form
+ * with nine fractional digits, a request time with three.
+ */
+function canonicalFromParts(secs: number, fraction: string): string {
   const days = Math.floor(secs / SECONDS_PER_DAY);
   const sod = secs - days * SECONDS_PER_DAY;
-  const [year, month, day] = civilFromDays(days);
-  return (
-    `${String(year).padStart(4, '0')}-${pad2(month)}-${pad2(day)}T` +
-    `${pad2(Math.floor(sod / 3600))}:${pad2(Math.floor(sod / 60) % 60)}:${pad2(sod % 60)}.${nineDigits}Z`
-  );
+  return `${dayPrefix(days)}${pad2(Math.floor(sod / 3600))}:${pad2(Math.floor(sod / 60) % 60)}:${pad2(sod % 60)}.${fraction}Z`;
+}
+
+/** The day last formatted (days since the epoch) and its `YYYY-MM-DDT`: times come a day at a time. */
+let lastDay = Number.NaN;
+let lastDayPrefix = '';
+
+/** `YYYY-MM-DDT` of a day since the epoch. */
+function dayPrefix(days: number): string {
+  if (days !== lastDay) {
+    const [year, month, day] = civilFromDays(days);
+    lastDay = days;
+    lastDayPrefix = `${String(year).padStart(4, '0')}-${pad2(month)}-${pad2(day)}T`;
+  }
+  return lastDayPrefix;
 }
 
 /**
@@ -279,27 +292,13 @@ export function formatRequestTime(ms: number): string {
   if (!Number.isFinite(ms)) throw new RangeError(`request time must be finite, got ${ms}`);
   const whole = Math.floor(ms);
   if (whole < MIN_SECONDS * 1000 || whole >= MAX_SECONDS_EXCLUSIVE * 1000) throw new RangeError(`request time ${ms} is outside the years 0000–9999`);
-  // Two a request: the date part is made once a day, the rest from tables (a third of the
-  // time of Date#toISOString, which makes a Date and formats every field each time).
-  const day = Math.floor(whole / MS_PER_DAY);
-  if (day !== requestDay) {
-    requestDay = day;
-    requestDayPrefix = new Date(day * MS_PER_DAY).toISOString().slice(0, 11);
-  }
-  let rest = whole - day * MS_PER_DAY;
-  const hours = Math.floor(rest / 3_600_000);
-  rest -= hours * 3_600_000;
-  const minutes = Math.floor(rest / 60_000);
-  rest -= minutes * 60_000;
-  const seconds = Math.floor(rest / 1000);
-  return `${requestDayPrefix}${pad2(hours)}:${pad2(minutes)}:${pad2(seconds)}.${THREE_DIGITS[rest - seconds * 1000]}Z`;
+  // Two a request: from the day's cached prefix and digit tables (a tenth of the time of
+  // Date#toISOString, which makes a Date and formats every field each time).
+  const secs = Math.floor(whole / 1000);
+  return canonicalFromParts(secs, THREE_DIGITS[whole - secs * 1000]!);
 }
 
-const MS_PER_DAY = SECONDS_PER_DAY * 1000;
 const THREE_DIGITS = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
-/** The day of the last request time formatted (days since the epoch), and its `YYYY-MM-DDT`. */
-let requestDay = Number.NaN;
-let requestDayPrefix = '';
 
 /** Nanoseconds to epoch milliseconds, rounded down (toward the earlier millisecond). */
 export function nsToMs(ns: bigint): number {
