@@ -5,7 +5,7 @@
 // request. The config lists the models inline. Last, the floor under the CPU figure: a bare
 // HTTP client (bench/lib/http-floor.js) sending the same requests per second to the same
 // simulator, with the daemon stopped; the daemon's CPU is reported against it too.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,17 +32,12 @@ function timeStatus(cfgPath) {
 
 const FLOOR_SCRIPT = fileURLToPath(new URL('./lib/http-floor.js', import.meta.url));
 
-/** CPU of a bare HTTP client sending `rate` logs requests/s for `seconds` to the simulator, asking for the models listed in `idsFile`. */
-async function httpFloor(simUrl, rate, seconds, idsFile) {
+/** CPU of a bare HTTP client sending `rate` logs requests/s for `seconds` to the simulator (its own process), asking for the models listed in `idsFile`. */
+function httpFloor(simUrl, rate, seconds, idsFile) {
   // The daemon's young generation at this many models (it raises the shipped one itself).
-  const child = spawn(process.execPath, [...shippedNodeArgs(), '--max-semi-space-size=8', FLOOR_SCRIPT, simUrl, TOKEN, String(rate), String(seconds), idsFile], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (c) => (out += c));
-  child.stderr.on('data', (c) => (err += c));
-  const code = await new Promise((resolve) => child.once('exit', resolve));
-  if (code !== 0) throw new Error(`the bare HTTP client exited ${code}: ${err.slice(-1000)}`);
-  return JSON.parse(out.trim().split('\n').pop());
+  const r = spawnSync(process.execPath, [...shippedNodeArgs(), '--max-semi-space-size=8', FLOOR_SCRIPT, simUrl, TOKEN, String(rate), String(seconds), idsFile], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`the bare HTTP client exited ${r.status}: ${r.stderr.slice(-1000)}`);
+  return JSON.parse(r.stdout.trim().split('\n').pop());
 }
 
 export async function run({ quick }) {
@@ -132,7 +127,7 @@ export async function run({ quick }) {
     await d.stop();
     const quietIdsFile = join(w.dir, 'quiet-models.txt');
     writeFileSync(quietIdsFile, `${quietIds.join('\n')}\n`);
-    const floor = await httpFloor(sim.url, Math.round(requestsPerSec), quick ? 15 : 20, quietIdsFile);
+    const floor = httpFloor(sim.url, Math.round(requestsPerSec), quick ? 15 : 20, quietIdsFile);
     const overFloor = cpuPercent / floor.cpu_percent;
     say('scale', `a bare HTTP client at ${floor.requests_per_sec} requests/s: CPU ${floor.cpu_percent} % of a core (user ${floor.user_percent}, system ${floor.system_percent}); the daemon took ${round(overFloor, 2)}× that`);
     return {
