@@ -32,11 +32,25 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Stops a daemon with SIGTERM; it must exit 0. */
-async function stopCleanly(p: ReturnType<typeof startMls>): Promise<void> {
-  p.child.kill('SIGTERM');
-  const end = await p.exited;
-  expect(end.code, p.stderr()).toBe(0);
+type Mls = ReturnType<typeof startMls>;
+
+/**
+ * Runs `mls run --config <configPath>` as the executable would (its shipped node flags and
+ * environment, plus `env`), hands it to `check` with the service's request count at start,
+ * then stops it with SIGTERM, which it must survive with exit code 0, whatever `check` did.
+ */
+async function runShipped(configPath: string, env: Record<string, string>, check: (p: Mls, requestsBefore: number) => Promise<void>): Promise<Mls> {
+  const shipped = shippedCommand();
+  const before = sim.stats().logsRequests;
+  const p = startMls(['run', '--config', configPath], { ...shipped.env, MLS_API_TOKEN: TOKEN, ...env }, shipped.nodeArgs);
+  try {
+    await check(p, before);
+  } finally {
+    p.child.kill('SIGTERM');
+    const end = await p.exited;
+    expect(end.code, p.stderr()).toBe(0);
+  }
+  return p;
 }
 
 /** The JSON log lines of a run that carry `msg`. */
@@ -44,10 +58,7 @@ const lines = (stderr: string, msg: string) => stderr.split('\n').filter((l) => 
 
 describe('young generation by the number of models', () => {
   it(`restarts once with ${LARGE_SEMI_SPACE_MB} MB semi-spaces in the same process, then polls`, { timeout: 60_000 }, async () => {
-    const shipped = shippedCommand();
-    const before = sim.stats().logsRequests;
-    const p = startMls(['run', '--config', config], { ...shipped.env, MLS_API_TOKEN: TOKEN }, shipped.nodeArgs);
-    try {
+    const p = await runShipped(config, {}, async (p, before) => {
       await waitFor(() => p.stderr().includes('young generation raised'), 20_000, 'the restart', 100, p.stderr);
       const [raised] = lines(p.stderr(), 'young generation raised');
       expect(raised).toMatchObject({ pid: p.child.pid, models: LARGE_FROM_MODELS, semiSpaceMb: LARGE_SEMI_SPACE_MB });
@@ -55,9 +66,7 @@ describe('young generation by the number of models', () => {
       // One start of the daemon: its startup is logged once.
       expect(lines(p.stderr(), 'young generation raised')).toHaveLength(1);
       expect(p.child.exitCode).toBeNull();
-    } finally {
-      await stopCleanly(p);
-    }
+    });
     expect(p.stderr()).not.toContain('could not restart');
   });
 
@@ -72,30 +81,20 @@ describe('young generation by the number of models', () => {
       `${note}api:\n  base_url: ${sim.url}\n  token: \${MLS_API_TOKEN}\nstate:\n  path: ${join(dir, 'big-state.db')}\npoll:\n  interval: 10s\n  start_at: -30s\n  rate_limit: none\n` +
         `models:\n${few.map((id) => `  - id: ${id}\n`).join('')}sinks:\n  - name: files\n    type: file\n    path: ${join(dir, 'big-out', '{model_id}.ndjson')}\nshutdown_timeout: 10s\n`,
     );
-    const shipped = shippedCommand();
-    const before = sim.stats().logsRequests;
-    const p = startMls(['run', '--config', big], { ...shipped.env, MLS_API_TOKEN: TOKEN }, shipped.nodeArgs);
-    try {
+    await runShipped(big, {}, async (p, before) => {
       await waitFor(() => p.stderr().includes('young generation raised'), 20_000, 'the restart', 100, p.stderr);
       const [raised] = lines(p.stderr(), 'young generation raised');
       expect(raised).toMatchObject({ pid: p.child.pid, models: few.length, semiSpaceMb: LARGE_SEMI_SPACE_MB });
       expect(raised!.configBytes).toBeGreaterThanOrEqual(LARGE_FROM_CONFIG_BYTES);
       await waitFor(() => sim.stats().logsRequests >= before + few.length, 20_000, 'a request for each model after the restart', 200, p.stderr);
       expect(lines(p.stderr(), 'young generation raised')).toHaveLength(1);
-    } finally {
-      await stopCleanly(p);
-    }
+    });
   });
 
   it('MLS_YOUNG_GENERATION=keep keeps the shipped size', { timeout: 60_000 }, async () => {
-    const shipped = shippedCommand();
-    const before = sim.stats().logsRequests;
-    const p = startMls(['run', '--config', config], { ...shipped.env, MLS_API_TOKEN: TOKEN, MLS_YOUNG_GENERATION: 'keep' }, shipped.nodeArgs);
-    try {
+    await runShipped(config, { MLS_YOUNG_GENERATION: 'keep' }, async (p, before) => {
       await waitFor(() => sim.stats().logsRequests > before + 100, 20_000, 'requests', 200, p.stderr);
       expect(p.stderr()).not.toContain('young generation');
-    } finally {
-      await stopCleanly(p);
-    }
+    });
   });
 });
