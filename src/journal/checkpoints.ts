@@ -80,6 +80,7 @@ export class Checkpoints extends CheckpointReads {
   private readonly endWindow: Database.Statement;
   private readonly setLastEntry: Database.Statement;
   private readonly endQuiet: Database.Statement;
+  private readonly wholeWindow: Database.Statement;
   private readonly writeQuiet: Tx<[nowMs: number], void>;
   private readonly insertMany: Tx<[models: readonly NewCheckpoint[], nowMs: number], void>;
 
@@ -113,6 +114,12 @@ export class Checkpoints extends CheckpointReads {
     this.endQuiet = db.prepare(
       `UPDATE checkpoints SET watermark_ms = max(coalesce(watermark_ms, @toMs), coalesce(@toMs, watermark_ms)), plan_state = coalesce(@planState, plan_state),
          fetch_id = max(fetch_id, @fetchId), updated_ms = @now WHERE model_id = @modelId AND win_from IS NULL`,
+    );
+    // A window fetched in one page (nearly every poll): record, newest entry and end in one statement.
+    this.wholeWindow = db.prepare(
+      `UPDATE checkpoints SET watermark_ms = max(coalesce(watermark_ms, ?), ?), plan_state = coalesce(?, plan_state), plan_pending = NULL,
+         win_from = NULL, win_to = NULL, next_token = NULL, win_tokens = NULL, fetch_id = ?,
+         last_entry_ns = CASE WHEN ? IS NULL THEN last_entry_ns ELSE max(coalesce(last_entry_ns, ?), ?) END, updated_ms = ? WHERE model_id = ?`,
     );
     this.insertMany = db.transaction((models: readonly NewCheckpoint[], nowMs: number) => {
       for (const m of models) this.insert.run(m.modelId, Math.floor(m.startMs), m.startAt ?? null, nowMs);
@@ -206,17 +213,37 @@ export class Checkpoints extends CheckpointReads {
     return this.quiet.has(modelId) ? this.cache.get(modelId) : undefined;
   }
 
-  /** Before a page's entries: writes what `unwritten` returned, and the window the page begins. */
-  openPage(modelId: string, fetchId: number, unwritten: Checkpoint | undefined, begin: WindowStart | undefined): void {
-    if (unwritten) this.endQuiet.run(quietRow(unwritten, this.now()));
-    if (begin) this.record.run(Math.floor(begin.fromMs), Math.ceil(begin.toMs), begin.planStateAfter ?? null, fetchId, this.now(), modelId);
-  }
-
-  /** After a page's entries: the newest entry time, then the next token or the window's end. */
-  closePage(modelId: string, next: PageContinuation, latestNs: bigint | undefined): void {
+  /**
+   * Writes a page's checkpoint (after its entries, in its transaction): what `unwritten`
+   * returned, the window the page begins, its newest entry time, then the next token or the
+   * window's end. Returns the checkpoint as the file now holds it when that follows from the
+   * cached one (a window fetched in one page), for {@link Checkpoints.committed}; undefined
+   * when it must be read back.
+   */
+  writePage(modelId: string, fetchId: number, unwritten: Checkpoint | undefined, begin: WindowStart | undefined, next: PageContinuation, latestNs: bigint | undefined): Checkpoint | undefined {
+    const nowMs = this.now();
+    if (unwritten) this.endQuiet.run(quietRow(unwritten, nowMs));
+    const base = unwritten ?? this.cache.get(modelId);
+    if (begin && 'end' in next) {
+      const toMs = Math.ceil(begin.toMs);
+      const latest = latestNs ?? null;
+      this.wholeWindow.run(toMs, toMs, begin.planStateAfter ?? null, fetchId, latest, latest, latest, nowMs, modelId);
+      if (!base) return undefined;
+      return {
+        ...base,
+        watermarkMs: Math.max(base.watermarkMs ?? toMs, toMs),
+        window: undefined,
+        fetchId,
+        planState: begin.planStateAfter ?? base.planState,
+        lastEntryNs: latestNs === undefined || (base.lastEntryNs !== undefined && base.lastEntryNs > latestNs) ? base.lastEntryNs : latestNs,
+        updatedMs: nowMs,
+      };
+    }
+    if (begin) this.record.run(Math.floor(begin.fromMs), Math.ceil(begin.toMs), begin.planStateAfter ?? null, fetchId, nowMs, modelId);
     if (latestNs !== undefined) this.setLastEntry.run(latestNs, latestNs, modelId);
-    if ('end' in next) this.endWindow.run(this.now(), modelId);
-    else this.setToken.run({ token: next.nextToken, hash: next.tokenHash ?? null, now: this.now(), modelId });
+    if ('end' in next) this.endWindow.run(nowMs, modelId);
+    else this.setToken.run({ token: next.nextToken, hash: next.tokenHash ?? null, now: nowMs, modelId });
+    return undefined;
   }
 
   /** The end of the window a page belongs to: the window it begins, or the one in progress. */
@@ -226,13 +253,18 @@ export class Checkpoints extends CheckpointReads {
   }
 
   /**
-   * After the page's transaction committed: the file holds the model's checkpoint, read
-   * back now while its page is still in SQLite's cache (read at the model's next poll, it
-   * was usually a read from disk with thousands of models).
+   * After the page's transaction committed: the file holds the model's checkpoint, `after`
+   * when {@link Checkpoints.writePage} knew it; otherwise read back now, while its page is
+   * still in SQLite's cache (read at the model's next poll, it was usually a read from disk
+   * with thousands of models).
    */
-  committed(modelId: string): void {
+  committed(modelId: string, after: Checkpoint | undefined): void {
     this.quiet.delete(modelId);
     this.cache.delete(modelId);
+    if (after) {
+      this.cache.set(modelId, after);
+      return;
+    }
     let cp: Checkpoint | undefined;
     try {
       cp = super.get(modelId);

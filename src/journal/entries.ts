@@ -180,6 +180,14 @@ export class JournalEntries {
 
   /** Journal pages from the one holding `seq` on, oldest first. */
   private *pagesFrom(seq: number): Generator<JournalPage> {
+    // Recent pages from memory while they follow one another (a row's first seq is the last
+    // seq of the row before it plus one): a sink keeping up reads no row header at all.
+    for (let page = this.cache.get(seq); page; page = this.cache.get(seq)) {
+      this.cache.remember(page);
+      yield page;
+      seq = page.lastSeq + 1;
+      if (seq > this.state.lastSeq) return;
+    }
     // Row headers 64 at a time; a page's text is read only when not cached.
     let rows = this.rowsFrom.all(seq) as JournalRow[];
     while (rows.length > 0) {

@@ -43,6 +43,8 @@ interface PendingPage {
   result: PageCommit;
   unwritten: Checkpoint | undefined;
   page: JournalPage | undefined;
+  /** The checkpoint the transaction wrote, when it follows from the cached one. */
+  after: Checkpoint | undefined;
 }
 
 /** Commits pages into the checkpoints, the dedupe counts and the journal. */
@@ -70,7 +72,7 @@ export class PageCommitter {
     for (let i = 0; i < pages.length; i++) {
       const p = pages[i]!;
       if (isQuietPage(p)) this.checkpoints.deferQuiet(p.modelId, p.begin!, p.fetchId);
-      else work.push({ p, result: results[i]!, unwritten: this.checkpoints.unwritten(p.modelId), page: undefined });
+      else work.push({ p, result: results[i]!, unwritten: this.checkpoints.unwritten(p.modelId), page: undefined, after: undefined });
     }
     if (work.length === 0) return results;
     // The caller syncs later (syncJournal), or the pages are empty: an empty page only moves
@@ -81,7 +83,7 @@ export class PageCommitter {
     const lastSeq = unsynced ? this.state.unsynced(this.tx, work) : this.tx.immediate(work);
     // Only now: if the commit failed, the cached checkpoints (and quiet ones' unwritten state) still hold.
     for (const w of work) {
-      this.checkpoints.committed(w.p.modelId);
+      this.checkpoints.committed(w.p.modelId, w.after);
       // Sinks read a page right after it is committed: keep it.
       if (w.page) this.entries.appended(w.page);
     }
@@ -93,7 +95,6 @@ export class PageCommitter {
   private applyPage(w: PendingPage, lastSeq: number): number {
     const { modelId, fetchId, windowFromMs, entries, next, fetchedMs, begin } = w.p;
     const { result } = w;
-    this.checkpoints.openPage(modelId, fetchId, w.unwritten, begin);
     const page = Array.isArray(entries) ? EntryObjectsPage.of(entries as readonly PreparedEntry[]) : (entries as PreparedPage);
     const counted = this.dedupe.count(modelId, fetchId, page);
     const windowEndMs = counted.earliestBucketMs < windowFromMs ? (this.checkpoints.windowEndMs(modelId, begin) ?? windowFromMs) : windowFromMs;
@@ -111,7 +112,7 @@ export class PageCommitter {
       result.newTimesNs = counted.times.subarray(0, n);
       lastSeq = first + n - 1;
     }
-    this.checkpoints.closePage(modelId, next, counted.latest >= 0 ? page.timesNs[counted.latest] : undefined);
+    w.after = this.checkpoints.writePage(modelId, fetchId, w.unwritten, begin, next, counted.latest >= 0 ? page.timesNs[counted.latest] : undefined);
     return lastSeq;
   }
 }

@@ -37,6 +37,42 @@ describe('checkpoints', () => {
     s.close();
   });
 
+  it('keeps, after a window fetched in one page, the checkpoint the file holds (computed, not read back)', () => {
+    const path = join(dir, 'state.db');
+    const s = StateStore.open(path);
+    const reader = StateReader.open(path);
+    const same = () => expect(s.getCheckpoint('m')).toEqual(reader.getCheckpoint('m'));
+    try {
+      s.ensureCheckpoint('m', T - 10_000, 'now');
+      // a first window, from nothing: the watermark, the plan state and the newest entry are set
+      s.commitPage('m', 1, T - 10_000, [prep('2026-11-22T10:00:00.5Z', 'a')], { end: true }, T, { fromMs: T - 10_000, toMs: T + 0.4, planStateAfter: '{"f":{"30000":1}}' });
+      same();
+      expect(s.getCheckpoint('m')).toMatchObject({ watermarkMs: T + 1, fetchId: 1, planState: '{"f":{"30000":1}}', lastEntryNs: 1795341600500000000n, window: undefined });
+      // a re-read of an older window: the watermark and the newest entry do not go back, the plan state stays
+      s.commitPage('m', 2, T - 10_000, [prep('2026-11-22T09:59:55Z', 'b')], { end: true }, T, { fromMs: T - 10_000, toMs: T - 5_000 });
+      same();
+      expect(s.getCheckpoint('m')).toMatchObject({ watermarkMs: T + 1, fetchId: 2, planState: '{"f":{"30000":1}}', lastEntryNs: 1795341600500000000n });
+      // only duplicates: no entry appended, the newest time read still counts
+      expect(s.commitPage('m', 3, T, [prep('2026-11-22T10:00:00.5Z', 'a')], { end: true }, T, { fromMs: T, toMs: T + 2_000, planStateAfter: '{"f":{"30000":2}}' }).appended).toBe(0);
+      same();
+      // quiet windows kept in memory, then a page: both written in its transaction
+      s.commitPage('m', 4, T + 2_000, [], { end: true }, T, { fromMs: T + 2_000, toMs: T + 3_000, planStateAfter: '{"f":{"30000":3}}' });
+      expect(s.getCheckpoint('m')).not.toEqual(reader.getCheckpoint('m'));
+      s.commitPage('m', 5, T + 3_000, [prep('2026-11-22T10:00:03.5Z', 'c')], { end: true }, T, { fromMs: T + 3_000, toMs: T + 4_000 });
+      same();
+      expect(s.getCheckpoint('m')).toMatchObject({ watermarkMs: T + 4_000, fetchId: 5, planState: '{"f":{"30000":3}}', lastEntryNs: 1795341603500000000n });
+      // a window of two pages: the checkpoint is read back, the same
+      s.commitPage('m', 6, T + 4_000, [prep('2026-11-22T10:00:04.5Z', 'd')], { nextToken: 't' }, T, { fromMs: T + 4_000, toMs: T + 6_000 });
+      same();
+      s.commitPage('m', 6, T + 4_000, [prep('2026-11-22T10:00:05.5Z', 'e')], { end: true }, T);
+      same();
+      expect(s.readAfter(0, 10).map((e) => e.log)).toEqual(['a', 'b', 'c', 'd', 'e']);
+    } finally {
+      reader.close();
+      s.close();
+    }
+  });
+
   it('commits a page with its token, resumes, and moves the watermark only at the end', () => {
     const path = join(dir, 'state.db');
     let s = StateStore.open(path);

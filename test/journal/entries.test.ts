@@ -35,6 +35,40 @@ describe('journal entries', () => {
     s.close();
   });
 
+  it('reads the same from pages kept in memory as from the file: whole, from inside a page, and where memory ends', () => {
+    const path = join(dir, 'state.db');
+    let s = StateStore.open(path);
+    s.ensureCheckpoint('m', T);
+    s.ensureSink('a');
+    const cp = s.beginWindow('m', T, T + 60_000);
+    // five rows of 1, 2, 3, 4 and 5 entries: seqs 1, 2–3, 4–6, 7–10, 11–15
+    for (let p = 1; p <= 5; p++) {
+      const page = Array.from({ length: p }, (_, i) => prep(`2026-11-22T10:00:${String(p * 10 + i).padStart(2, '0')}Z`, `p${p}e${i}`));
+      s.commitPage('m', cp.fetchId, T, page, p < 5 ? { nextToken: `t${p}` } : { end: true }, T);
+    }
+    const logs = (x: StateStore, after: number, limit = 100) => x.readAfter(after, limit).map((e) => `${e.seq}:${e.log}`);
+    const all = logs(s, 0);
+    expect(all).toHaveLength(15);
+    const fromMemory = Array.from({ length: 16 }, (_, after) => [logs(s, after), logs(s, after, 3), s.readRange(after, 12).map((e) => e.seq)]);
+    s.close();
+    // reopened: nothing in memory, every read from the file
+    s = StateStore.open(path);
+    const fromFile = Array.from({ length: 16 }, (_, after) => [logs(s, after), logs(s, after, 3), s.readRange(after, 12).map((e) => e.seq)]);
+    expect(fromFile).toEqual(fromMemory);
+    expect(fromFile[0]![0]).toEqual(all);
+    s.close();
+    // only the first two rows in memory: the read goes on from the file where they end
+    s = StateStore.open(path);
+    s.readRange(1, 3);
+    expect(logs(s, 0)).toEqual(all);
+    expect(logs(s, 1, 5)).toEqual(all.slice(1, 6));
+    // rows deleted once every sink passed them are not read from memory either
+    s.ack('a', 6, 6);
+    s.trimJournal();
+    expect(logs(s, 0).map((l) => l.split(':')[0])).toEqual(['7', '8', '9', '10', '11', '12', '13', '14', '15']);
+    s.close();
+  });
+
   it('seq never goes backwards after drop_oldest emptied the journal, nor for a read-only reader', () => {
     const path = join(dir, 'state.db');
     let s = StateStore.open(path);
