@@ -181,9 +181,10 @@ export class JournalEntries {
   /** Journal pages from the one holding `seq` on, oldest first. */
   private *pagesFrom(seq: number): Generator<JournalPage> {
     // Recent pages from memory while they follow one another (a row's first seq is the last
-    // seq of the row before it plus one): a sink keeping up reads no row header at all.
+    // seq of the row before it plus one): a sink keeping up reads no row header at all. They
+    // stay in the order they were committed (moving each to the end at every read rebuilt
+    // the cache's table over and over: garbage that outlived the young generation).
     for (let page = this.cache.get(seq); page; page = this.cache.get(seq)) {
-      this.cache.remember(page);
       yield page;
       seq = page.lastSeq + 1;
       if (seq > this.state.lastSeq) return;
@@ -198,21 +199,23 @@ export class JournalEntries {
   }
 
   private decode(row: JournalRow): JournalPage {
-    let page = this.cache.get(row.first_seq);
-    if (!page) {
-      const stored = this.rowEntries.get(row.first_seq) as { entries: Buffer | string; times: Uint8Array | null } | undefined;
-      if (stored?.times) {
-        const bytes = typeof stored.entries === 'string' ? Buffer.from(stored.entries) : stored.entries;
-        page = new JournalPage(row.first_seq, row.model_id, row.fetched_ms, bytes, unpackTimes(stored.times));
-      } else {
-        // A row written before rows held NDJSON: a JSON array of [time, time_ns, stream, log].
-        const raw = JSON.parse(String(stored?.entries ?? '[]')) as Array<[string, string, string, string]>;
-        const entries = raw.map((r, i) => ({ seq: row.first_seq + i, modelId: row.model_id, time: r[0], timeNs: BigInt(r[1]), stream: r[2], log: r[3], fetchedAtMs: row.fetched_ms }));
-        page = JournalPage.fromEntries(row.first_seq, row.model_id, row.fetched_ms, entries);
-      }
-    }
+    const cached = this.cache.get(row.first_seq);
+    if (cached) return cached;
+    const page = this.readPage(row);
     this.cache.remember(page);
     return page;
+  }
+
+  private readPage(row: JournalRow): JournalPage {
+    const stored = this.rowEntries.get(row.first_seq) as { entries: Buffer | string; times: Uint8Array | null } | undefined;
+    if (stored?.times) {
+      const bytes = typeof stored.entries === 'string' ? Buffer.from(stored.entries) : stored.entries;
+      return new JournalPage(row.first_seq, row.model_id, row.fetched_ms, bytes, unpackTimes(stored.times));
+    }
+    // A row written before rows held NDJSON: a JSON array of [time, time_ns, stream, log].
+    const raw = JSON.parse(String(stored?.entries ?? '[]')) as Array<[string, string, string, string]>;
+    const entries = raw.map((r, i) => ({ seq: row.first_seq + i, modelId: row.model_id, time: r[0], timeNs: BigInt(r[1]), stream: r[2], log: r[3], fetchedAtMs: row.fetched_ms }));
+    return JournalPage.fromEntries(row.first_seq, row.model_id, row.fetched_ms, entries);
   }
 
   /**

@@ -9,7 +9,7 @@ import type { JournalPage } from './pages.js';
  */
 const PAGE_CACHE_BYTES = 8 * 1024 * 1024;
 
-/** Pages by first seq, most recently used last, under a budget of bytes. */
+/** Pages by first seq, in the order they were committed or read from the file (the oldest go first), under a budget of bytes. */
 export class PageCache {
   private readonly pages = new Map<number, JournalPage>();
   /** Bytes of NDJSON held, kept under the budget. */
@@ -21,7 +21,7 @@ export class PageCache {
     return this.pages.get(firstSeq);
   }
 
-  /** Keeps `page` as the most recently used, dropping the least recently used ones over the budget (never the last one). */
+  /** Keeps `page` as the newest, dropping the oldest ones over the budget (never the last one). */
   remember(page: JournalPage): void {
     this.forget(page.firstSeq);
     this.pages.set(page.firstSeq, page);
