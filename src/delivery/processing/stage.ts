@@ -78,6 +78,14 @@ export class ProcessingStage {
   readonly #open = new Set<string>();
   /** Records made in the current build, per model and level (index in LEVELS; the last: none), for the meter. */
   readonly #tally = new Map<string, Float64Array>();
+  /** Models whose tally the current build may have changed (the meter reads only these). */
+  readonly #tallied = new Set<string>();
+  /**
+   * Per open model, the watermark its groups were last checked against, with no line given
+   * to its processor since: the same watermark closes nothing more, so the check is skipped
+   * (a sink checks for closes at every commit, models' checkpoints move once a poll).
+   */
+  readonly #checkedAt = new Map<string, bigint>();
 
   constructor(options: StageOptions) {
     this.#o = options;
@@ -105,6 +113,7 @@ export class ProcessingStage {
       missing += g.seqs.length - lines.length;
       if (lines.length === 0) continue;
       this.#processor(g.modelId).restore({ stream: g.stream, phase: g.phase, lines });
+      this.#checkedAt.delete(g.modelId);
       this.#open.add(g.modelId);
     }
     return missing;
@@ -125,6 +134,8 @@ export class ProcessingStage {
         continue;
       }
       const p = this.#processor(page.modelId);
+      this.#checkedAt.delete(page.modelId);
+      this.#tallied.add(page.modelId);
       if (inTimeOrder(page.timesNs, from, to)) {
         out.records.readFrom(page);
         const dropped = p.pushLines(new PageLineCursor(page, from, to), out.records);
@@ -167,6 +178,8 @@ export class ProcessingStage {
       for (const close of recorded) {
         const p = this.#processors.get(close[0]);
         if (p === undefined) continue;
+        this.#checkedAt.delete(close[0]);
+        this.#tallied.add(close[0]);
         this.#take(out, close[0], close[1] === null ? p.flush() : p.advance(BigInt(close[1])));
         this.#track(close[0], p);
       }
@@ -181,11 +194,14 @@ export class ProcessingStage {
       if (closeAll || progress.stopped(modelId)) {
         close = [modelId, null];
         closed = p.flush();
+        this.#tallied.add(modelId);
       } else if (throughSeq >= progress.journaledThrough(modelId)) {
         const watermark = progress.watermarkNs(modelId);
-        if (watermark === undefined) continue;
+        if (watermark === undefined || this.#checkedAt.get(modelId) === watermark) continue;
+        this.#checkedAt.set(modelId, watermark);
         close = [modelId, watermark.toString()];
         closed = p.advance(watermark);
+        this.#tallied.add(modelId);
       }
       if (close === undefined || closed === undefined || closed.records.length + closed.dropped === 0) continue;
       out.closes.push(close);
@@ -208,19 +224,25 @@ export class ProcessingStage {
   /** Hands the build's tally to the meter (asked per build: which sink counts a model can change at a reload). */
   #meter(): void {
     const { meter, sink } = this.#o;
-    if (meter === undefined) return;
-    for (const [modelId, tally] of this.#tally) {
-      for (let i = 0; i < tally.length; i++) {
-        if (tally[i] === 0) continue;
-        if (meter.counts(sink, modelId)) meter.record(modelId, LEVELS[i], tally[i]!);
-        tally[i] = 0;
+    if (meter !== undefined) {
+      for (const modelId of this.#tallied) {
+        const tally = this.#tally.get(modelId);
+        if (tally === undefined) continue;
+        for (let i = 0; i < tally.length; i++) {
+          if (tally[i] === 0) continue;
+          if (meter.counts(sink, modelId)) meter.record(modelId, LEVELS[i], tally[i]!);
+          tally[i] = 0;
+        }
       }
     }
+    this.#tallied.clear();
   }
 
   #track(modelId: string, p: ModelProcessor): void {
-    if (p.openFirstSeq() === undefined) this.#open.delete(modelId);
-    else this.#open.add(modelId);
+    if (p.openFirstSeq() === undefined) {
+      this.#open.delete(modelId);
+      this.#checkedAt.delete(modelId);
+    } else this.#open.add(modelId);
   }
 
   #take(out: StageOutput, modelId: string, processed: Processed): void {
