@@ -149,11 +149,8 @@ export class ProcessingStage {
     }
     if (!this.#o.raw) this.#close(out, throughSeq, recorded, closeAll);
     out.lines = out.records.lines;
-    // A model still holding a group is asked to be polled soon when it had lines or its
-    // checkpoint moved (a hurry lasts a few polls; at every check it was most of a build).
-    const { hurry } = this.#o.progress;
-    if (hurry) for (const modelId of this.#tallied) if (this.#open.has(modelId)) hurry(modelId);
     this.#meter();
+    if (this.#o.progress.hurry) for (const modelId of this.#open) this.#o.progress.hurry(modelId);
     return out;
   }
 

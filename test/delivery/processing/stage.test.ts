@@ -182,26 +182,6 @@ describe('the processing stage of a sink', () => {
     expect(again.build([], 4, out.closes).records.entries()).toEqual(out.records.entries());
   });
 
-  it('asks that a model holding a group be polled soon when it had lines or its checkpoint moved, not at every check', () => {
-    journal.appendLines('a', TRACEBACK.slice(0, 4));
-    let watermark = 0n;
-    const hurried: string[] = [];
-    const s = stage({ progress: { watermarkNs: () => watermark, journaledThrough: () => 4, stopped: () => false, hurry: (m) => void hurried.push(m) } });
-    const slices = journal.store.slicesAfter(0, 100);
-    s.build(slices, 4);
-    expect(hurried).toEqual(['a']);
-    s.build([], 4);
-    s.build([], 4);
-    expect(hurried).toEqual(['a']); // the same checkpoint: nothing to check again
-    watermark = slices[0]!.page.timesNs[3]! + 1_000_000_000n; // moved, not past the group by the gap
-    expect(s.build([], 4).records.length).toBe(0);
-    expect(hurried).toEqual(['a', 'a']);
-    watermark += 2_000_000_000n; // past it: the group closes, nothing more to hurry
-    expect(s.build([], 4).records.entries().map((r) => r.lines)).toEqual([4]);
-    s.build([], 4);
-    expect(hurried).toEqual(['a', 'a']);
-  });
-
   it('closes the groups of a model that stopped', () => {
     journal.appendLines('a', TRACEBACK.slice(0, 3));
     let stopped = false;
