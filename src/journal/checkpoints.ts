@@ -229,15 +229,8 @@ export class Checkpoints extends CheckpointReads {
       const latest = latestNs ?? null;
       this.wholeWindow.run(toMs, toMs, begin.planStateAfter ?? null, fetchId, latest, latest, latest, nowMs, modelId);
       if (!base) return undefined;
-      return {
-        ...base,
-        watermarkMs: Math.max(base.watermarkMs ?? toMs, toMs),
-        window: undefined,
-        fetchId,
-        planState: begin.planStateAfter ?? base.planState,
-        lastEntryNs: latestNs === undefined || (base.lastEntryNs !== undefined && base.lastEntryNs > latestNs) ? base.lastEntryNs : latestNs,
-        updatedMs: nowMs,
-      };
+      const lastEntryNs = latestNs === undefined || (base.lastEntryNs !== undefined && base.lastEntryNs > latestNs) ? base.lastEntryNs : latestNs;
+      return { ...windowEnded(base, begin, fetchId, nowMs), lastEntryNs };
     }
     if (begin) this.record.run(Math.floor(begin.fromMs), Math.ceil(begin.toMs), begin.planStateAfter ?? null, fetchId, nowMs, modelId);
     if (latestNs !== undefined) this.setLastEntry.run(latestNs, latestNs, modelId);
@@ -287,15 +280,7 @@ export class Checkpoints extends CheckpointReads {
   deferQuiet(modelId: string, begin: WindowStart, fetchId: number): void {
     const cp = this.get(modelId);
     if (!cp) throw new StateError('MLS_ERR_STATE_NO_CHECKPOINT', `no checkpoint for model ${modelId}`);
-    const toMs = Math.ceil(begin.toMs);
-    this.cache.set(modelId, {
-      ...cp,
-      watermarkMs: Math.max(cp.watermarkMs ?? toMs, toMs),
-      window: undefined,
-      fetchId: Math.max(cp.fetchId, fetchId),
-      planState: begin.planStateAfter ?? cp.planState,
-      updatedMs: this.now(),
-    });
+    this.cache.set(modelId, windowEnded(cp, begin, Math.max(cp.fetchId, fetchId), this.now()));
     this.quiet.add(modelId);
     this.quietTimer ??= setTimeout(() => this.flushQuietSoon(), this.quietDelayMs()).unref();
   }
@@ -335,6 +320,16 @@ export class Checkpoints extends CheckpointReads {
       // Unwritten empty windows are read again at the next start.
     }
   }
+}
+
+/**
+ * `cp` once window `begin` ended as fetch `fetchId`: the watermark moved to the window's end
+ * (never back), the planned state adopted, no window in progress. What the statements that
+ * end a window write, for the cache.
+ */
+function windowEnded(cp: Checkpoint, begin: WindowStart, fetchId: number, nowMs: number): Checkpoint {
+  const toMs = Math.ceil(begin.toMs);
+  return { ...cp, watermarkMs: Math.max(cp.watermarkMs ?? toMs, toMs), window: undefined, fetchId, planState: begin.planStateAfter ?? cp.planState, updatedMs: nowMs };
 }
 
 function num(v: bigint | string | null | undefined): number | undefined {
