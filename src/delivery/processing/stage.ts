@@ -134,8 +134,7 @@ export class ProcessingStage {
         continue;
       }
       const p = this.#processor(page.modelId);
-      this.#checkedAt.delete(page.modelId);
-      this.#tallied.add(page.modelId);
+      this.#fed(page.modelId);
       if (inTimeOrder(page.timesNs, from, to)) {
         out.records.readFrom(page);
         const dropped = p.pushLines(new PageLineCursor(page, from, to), out.records);
@@ -178,8 +177,7 @@ export class ProcessingStage {
       for (const close of recorded) {
         const p = this.#processors.get(close[0]);
         if (p === undefined) continue;
-        this.#checkedAt.delete(close[0]);
-        this.#tallied.add(close[0]);
+        this.#fed(close[0]);
         this.#take(out, close[0], close[1] === null ? p.flush() : p.advance(BigInt(close[1])));
         this.#track(close[0], p);
       }
@@ -194,7 +192,7 @@ export class ProcessingStage {
       if (closeAll || progress.stopped(modelId)) {
         close = [modelId, null];
         closed = p.flush();
-        this.#tallied.add(modelId);
+        this.#fed(modelId);
       } else if (throughSeq >= progress.journaledThrough(modelId)) {
         const watermark = progress.watermarkNs(modelId);
         if (watermark === undefined || this.#checkedAt.get(modelId) === watermark) continue;
@@ -236,6 +234,12 @@ export class ProcessingStage {
       }
     }
     this.#tallied.clear();
+  }
+
+  /** The model's processor is given lines or closes other than by a new watermark: its next check is due, its tally to be read. */
+  #fed(modelId: string): void {
+    this.#checkedAt.delete(modelId);
+    this.#tallied.add(modelId);
   }
 
   #track(modelId: string, p: ModelProcessor): void {
