@@ -157,9 +157,7 @@ export class FileSink implements Sink {
 
       this.#touched.clear();
       for (const [path, lines] of groups) await this.#writeGroup(path, lines, work, base, now);
-      if (this.#cfg.fsync === 'batch') {
-        for (const path of this.#touched) await this.#handles.peek(path)?.sync();
-      }
+      if (this.#cfg.fsync === 'batch') await this.#handles.syncAll(this.#touched);
       this.#touched.clear();
 
       work.seq = Math.max(work.seq, batch.lastSeq);
@@ -274,9 +272,7 @@ export class FileSink implements Sink {
   }
 
   flush(): Promise<void> {
-    return this.#exclusive(async () => {
-      for (const path of this.#handles.paths()) await this.#handles.peek(path)?.sync();
-    });
+    return this.#exclusive(() => this.#handles.syncAll(this.#handles.paths()));
   }
 
   close(): Promise<void> {
