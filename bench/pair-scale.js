@@ -13,12 +13,10 @@
 // each round and, at the end, the mean of B − A for the whole process and per kind of
 // thread (points of one core).
 import { spawn } from 'node:child_process';
-import { join, resolve } from 'node:path';
-import { startSimChild } from './lib/sim.js';
-import { MLS, TOKEN, baseConfig, cpuSeconds, memory, round, shippedNodeArgs, sleep, threadCpu, workDir, writeConfig } from './lib/util.js';
+import { resolve } from 'node:path';
+import { scaleConfig, scaleModels, startScaleSim } from './lib/scale-load.js';
+import { MLS, cpuSeconds, memory, round, shippedNodeArgs, sleep, threadCpu, workDir, writeConfig } from './lib/util.js';
 
-const MODELS = 10_000;
-const RATE = 5; // entries per second per active model, as in scale.js
 const WARMUP_MS = 45_000;
 const MEASURE_MS = 30_000;
 
@@ -44,18 +42,8 @@ function parseArgs(argv) {
 /** Starts one side: its simulator, its daemon (`mls` at `mlsPath`, extra environment `env`). */
 async function startSide(name, mlsPath, env, ids, active) {
   const w = workDir(`pair-${name}`);
-  const sim = await startSimChild(
-    { token: TOKEN, models: ids, ratePerSec: 0, ratePerModel: Object.fromEntries(active.map((id) => [id, RATE])), ingestDelayMs: { min: 0, max: 500 }, pageSize: 500, seed: 23 },
-    { heapMb: 2048 },
-  );
-  const cfg = writeConfig(
-    w.dir,
-    baseConfig(sim.url, join(w.dir, 'state', 'state.db'), {
-      poll: { start_at: 'now', rate_limit: '1200/s', concurrency: 32 },
-      models: ids.map((id) => ({ id })),
-      sinks: [{ name: 'files', type: 'file', path: join(w.dir, 'out', '{model_id}.ndjson') }],
-    }),
-  );
+  const sim = await startScaleSim(ids, active);
+  const cfg = writeConfig(w.dir, scaleConfig(sim.url, w.dir, ids));
   let stderr = '';
   const child = spawn(process.execPath, [...shippedNodeArgs(), mlsPath, 'run', '--config', cfg], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
   child.stderr.on('data', (d) => {
@@ -107,8 +95,7 @@ async function oneRound(o, n, ids, active) {
 }
 
 const o = parseArgs(process.argv.slice(2));
-const ids = Array.from({ length: MODELS }, (_, i) => `scale-${String(i).padStart(5, '0')}`);
-const active = ids.filter((_, i) => i % 100 === 0);
+const { ids, active } = scaleModels(100);
 const show = (x) => `${round(x.cpu, 1)} % (main ${round(x.main, 1)}, v8 ${round(x.v8, 1)}, pool ${round(x.pool, 1)}), RSS ${round(x.rssMb, 0)} MB`;
 const diffs = [];
 for (let n = 0; n < o.rounds; n++) {

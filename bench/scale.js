@@ -9,13 +9,12 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startSimChild } from './lib/sim.js';
-import { MLS, TOKEN, baseConfig, closedPort, cpuSeconds, median, memory, round, say, shippedNodeArgs, sleep, spawnDaemon, threadCpu, waitFor, workDir, writeConfig } from './lib/util.js';
+import { SCALE_MODELS, SCALE_RATE, scaleConfig, scaleModels, startScaleSim } from './lib/scale-load.js';
+import { MLS, TOKEN, closedPort, cpuSeconds, median, memory, round, say, shippedNodeArgs, sleep, spawnDaemon, threadCpu, waitFor, workDir, writeConfig } from './lib/util.js';
 
-const MODELS = 10_000;
+const MODELS = SCALE_MODELS;
 // MLS_BENCH_SCALE_ACTIVE=0 measures the quiet models' polling alone.
 const ACTIVE = Number(process.env.MLS_BENCH_SCALE_ACTIVE ?? 100);
-const RATE = 5; // entries per second per active model
 
 /** Milliseconds of three `mls status --json` runs with `cfgPath`, each checked to list every model. */
 function timeStatus(cfgPath) {
@@ -43,34 +42,13 @@ function httpFloor(simUrl, rate, seconds, idsFile) {
 export async function run({ quick }) {
   const warmupMs = quick ? 40_000 : 90_000;
   const measureMs = quick ? 30_000 : 60_000;
-  const ids = Array.from({ length: MODELS }, (_, i) => `scale-${String(i).padStart(5, '0')}`);
-  const active = ACTIVE > 0 ? ids.filter((_, i) => i % Math.round(MODELS / ACTIVE) === 0) : [];
+  const { ids, active } = scaleModels(ACTIVE);
   const w = workDir('scale');
-  const sim = await startSimChild(
-    {
-      token: TOKEN,
-      models: ids,
-      ratePerSec: 0,
-      ratePerModel: Object.fromEntries(active.map((id) => [id, RATE])),
-      ingestDelayMs: { min: 0, max: 500 },
-      pageSize: 500,
-      seed: 23,
-    },
-    { heapMb: 2048 },
-  );
+  const sim = await startScaleSim(ids, active);
   const port = await closedPort();
   let d;
   try {
-    const cfgPath = writeConfig(
-      w.dir,
-      baseConfig(sim.url, join(w.dir, 'state', 'state.db'), {
-        // 1,200 requests/s at a few ms each need more than the default 8 in flight.
-        poll: { start_at: 'now', rate_limit: '1200/s', concurrency: 32 },
-        models: ids.map((id) => ({ id })),
-        sinks: [{ name: 'files', type: 'file', path: join(w.dir, 'out', '{model_id}.ndjson') }],
-        admin: { listen: `127.0.0.1:${port}` },
-      }),
-    );
+    const cfgPath = writeConfig(w.dir, scaleConfig(sim.url, w.dir, ids, { admin: { listen: `127.0.0.1:${port}` } }));
     d = spawnDaemon(cfgPath);
     await sleep(warmupMs);
     if (!d.alive()) throw new Error(`daemon exited; stderr: ${d.stderr().slice(-2000)}`);
@@ -133,7 +111,7 @@ export async function run({ quick }) {
     return {
       models: MODELS,
       active: ACTIVE,
-      active_entries_per_sec: RATE,
+      active_entries_per_sec: SCALE_RATE,
       rate_limit: '1200/s',
       concurrency: 32,
       warmup_s: warmupMs / 1000,
