@@ -48,10 +48,8 @@ export interface DeliverySettings {
  * went within this long: then it waits out the rest of it. With many models polled every
  * second, their polls end a few milliseconds apart; one batch for what they brought in
  * this time costs far less than a batch (and a commit of the cursor) for each. So a sink
- * gets at most two early batches a second: a model whose poll ends alone is not held, and
- * 100 active models cost the file sink 2 batches a second instead of 5 (about half a point
- * of a core less at 10,000 models, in pairs run side by side; in the freshness benchmark, 6 active models' lag went from 1.1 to
- * 1.3 s median and from 1.6 to 1.9 s at the 95th percentile).
+ * gets at most two early batches a second, and a model whose poll ends alone is not held
+ * (docs/decisions/0048 weighs the CPU saved against the lag added).
  */
 export const FLUSH_GATHER_MS = 500;
 
