@@ -12,10 +12,9 @@
 // spread. Build B's commit is usually a `git worktree` with its own `npm run build`. Prints
 // each round and, at the end, the mean of B − A for the whole process and per kind of
 // thread (points of one core).
-import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { scaleConfig, scaleModels, startScaleSim } from './lib/scale-load.js';
-import { MLS, cpuSeconds, memory, round, shippedNodeArgs, sleep, threadCpu, workDir, writeConfig } from './lib/util.js';
+import { MLS, cpuSeconds, memory, round, sleep, spawnDaemon, threadCpu, workDir, writeConfig } from './lib/util.js';
 
 const WARMUP_MS = 45_000;
 const MEASURE_MS = 30_000;
@@ -44,21 +43,13 @@ async function startSide(name, mlsPath, env, ids, active) {
   const w = workDir(`pair-${name}`);
   const sim = await startScaleSim(ids, active);
   const cfg = writeConfig(w.dir, scaleConfig(sim.url, w.dir, ids));
-  let stderr = '';
-  const child = spawn(process.execPath, [...shippedNodeArgs(), mlsPath, 'run', '--config', cfg], { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
-  child.stderr.on('data', (d) => {
-    stderr = (stderr + d).slice(-4000);
-  });
-  const exited = new Promise((r) => child.once('exit', r));
+  const d = spawnDaemon(cfg, { mls: mlsPath, env });
   return {
     name,
-    child,
+    d,
     sim,
-    alive: () => child.exitCode === null && child.signalCode === null,
-    stderr: () => stderr,
     async stop() {
-      if (this.alive()) child.kill('SIGTERM');
-      await exited;
+      await d.stop();
       await sim.close();
       w.cleanup();
     },
@@ -71,21 +62,21 @@ async function oneRound(o, n, ids, active) {
   try {
     for (const [name, path, env] of order) sides.push(await startSide(name, path, env, ids, active));
     await sleep(WARMUP_MS);
-    for (const s of sides) if (!s.alive()) throw new Error(`daemon ${s.name} exited; stderr: ${s.stderr()}`);
-    const before = sides.map((s) => ({ cpu: cpuSeconds(s.child.pid), threads: threadCpu(s.child.pid) }));
+    for (const s of sides) if (!s.d.alive()) throw new Error(`daemon ${s.name} exited; stderr: ${s.d.stderr()}`);
+    const before = sides.map((s) => ({ cpu: cpuSeconds(s.d.pid), threads: threadCpu(s.d.pid) }));
     const t0 = performance.now();
     await sleep(MEASURE_MS);
     const seconds = (performance.now() - t0) / 1000;
     const out = {};
     sides.forEach((s, i) => {
-      const t = threadCpu(s.child.pid);
+      const t = threadCpu(s.d.pid);
       const share = (x) => (x / seconds) * 100;
       out[s.name] = {
-        cpu: share(cpuSeconds(s.child.pid) - before[i].cpu),
+        cpu: share(cpuSeconds(s.d.pid) - before[i].cpu),
         main: share(t.main - before[i].threads.main),
         v8: share(t.v8 - before[i].threads.v8),
         pool: share(t.pool - before[i].threads.pool),
-        rssMb: memory(s.child.pid).rss / 2 ** 20,
+        rssMb: memory(s.d.pid).rss / 2 ** 20,
       };
     });
     return out;

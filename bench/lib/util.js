@@ -54,16 +54,17 @@ export function shippedNodeArgs() {
 
 /**
  * Starts `mls run --config <file>` as a child process. `nodeArgs` go before the script
- * (e.g. --cpu-prof). stderr is kept (last 64 KiB) for error reports.
+ * (e.g. --cpu-prof); `mls` is the build's dist/cli/main.js (this checkout's by default).
+ * stderr is kept (last 64 KiB) for error reports.
  */
-export function spawnDaemon(configPath, { nodeArgs = [], env = {} } = {}) {
+export function spawnDaemon(configPath, { nodeArgs = [], env = {}, mls = MLS } = {}) {
   const startedAt = performance.now();
   const startedWall = Date.now();
   // The daemon runs with the Node.js flags its executable ships with (the `#!/usr/bin/env -S
   // node …` line of dist/cli/main.js), as `mls run` does. MLS_BENCH_DAEMON_NODE_ARGS adds
   // flags for experiments (recorded in the results).
   const extraArgs = [...shippedNodeArgs(), ...(process.env.MLS_BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean)];
-  const child = spawn(process.execPath, [...extraArgs, ...nodeArgs, MLS, 'run', '--config', configPath], {
+  const child = spawn(process.execPath, [...extraArgs, ...nodeArgs, mls, 'run', '--config', configPath], {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env, ...shippedCommand().env, ...env },
   });
