@@ -280,7 +280,10 @@ export class Checkpoints extends CheckpointReads {
   deferQuiet(modelId: string, begin: WindowStart, fetchId: number): void {
     const cp = this.get(modelId);
     if (!cp) throw new StateError('MLS_ERR_STATE_NO_CHECKPOINT', `no checkpoint for model ${modelId}`);
-    this.cache.set(modelId, windowEnded(cp, begin, Math.max(cp.fetchId, fetchId), this.now()));
+    // The cached checkpoint (get() caches what it reads) is changed in place: a new object per
+    // quiet poll lived until the model's next poll, long enough to be promoted to the old
+    // generation. Callers use a checkpoint between two awaits and keep copies (model-poller.ts).
+    endWindowInPlace(cp, begin, Math.max(cp.fetchId, fetchId), this.now());
     this.quiet.add(modelId);
     this.quietTimer ??= setTimeout(() => this.flushQuietSoon(), this.quietDelayMs()).unref();
   }
@@ -330,6 +333,16 @@ export class Checkpoints extends CheckpointReads {
 function windowEnded(cp: Checkpoint, begin: WindowStart, fetchId: number, nowMs: number): Checkpoint {
   const toMs = Math.ceil(begin.toMs);
   return { ...cp, watermarkMs: Math.max(cp.watermarkMs ?? toMs, toMs), window: undefined, fetchId, planState: begin.planStateAfter ?? cp.planState, updatedMs: nowMs };
+}
+
+/** {@link windowEnded}, written into `cp` itself. */
+function endWindowInPlace(cp: Checkpoint, begin: WindowStart, fetchId: number, nowMs: number): void {
+  const toMs = Math.ceil(begin.toMs);
+  cp.watermarkMs = Math.max(cp.watermarkMs ?? toMs, toMs);
+  cp.window = undefined;
+  cp.fetchId = fetchId;
+  cp.planState = begin.planStateAfter ?? cp.planState;
+  cp.updatedMs = nowMs;
 }
 
 function num(v: bigint | string | null | undefined): number | undefined {

@@ -82,7 +82,10 @@ export class StateStore implements StatusStore {
 
   // ---- checkpoints -------------------------------------------------------------------
 
-  /** The checkpoint of a model, if it was ever seen. */
+  /**
+   * The checkpoint of a model, if it was ever seen: the object the store keeps, which a
+   * window that returns nothing updates in place. Read what is needed now, or copy it.
+   */
   getCheckpoint(modelId: string): Checkpoint | undefined {
     return this.checkpoints.get(modelId);
   }
@@ -92,7 +95,7 @@ export class StateStore implements StatusStore {
     return this.checkpoints.list();
   }
 
-  /** Returns the model's checkpoint, creating it with `startMs` when the model is new. */
+  /** Returns the model's checkpoint (as {@link StateStore.getCheckpoint} does), creating it with `startMs` when the model is new. */
   ensureCheckpoint(modelId: string, startMs: number, startAt?: string): Checkpoint {
     return this.checkpoints.ensure(modelId, startMs, startAt);
   }

@@ -118,9 +118,12 @@ export class FairSchedule {
     }
     let old = 0;
     while (old < times.length && times[old]! <= now - this.intervalMs) old++;
-    if (old > 0) times.splice(0, old);
-    const before = times.length;
-    times.push(now);
+    // In place: a quiet model's one time is overwritten. Emptying the array and pushing again
+    // gave it a new backing store at every poll, kept until the next one (and so promoted).
+    const before = times.length - old;
+    if (old > 0 && before > 0) times.copyWithin(0, old);
+    times[before] = now;
+    times.length = before + 1;
     return before;
   }
 }

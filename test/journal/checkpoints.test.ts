@@ -162,9 +162,10 @@ describe('checkpoints', () => {
       const path = join(dir, 'state.db');
       const s = StateStore.open(path, { quietFlushMs: 50 });
       for (const m of ['a', 'b']) {
-        const cp = s.ensureCheckpoint(m, T);
-        expect(s.commitPage(m, cp.fetchId + 1, T, [], { end: true }, T, { fromMs: T, toMs: T + 10_000, planStateAfter: '{"f":{}}' }).appended).toBe(0);
-        expect(s.getCheckpoint(m)).toMatchObject({ watermarkMs: T + 10_000, window: undefined, fetchId: cp.fetchId + 1, planState: '{"f":{}}' });
+        // The cached checkpoint changes with the model's windows: its fetch id is read now.
+        const { fetchId } = s.ensureCheckpoint(m, T);
+        expect(s.commitPage(m, fetchId + 1, T, [], { end: true }, T, { fromMs: T, toMs: T + 10_000, planStateAfter: '{"f":{}}' }).appended).toBe(0);
+        expect(s.getCheckpoint(m)).toMatchObject({ watermarkMs: T + 10_000, window: undefined, fetchId: fetchId + 1, planState: '{"f":{}}' });
       }
       expect(onDisk(path, 'a').watermarkMs).toBeUndefined();
       await new Promise((r) => setTimeout(r, 200));
@@ -185,6 +186,21 @@ describe('checkpoints', () => {
       expect(onDisk(path, 'm')).toMatchObject({ watermarkMs: T + 10_000, fetchId: 2, window: { fromMs: T + 10_000, toMs: T + 20_000, nextToken: 'p2' } });
       expect(s.getCheckpoint('m')).toEqual(onDisk(path, 'm'));
       s.close();
+    });
+
+    it('update the cached checkpoint in place, and the next write replaces it', () => {
+      const path = join(dir, 'state.db');
+      const s = StateStore.open(path, { quietFlushMs: 60_000 });
+      const kept = s.ensureCheckpoint('m', T);
+      s.commitPage('m', 1, T, [], { end: true }, T, { fromMs: T, toMs: T + 10_000, planStateAfter: '{"f":{"30000":1}}' });
+      s.commitPage('m', 2, T + 10_000, [], { end: true }, T, { fromMs: T + 10_000, toMs: T + 20_000 });
+      expect(s.getCheckpoint('m')).toBe(kept);
+      expect(kept).toMatchObject({ watermarkMs: T + 20_000, fetchId: 2, window: undefined, planState: '{"f":{"30000":1}}' });
+      s.commitPage('m', 3, T + 20_000, [prep('2026-11-22T10:00:25Z', 'x')], { end: true }, T, { fromMs: T + 20_000, toMs: T + 30_000 });
+      expect(s.getCheckpoint('m')).not.toBe(kept);
+      expect(s.getCheckpoint('m')).toMatchObject({ watermarkMs: T + 30_000, fetchId: 3 });
+      s.close();
+      expect(onDisk(path, 'm')).toMatchObject({ watermarkMs: T + 30_000, fetchId: 3 });
     });
 
     it('a multi-page window or a page with entries is never deferred', () => {
