@@ -331,8 +331,9 @@ export class Checkpoints extends CheckpointReads {
  * end a window write, for the cache.
  */
 function windowEnded(cp: Checkpoint, begin: WindowStart, fetchId: number, nowMs: number): Checkpoint {
-  const toMs = Math.ceil(begin.toMs);
-  return { ...cp, watermarkMs: Math.max(cp.watermarkMs ?? toMs, toMs), window: undefined, fetchId, planState: begin.planStateAfter ?? cp.planState, updatedMs: nowMs };
+  const ended = { ...cp };
+  endWindowInPlace(ended, begin, fetchId, nowMs);
+  return ended;
 }
 
 /** {@link windowEnded}, written into `cp` itself. */

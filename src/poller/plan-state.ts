@@ -22,7 +22,7 @@ interface SparseState {
 export function encodeFrontiers(slotList: readonly FrontierSlot[], frontiers: readonly number[]): string {
   // Joined, not concatenated: a concatenation is a tree of string pieces, and the text stays
   // in the model's checkpoint until its next poll, long enough to be promoted to the old
-  // generation (at 10,000 models, most of what quiet polls left to the full collections).
+  // generation (at 10,000 models, the largest part of what a quiet poll kept until the next).
   const parts: string[] = [STATE_PREFIX];
   for (let i = 0; i < slotList.length; i++) parts.push(i > 0 ? ',"' : '"', slotList[i]!.key, '":', String(frontiers[i]!));
   parts.push('}}');
