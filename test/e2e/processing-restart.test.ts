@@ -55,16 +55,30 @@ describe('an open group across a crash', () => {
     });
     const first = startMls(['run', '--config', config]);
     // The first page's lines are past the cursor, held in the open group.
-    await waitFor(() => {
-      if (!existsSync(statePath)) return false;
-      const r = StateReader.open(statePath);
-      try {
-        const sink = r.listSinks()[0];
-        return sink !== undefined && sink.cursor === 4 && sink.holdSeq === 1;
-      } finally {
-        r.close();
-      }
-    }, 20_000, 'the first page acknowledged with its lines held');
+    let openError: unknown;
+    await waitFor(
+      () => {
+        if (!existsSync(statePath)) return false;
+        let r: StateReader;
+        try {
+          r = StateReader.open(statePath);
+        } catch (err) {
+          // The daemon has created the file but not yet its tables.
+          openError = err;
+          return false;
+        }
+        try {
+          const sink = r.listSinks()[0];
+          return sink !== undefined && sink.cursor === 4 && sink.holdSeq === 1;
+        } finally {
+          r.close();
+        }
+      },
+      20_000,
+      'the first page acknowledged with its lines held',
+      200,
+      () => `the state file's last open error: ${String(openError)}`,
+    );
     expect(readNdjsonTree(out)).toEqual([]);
     first.child.kill('SIGKILL');
     await first.exited;
