@@ -62,7 +62,7 @@ export class FileHandles {
   async syncAll(paths: Iterable<string>): Promise<void> {
     const syncs: Promise<void>[] = [];
     for (const path of paths) {
-      const fh = this.#open.get(path)?.fh;
+      const fh = this.peek(path);
       if (fh !== undefined) syncs.push(fh.sync());
     }
     const failed = (await Promise.allSettled(syncs)).find((r) => r.status === 'rejected');
