@@ -4,7 +4,7 @@
 //! is scrubbed from every message, excerpt and log line.
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
-import { Pool } from './pool.js';
+import { Http1Pool } from './http1/pool.js';
 import { ConfigError } from '../errors.js';
 import { registerSecret, scrubWireText, type Logger } from '../telemetry/logger.js';
 import { systemClock, type Clock } from '../time/clock.js';
@@ -127,20 +127,21 @@ function errorCode(err: unknown): string {
   return typeof code === 'string' ? code : 'UNKNOWN';
 }
 
-/** Says in words what went wrong on the connection, from undici's and Node's error codes. */
+/** Says in words what went wrong on the connection, from the pool's and Node's error codes. */
 function describeTransportError(err: unknown): string {
   const code = errorCode(err);
   switch (code) {
     case 'ECONNREFUSED':
       return 'connection refused';
     case 'ECONNRESET':
-    case 'UND_ERR_SOCKET':
+    case 'EPIPE':
+    case 'MLS_HTTP_CLOSED':
       return 'connection closed by the other side';
-    case 'UND_ERR_CONNECT_TIMEOUT':
+    case 'MLS_HTTP_CONNECT_TIMEOUT':
       return 'timed out connecting';
-    case 'UND_ERR_HEADERS_TIMEOUT':
+    case 'MLS_HTTP_HEADERS_TIMEOUT':
       return 'timed out waiting for the response';
-    case 'UND_ERR_BODY_TIMEOUT':
+    case 'MLS_HTTP_BODY_TIMEOUT':
       return 'timed out receiving the response body';
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
@@ -168,7 +169,7 @@ function describeTransportError(err: unknown): string {
 }
 
 /**
- * Creates the service client. One undici pool (keep-alive) serves every request; close
+ * Creates the service client. One keep-alive connection pool serves every request; close
  * it with `close()`.
  * @throws ConfigError for an unusable URL, token or option.
  */
@@ -208,15 +209,13 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     logger?.warn({ origin }, 'TLS certificate verification is off: anyone on the path can read the token and the logs');
   }
 
-  const pool = new Pool(origin, {
+  const pool = new Http1Pool(origin, {
     connections: options.connections ?? 4,
-    headersTimeout: timeouts.headersMs,
-    bodyTimeout: timeouts.bodyMs,
-    connect: {
-      timeout: timeouts.connectMs,
-      ...(ca ? { ca } : {}),
-      ...(options.insecureSkipVerify ? { rejectUnauthorized: false } : {}),
-    },
+    connectMs: timeouts.connectMs,
+    headersMs: timeouts.headersMs,
+    bodyMs: timeouts.bodyMs,
+    ...(ca ? { ca } : {}),
+    ...(options.insecureSkipVerify ? { rejectUnauthorized: false } : {}),
   });
 
   // the token was registered above: the shared scrubber knows every form it can come back in
@@ -284,7 +283,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     if (res.body === undefined) {
       const err = res.bodyError;
       if (abort.aborted) throw err;
-      if (errorCode(err) === 'UND_ERR_BODY_TIMEOUT') {
+      if (errorCode(err) === 'MLS_HTTP_BODY_TIMEOUT') {
         throw new ApiUnavailableError(`the service stopped sending the response body (HTTP ${status}): ${describeTransportError(err)}`, { status, cause: err });
       }
       throw new ApiProtocolError(`the response body was cut short (HTTP ${status}): ${scrub(describeTransportError(err))}`, { status, cause: err });

@@ -1,15 +1,15 @@
-//! One HTTP request and its whole response, through undici's dispatcher API directly: no
+//! One HTTP request and its whole response, through the connection pool's callbacks: no
 //! body stream, no async iteration, one buffer per chunk. The body is collected up to a
 //! limit chosen from the status, and the connection is dropped as soon as it is exceeded.
-import type { IncomingHttpHeaders } from 'node:http';
-import type { Dispatcher } from 'undici';
 import type { BodyPool } from './body-pool.js';
 import type { AbortWatch, AbortWatcher } from './call-abort.js';
+import type { ExchangeControl, Http1Pool, ResponseHandler } from './http1/pool.js';
 
 /** A response that started: status and headers, and the body or why it is missing. */
 export interface Exchanged {
   status: number;
-  headers: IncomingHttpHeaders;
+  /** Field names in lower case. */
+  headers: Readonly<Record<string, string>>;
   /** The whole body; undefined when it was cut short or over the limit. */
   body: Buffer | undefined;
   /** The body was over `limitFor(status)`: the connection was dropped after that many bytes. */
@@ -23,8 +23,8 @@ export interface Exchanged {
 /** The request to send. */
 export interface ExchangeRequest {
   path: string;
-  method: Dispatcher.HttpMethod;
-  headers: Record<string, string>;
+  method: string;
+  headers: Readonly<Record<string, string>>;
   body: string;
   /** The abort of the call this request belongs to. */
   abort: AbortWatch;
@@ -44,27 +44,27 @@ class TooLarge extends Error {}
  * rejects when no response started (connection refused, reset, TLS failure, headers timeout,
  * or the call aborted before the status line).
  */
-export function exchange(dispatcher: Dispatcher, req: ExchangeRequest): Promise<Exchanged> {
+export function exchange(pool: Http1Pool, req: ExchangeRequest): Promise<Exchanged> {
   return new Promise<Exchanged>((resolve, reject) => {
     if (req.abort.aborted) {
       reject(req.abort.reason);
       return;
     }
     const handler = new ExchangeHandler(req, resolve, reject);
-    dispatcher.dispatch({ path: req.path, method: req.method, headers: req.headers, body: req.body }, handler);
+    pool.dispatch({ path: req.path, method: req.method, headers: req.headers, body: req.body }, handler);
   });
 }
 
 /**
- * One exchange's state and undici's callbacks, in one object: a closure per callback made a
+ * One exchange's state and the pool's callbacks, in one object: a closure per callback made a
  * dozen objects per request, at a thousand requests a second with 10,000 models. It is also
  * what the call's abort tells (`handleEvent`).
  */
-class ExchangeHandler implements Dispatcher.DispatchHandler, AbortWatcher {
-  private controller: Dispatcher.DispatchController | undefined;
+class ExchangeHandler implements ResponseHandler, AbortWatcher {
+  private controller: ExchangeControl | undefined;
   private started = false;
   private status = 0;
-  private headers: IncomingHttpHeaders = {};
+  private headers: Readonly<Record<string, string>> = {};
   private limit = 0;
   private declaredBytes: number | undefined;
   private total = 0;
@@ -106,17 +106,17 @@ class ExchangeHandler implements Dispatcher.DispatchHandler, AbortWatcher {
     if (this.settle()) this.resolve({ status: this.status, headers: this.headers, body, tooLarge, declaredBytes: this.declaredBytes, bodyError });
   }
 
-  private overLimit(c: Dispatcher.DispatchController): void {
+  private overLimit(c: ExchangeControl): void {
     this.ended(undefined, true, undefined);
     c.abort(new TooLarge('response body over the limit'));
   }
 
-  onRequestStart(c: Dispatcher.DispatchController): void {
+  onRequestStart(c: ExchangeControl): void {
     this.controller = c;
     if (this.req.abort.aborted) this.handleEvent();
   }
 
-  onResponseStart(c: Dispatcher.DispatchController, statusCode: number, responseHeaders: IncomingHttpHeaders): void {
+  onResponseStart(c: ExchangeControl, statusCode: number, responseHeaders: Readonly<Record<string, string>>): void {
     // 1xx informational responses are followed by the real one.
     if (statusCode < 200) return;
     const { req } = this;
@@ -131,7 +131,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler, AbortWatcher {
     else if (req.bodies && statusCode < 300) this.pooled = req.bodies.take(Number.isFinite(declared) ? declared : Math.min(this.limit, req.bodies.lastBytes));
   }
 
-  onResponseData(c: Dispatcher.DispatchController, chunk: Buffer): void {
+  onResponseData(c: ExchangeControl, chunk: Buffer): void {
     if (this.settled) return;
     const at = this.total;
     this.total += chunk.length;
@@ -154,7 +154,7 @@ class ExchangeHandler implements Dispatcher.DispatchHandler, AbortWatcher {
     else this.ended(this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks, this.total), false, undefined);
   }
 
-  onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
+  onResponseError(_c: ExchangeControl, err: Error): void {
     if (this.started) this.ended(undefined, false, err);
     else if (this.settle()) this.reject(err);
   }
