@@ -199,7 +199,8 @@ function summarise(r) {
     s.scale_status_ms = x.status_ms;
     s.scale_cpu_over_http_floor = x.cpu_over_http_floor;
     rows.push(['scale', `${fmt(x.models)} models (${x.active} active): CPU % of one core`, String(x.cpu_percent), '≤ 15', verdict(x.cpu_percent <= 15)]);
-    rows.push(['scale', `  ÷ a bare HTTP client at the same requests/s (${x.http_floor_cpu_percent} %)`, String(x.cpu_over_http_floor), '', '']);
+    rows.push(['scale', `  ÷ a bare client with the daemon's pool at the same requests/s (${x.http_floor_cpu_percent} %)`, String(x.cpu_over_http_floor), '', '']);
+    if (x.undici_floor_cpu_percent !== undefined) rows.push(['scale', `  undici's Pool sending the same requests: CPU %`, String(x.undici_floor_cpu_percent), '', '']);
     rows.push(['scale', 'RSS (MB)', String(x.rss_mb), '≤ 250', verdict(x.rss_mb <= 250)]);
     rows.push(['scale', 'restart → first request (ms)', String(x.restart_first_request_ms), '≤ 2,000', verdict(x.restart_first_request_ms <= 2000)]);
     rows.push(['scale', 'mls status (ms)', String(x.status_ms), '≤ 1,000', verdict(x.status_ms <= 1000)]);

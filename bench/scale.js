@@ -3,8 +3,9 @@
 // /proc) and RSS of the daemon, requests per second and how often a quiet model was
 // polled; then `mls status` (through the admin server) and a restart to its first logs
 // request. The config lists the models inline. Last, the floor under the CPU figure: a bare
-// HTTP client (bench/lib/http-floor.js) sending the same requests per second to the same
-// simulator, with the daemon stopped; the daemon's CPU is reported against it too.
+// HTTP client (bench/lib/http-floor.js) with the daemon's own connection pool, sending the
+// same requests per second to the same simulator with the daemon stopped; the daemon's CPU
+// is reported against it too. Then undici's Pool doing the same, for comparison.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -31,10 +32,10 @@ function timeStatus(cfgPath) {
 
 const FLOOR_SCRIPT = fileURLToPath(new URL('./lib/http-floor.js', import.meta.url));
 
-/** CPU of a bare HTTP client sending `rate` logs requests/s for `seconds` to the simulator (its own process), asking for the models listed in `idsFile`. */
-function httpFloor(simUrl, rate, seconds, idsFile) {
+/** CPU of a bare HTTP client (`mls` or `undici`) sending `rate` logs requests/s for `seconds` to the simulator (its own process), asking for the models listed in `idsFile`. */
+function httpFloor(client, simUrl, rate, seconds, idsFile) {
   // The daemon's young generation at this many models (it raises the shipped one itself).
-  const r = spawnSync(process.execPath, [...shippedNodeArgs(), '--max-semi-space-size=8', FLOOR_SCRIPT, simUrl, TOKEN, String(rate), String(seconds), idsFile], { encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [...shippedNodeArgs(), '--max-semi-space-size=8', FLOOR_SCRIPT, client, simUrl, TOKEN, String(rate), String(seconds), idsFile], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`the bare HTTP client exited ${r.status}: ${r.stderr.slice(-1000)}`);
   return JSON.parse(r.stdout.trim().split('\n').pop());
 }
@@ -105,9 +106,11 @@ export async function run({ quick }) {
     await d.stop();
     const quietIdsFile = join(w.dir, 'quiet-models.txt');
     writeFileSync(quietIdsFile, `${quietIds.join('\n')}\n`);
-    const floor = httpFloor(sim.url, Math.round(requestsPerSec), quick ? 15 : 20, quietIdsFile);
+    const floor = httpFloor('mls', sim.url, Math.round(requestsPerSec), quick ? 15 : 20, quietIdsFile);
     const overFloor = cpuPercent / floor.cpu_percent;
-    say('scale', `a bare HTTP client at ${floor.requests_per_sec} requests/s: CPU ${floor.cpu_percent} % of a core (user ${floor.user_percent}, system ${floor.system_percent}); the daemon took ${round(overFloor, 2)}× that`);
+    say('scale', `a bare HTTP client (the daemon's pool) at ${floor.requests_per_sec} requests/s: CPU ${floor.cpu_percent} % of a core (user ${floor.user_percent}, system ${floor.system_percent}); the daemon took ${round(overFloor, 2)}× that`);
+    const undici = httpFloor('undici', sim.url, Math.round(requestsPerSec), quick ? 15 : 20, quietIdsFile);
+    say('scale', `undici's Pool sending the same requests: CPU ${undici.cpu_percent} % of a core (${round(undici.cpu_percent / floor.cpu_percent, 2)}× the daemon's pool)`);
     return {
       models: MODELS,
       active: ACTIVE,
@@ -138,6 +141,7 @@ export async function run({ quick }) {
       http_floor_system_percent: floor.system_percent,
       http_floor_requests_per_sec: floor.requests_per_sec,
       cpu_over_http_floor: round(overFloor, 2),
+      undici_floor_cpu_percent: undici.cpu_percent,
     };
   } finally {
     await d?.stop();

@@ -1,21 +1,30 @@
-// The floor under the scale benchmark's CPU figure: a bare undici client sending logs
+// The floor under the scale benchmark's CPU figure: a bare HTTP client sending logs
 // requests at a given rate to the simulator, in a process of its own, with nothing of the
 // daemon (no scheduler, no checkpoints, no journal, no sinks). It reads each answer as
 // the daemon's first reader would: the whole body, then JSON. Prints one line of JSON:
 // its CPU as a share of one core over the measured span, and the requests it made.
+// The client is the daemon's own connection pool (`mls`, from dist/) or undici's Pool
+// (`undici`, a general-purpose client, for comparison).
 //
-//   node bench/lib/http-floor.js <simulator url> <token> <requests/s> <seconds> <file of model ids, one per line>
+//   node bench/lib/http-floor.js <mls|undici> <simulator url> <token> <requests/s> <seconds> <file of model ids, one per line>
 import { readFileSync } from 'node:fs';
-import { Pool } from 'undici';
 
-const [url, token, rateArg, secondsArg, idsFile] = process.argv.slice(2);
+const [client, url, token, rateArg, secondsArg, idsFile] = process.argv.slice(2);
 const ids = readFileSync(idsFile, 'utf8').split('\n').filter(Boolean);
 const rate = Number(rateArg);
 const seconds = Number(secondsArg);
 const WARMUP_MS = 3_000;
 const GRID_MS = 100;
+const origin = url.replace(/\/$/, '');
 // The daemon's defaults: four keep-alive connections, one request at a time on each.
-const pool = new Pool(url.replace(/\/$/, ''), { connections: 4 });
+let pool;
+if (client === 'mls') {
+  const { Http1Pool } = await import('../../dist/api/http1/pool.js');
+  pool = new Http1Pool(origin, { connections: 4, connectMs: 10_000, headersMs: 30_000, bodyMs: 30_000 });
+} else if (client === 'undici') {
+  const { Pool } = await import('undici');
+  pool = new Pool(origin, { connections: 4 });
+} else throw new Error(`unknown client ${client}: mls or undici`);
 const headers = { authorization: token, 'content-type': 'application/json', accept: 'application/json', 'user-agent': 'model-log-shipper' };
 let done = 0;
 let failed;
@@ -24,6 +33,7 @@ function request(id) {
   const now = Date.now();
   const body = JSON.stringify({ model_id: id, time_from: new Date(now - 12_000).toISOString(), time_to: new Date(now - 2_000).toISOString() });
   const chunks = [];
+  // Both pools take the same callbacks.
   pool.dispatch(
     { path: '/rest/model/logs/get/', method: 'POST', headers, body },
     {
@@ -63,4 +73,4 @@ clearInterval(timer);
 await pool.close();
 if (failed) throw failed;
 const share = (us) => Math.round((us / 1e6 / elapsedS) * 1000) / 10;
-console.log(JSON.stringify({ cpu_percent: share(cpu.user + cpu.system), user_percent: share(cpu.user), system_percent: share(cpu.system), requests_per_sec: Math.round(((done - done0) / elapsedS) * 10) / 10 }));
+console.log(JSON.stringify({ client, cpu_percent: share(cpu.user + cpu.system), user_percent: share(cpu.user), system_percent: share(cpu.system), requests_per_sec: Math.round(((done - done0) / elapsedS) * 10) / 10 }));
