@@ -97,9 +97,11 @@ export class BodyReader {
           break;
         }
         case Chunk.Trailers: {
-          const nl = this.lineEnd(buf, at, MAX_HEAD_BYTES - this.trailerBytes, 'the trailer fields');
+          const nl = this.lineEnd(buf, at, Infinity, 'the trailer fields');
+          // Counted as they arrive, so that a line split over many reads counts whole.
+          this.trailerBytes += (nl < 0 ? buf.length : nl + 1) - at;
+          if (this.trailerBytes > MAX_HEAD_BYTES) throw badResponse(`trailer fields over ${MAX_HEAD_BYTES} bytes`);
           if (nl < 0) return buf.length;
-          this.trailerBytes += nl + 1 - at;
           at = nl + 1;
           // Trailer fields are read past, not used; an empty line ends the body.
           if (this.line === '') this.done = true;
@@ -120,7 +122,8 @@ export class BodyReader {
     const part = buf.toString('latin1', at, nl < 0 ? buf.length : nl);
     this.line += part;
     if (nl >= 0 && this.line.endsWith('\r')) this.line = this.line.slice(0, -1);
-    if (this.line.length > limit) throw badResponse(`${what} over ${limit} bytes`);
+    // A CR whose LF has not arrived yet is not part of the line.
+    if (this.line.length - (this.line.endsWith('\r') ? 1 : 0) > limit) throw badResponse(`${what} over ${limit} bytes`);
     return nl;
   }
 }

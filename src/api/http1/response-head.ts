@@ -35,14 +35,17 @@ export function readResponseHead(buf: Buffer, start: number): ResponseHead | und
   const text = buf.toString('latin1', start, start + Math.min(available, MAX_HEAD_BYTES + 4));
   const m = HEAD_END.exec(text);
   if (m === null) {
-    if (available > MAX_HEAD_BYTES) throw badResponse(`a head over ${MAX_HEAD_BYTES} bytes`);
+    // A head within the limit has its blank line start by MAX_HEAD_BYTES: past that, only
+    // line-end bytes may still be its beginning.
+    if (available > MAX_HEAD_BYTES && (available >= MAX_HEAD_BYTES + 4 || /[^\r\n]/.test(text.slice(MAX_HEAD_BYTES)))) throw badResponse(`a head over ${MAX_HEAD_BYTES} bytes`);
     return undefined;
   }
   if (m.index > MAX_HEAD_BYTES) throw badResponse(`a head over ${MAX_HEAD_BYTES} bytes`);
   const lines = text.slice(0, m.index).split(/\r?\n/);
   const status = STATUS_LINE.exec(lines[0]!);
   if (status === null) throw badResponse(`the status line is ${JSON.stringify(lines[0]!.slice(0, 64))}`);
-  const headers: Record<string, string> = {};
+  // No prototype: a field named `constructor` or `__proto__` is a field like any other.
+  const headers = Object.create(null) as Record<string, string>;
   let last: string | undefined;
   for (let i = 1; i < lines.length; i++) {
     const line = lines[i]!;
@@ -53,7 +56,8 @@ export function readResponseHead(buf: Buffer, start: number): ResponseHead | und
       if (last === undefined) throw badResponse('a folded line before any header field');
       const more = line.replace(OWS, '');
       if (BAD_VALUE.test(more)) throw badResponse(`a control character in the value of ${last}`);
-      headers[last] = `${headers[last]} ${more}`;
+      const before = headers[last]!;
+      if (more !== '') headers[last] = before === '' ? more : `${before} ${more}`;
       continue;
     }
     const colon = line.indexOf(':');
