@@ -7,10 +7,12 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { createApiClient, type ApiClientOptions } from '../../src/api/client.js';
+import { Http1Pool } from '../../src/api/http1/pool.js';
 import { failure } from '../api/helpers.js';
 import type { ApiClient } from '../../src/api/types.js';
 import { parseConfig } from '../../src/cli/config.js';
@@ -73,7 +75,8 @@ beforeAll(async () => {
       const from = (JSON.parse(body) as { time_from: string }).time_from;
       // one entry, inside the first window asked for
       const details = from <= ENTRY.time ? [ENTRY] : [];
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'success', details }));
+      // `x-close` asks for the connection to be closed after the answer.
+      res.writeHead(200, { 'content-type': 'application/json', ...(req.headers['x-close'] ? { connection: 'close' } : {}) }).end(JSON.stringify({ status: 'success', details }));
     });
   });
   server.on('tlsClientError', () => {}); // refused handshakes are expected here
@@ -95,6 +98,26 @@ function client(extra: Partial<ApiClientOptions> = {}): ApiClient {
 
 const REQ = { modelId: 'm', fromMs: Date.UTC(2024, 4, 1, 12), toMs: Date.UTC(2024, 4, 1, 12, 1) };
 
+/** The status of one logs request sent through `pool`. */
+function postStatus(pool: Http1Pool): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let status = 0;
+    const body = JSON.stringify({ model_id: 'm', time_from: '2024-05-01T12:00:00.000Z', time_to: '2024-05-01T12:01:00.000Z' });
+    pool.dispatch(
+      { method: 'POST', path: '/rest/model/logs/get/', headers: { authorization: TOKEN, 'content-type': 'application/json', 'x-close': '1' }, body },
+      {
+        onRequestStart() {},
+        onResponseStart(_c, s) {
+          status = s;
+        },
+        onResponseData() {},
+        onResponseEnd: () => resolve(status),
+        onResponseError: (_c, err) => reject(err),
+      },
+    );
+  });
+}
+
 
 describe.skipIf(!OPENSSL)('TLS to the service', () => {
   it('refuses a certificate from an unknown CA by default, saying it is a certificate problem', async () => {
@@ -107,6 +130,25 @@ describe.skipIf(!OPENSSL)('TLS to the service', () => {
     expect(err.message).not.toContain(TOKEN);
     expect(requests).toBe(before); // no request, and so no token, went over the untrusted connection
     console.log(`tls: default refusal reads: ${err.message}`);
+  });
+
+  it('resumes the TLS session when the pool connects again', async () => {
+    const resumed: boolean[] = [];
+    const onSecure = (socket: TLSSocket): void => void resumed.push(socket.isSessionReused());
+    server.on('secureConnection', onSecure);
+    try {
+      // The server closes each connection after its answer: every request opens a new one.
+      const pool = new Http1Pool(url, { connections: 1, connectMs: 2000, headersMs: 2000, bodyMs: 2000, ca: [readFileSync(caFile, 'utf8')] });
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        statuses.push(await postStatus(pool));
+      }
+      await pool.close();
+      expect(statuses).toEqual([200, 200, 200]);
+      expect(resumed).toEqual([false, true, true]);
+    } finally {
+      server.off('secureConnection', onSecure);
+    }
   });
 
   it('refuses it with the wrong CA file too', async () => {

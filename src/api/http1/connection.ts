@@ -28,8 +28,8 @@ export interface ResponseHandler {
 export interface ConnectionTarget {
   host: string;
   port: number;
-  /** TLS options when the origin is https. */
-  tls: { servername: string | undefined; ca: string[] | undefined; rejectUnauthorized: boolean } | undefined;
+  /** TLS options when the origin is https; `session` is the last one the service gave, offered again on the next connection. */
+  tls: { servername: string | undefined; ca: string[] | undefined; rejectUnauthorized: boolean; session?: Buffer } | undefined;
   connectMs: number;
   headersMs: number;
   bodyMs: number;
@@ -101,9 +101,19 @@ export class Connection {
     first.conn = this;
     this.deadline = performance.now() + t.connectMs;
     const common = { host: t.host, port: t.port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 60_000 };
-    this.socket = t.tls
-      ? tlsConnect({ ...common, ...(t.tls.servername ? { servername: t.tls.servername } : {}), ...(t.tls.ca ? { ca: t.tls.ca } : {}), rejectUnauthorized: t.tls.rejectUnauthorized, ALPNProtocols: ['http/1.1'] })
-      : netConnect(common);
+    const tls = t.tls;
+    if (tls) {
+      this.socket = tlsConnect({
+        ...common,
+        ...(tls.servername ? { servername: tls.servername } : {}),
+        ...(tls.ca ? { ca: tls.ca } : {}),
+        ...(tls.session ? { session: tls.session } : {}),
+        rejectUnauthorized: tls.rejectUnauthorized,
+        ALPNProtocols: ['http/1.1'],
+      });
+      // Resuming the session spares a full handshake when a connection is opened again.
+      this.socket.on('session', (session: Buffer) => (tls.session = session));
+    } else this.socket = netConnect(common);
     this.socket.once(t.tls ? 'secureConnect' : 'connect', () => this.ready());
     this.socket.on('data', (chunk: Buffer) => this.onData(chunk));
     this.socket.on('end', () => this.onEnd());
