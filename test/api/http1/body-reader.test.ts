@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { BodyReader, type Framing } from '../../../src/api/http1/body-reader.js';
 import { TransportError } from '../../../src/api/http1/errors.js';
 import { MAX_HEAD_BYTES } from '../../../src/api/http1/response-head.js';
+import { mulberry32 } from '../../../src/simulator/prng.js';
 
 const bytes = (text: string): Buffer => Buffer.from(text, 'latin1');
 
@@ -314,19 +315,9 @@ describe('BodyReader refuses a chunked body', () => {
 });
 
 describe('BodyReader with generated chunked bodies', () => {
-  /** mulberry32: a small seeded PRNG, so every run checks the same cases. */
-  function mulberry32(seed: number): () => number {
-    let a = seed | 0;
-    return () => {
-      a = (a + 0x6d2b79f5) | 0;
-      let t = Math.imul(a ^ (a >>> 15), 1 | a);
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-  }
-
   it('round-trips 500 random bodies in random chunks fed in random pieces', () => {
-    const random = mulberry32(0x0b0d7);
+    const prng = mulberry32(0x0b0d7);
+    const random = (): number => prng.next();
     const int = (n: number): number => Math.floor(random() * n);
     const eol = (): string => (random() < 0.8 ? '\r\n' : '\n');
     for (let n = 0; n < 500; n++) {

@@ -6,6 +6,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Http1Pool, type ExchangeControl, type Http1PoolOptions, type PoolRequest } from '../../../src/api/http1/pool.js';
+import { mulberry32 } from '../../../src/simulator/prng.js';
 
 interface Received {
   socket: Socket;
@@ -350,14 +351,9 @@ describe('Http1Pool', () => {
   });
 
   it('ends every exchange exactly once on random answers, and still serves a valid one after them', async () => {
-    // mulberry32: the same answers on every run.
-    let seed = 0x5eed;
-    const random = (): number => {
-      seed = (seed + 0x6d2b79f5) | 0;
-      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
+    // Seeded: the same answers on every run.
+    const prng = mulberry32(0x5eed);
+    const random = (): number => prng.next();
     const pieces = ['HTTP/1.1 ', '200 OK', '\r\n', 'content-length: ', '5', '3', 'transfer-encoding: chunked', '\r\n\r\n', '0\r\n', 'a\r\n', 'hello', '\n', ':', ' ', '\x00', 'HTTP/1.0 204 No Content', '-1', 'connection: close'];
     const answers: string[] = [];
     for (let i = 0; i < 200; i++) {
