@@ -1,7 +1,7 @@
 //! The admin HTTP server: /metrics (Prometheus), /healthz (liveness), /readyz
 //! (readiness: state store open, no model lagging and no sink failing for longer than
 //! health.max_lag) and /status (JSON).
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { DaemonStatus } from '../daemon/status.js';
@@ -39,7 +39,9 @@ export interface AdminOptions {
 /** Starts the admin server; resolves once it listens. */
 export async function startAdminServer(o: AdminOptions): Promise<AdminServer> {
   const { host, port } = splitListen(o.listen);
-  const server: Server = createServer((req, res) => {
+  // Not an `import`: importing `node:http` as a module loads Node's bundled undici for its
+  // lazy exports (≈ 45 ms of every start).
+  const server: Server = process.getBuiltinModule('node:http').createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const send = (status: number, type: string, body: string) => {
       res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });

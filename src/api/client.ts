@@ -3,7 +3,6 @@
 //! typed errors. The API token goes into the `Authorization` header and nowhere else: it
 //! is scrubbed from every message, excerpt and log line.
 import { readFileSync } from 'node:fs';
-import { rootCertificates } from 'node:tls';
 import { Http1Pool } from './http1/pool.js';
 import { ConfigError } from '../errors.js';
 import { registerSecret, scrubWireText, type Logger } from '../telemetry/logger.js';
@@ -200,7 +199,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   if (options.caFile !== undefined) {
     try {
       // extra authorities: the public roots stay trusted
-      ca = [...rootCertificates, readFileSync(options.caFile, 'utf8')];
+      ca = [...process.getBuiltinModule('node:tls').rootCertificates, readFileSync(options.caFile, 'utf8')];
     } catch (err) {
       throw new ConfigError(`cannot read the CA file ${options.caFile}: ${(err as Error).message}`, [], { cause: err });
     }
