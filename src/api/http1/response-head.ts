@@ -22,8 +22,6 @@ const STATUS_LINE = /^HTTP\/1\.([01]) ([1-9]\d\d)(?:[ \t][^\r\n]*)?$/;
 const FIELD_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // Control characters other than tab are not allowed in a field value.
 const BAD_VALUE = /[\0-\x08\x0a-\x1f\x7f]/;
-// Optional white space around a value: spaces and tabs only (`trim` would also take U+00A0).
-const OWS = /^[ \t]+|[ \t]+$/g;
 
 /**
  * Reads the head that starts at `start` in `buf`. Undefined while it is incomplete.
@@ -54,7 +52,7 @@ export function readResponseHead(buf: Buffer, start: number): ResponseHead | und
     if (first === 0x20 || first === 0x09) {
       // An obsolete line folding continues the field before it (RFC 9112 §5.2).
       if (last === undefined) throw badResponse('a folded line before any header field');
-      const more = line.replace(OWS, '');
+      const more = trimOws(line, 0);
       if (BAD_VALUE.test(more)) throw badResponse(`a control character in the value of ${last}`);
       const before = headers[last]!;
       if (more !== '') headers[last] = before === '' ? more : `${before} ${more}`;
@@ -63,7 +61,7 @@ export function readResponseHead(buf: Buffer, start: number): ResponseHead | und
     const colon = line.indexOf(':');
     const name = colon > 0 ? line.slice(0, colon) : '';
     if (!FIELD_NAME.test(name)) throw badResponse(`a header line without a valid field name: ${JSON.stringify(line.slice(0, 64))}`);
-    const value = line.slice(colon + 1).replace(OWS, '');
+    const value = trimOws(line, colon + 1);
     if (BAD_VALUE.test(value)) throw badResponse(`a control character in the value of ${name}`);
     const key = name.toLowerCase();
     const before = headers[key];
@@ -72,3 +70,18 @@ export function readResponseHead(buf: Buffer, start: number): ResponseHead | und
   }
   return { status: Number(status[2]), minorVersion: Number(status[1]), headers, end: start + m.index + m[0].length };
 }
+
+/**
+ * `line` from `from` without the optional white space around it: spaces and tabs only
+ * (`trim` would also take U+00A0). A loop: a global regular expression took a third of
+ * the head's reading.
+ */
+function trimOws(line: string, from: number): string {
+  let a = from;
+  let b = line.length;
+  while (a < b && isOws(line.charCodeAt(a))) a++;
+  while (b > a && isOws(line.charCodeAt(b - 1))) b--;
+  return line.slice(a, b);
+}
+
+const isOws = (c: number): boolean => c === 0x20 || c === 0x09;
