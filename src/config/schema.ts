@@ -32,7 +32,7 @@ const apiSchema = z
       .strictObject({
         connect: duration('Time allowed to establish the TCP/TLS connection.', { positive: true }).prefault('10s'),
         headers: duration('Time allowed from sending a request until the response headers arrive.', { positive: true }).prefault('30s'),
-        body: duration('Time allowed to receive the whole response body.', { positive: true }).prefault('60s'),
+        body: duration('Most time between two pieces of the response body; retry.deadline bounds the whole request.', { positive: true }).prefault('60s'),
       })
       .prefault({})
       .describe('Timeouts of requests to the service.'),
@@ -93,7 +93,7 @@ const pollSchema = z
       'Where to start for a model without a checkpoint: `now`, a duration back from now such as `-1h`, or an ISO timestamp such as `2026-01-01T00:00:00Z`.',
     ).prefault('-1h'),
     max_window: duration('Longest time window asked for in one request; longer catch-ups are split.', { positive: true }).prefault('1h'),
-    concurrency: scalar(z.number().int().min(1).default(8)).describe('Requests in flight at once, across all models.'),
+    concurrency: scalar(z.number().int().min(1).default(8)).describe('Requests in flight at once, across all models; the service client keeps as many keep-alive HTTP/1.1 connections.'),
     rate_limit: leaf<RateLimit | null>(
       'Requests allowed per interval across all models: `N/s`, `N/m`, `N/h` (e.g. `20/s`), or `0` / `none` for no limit. Parsed to `{count, perMs}` or null.',
       { anyOf: [{ const: 0 }, { type: 'string', pattern: '^(none|0|\\d+\\s*/\\s*\\S+)$' }] },
