@@ -1,8 +1,8 @@
 //! The service client's connection pool: up to `connections` keep-alive HTTP/1.1
 //! connections to one origin, requests queued while all are busy, one timer for every
 //! deadline. It does the one thing the client needs (a POST with a small JSON body and its
-//! whole response) at about half the CPU of a general-purpose client: at 10,000 models the
-//! daemon makes over a thousand requests a second, and this is most of its work.
+//! whole response) at about two thirds of the CPU of a general-purpose client: at 10,000
+//! models the daemon makes over a thousand requests a second, and they are most of its work.
 import { isIP } from 'node:net';
 import { Connection, Exchange, type ConnectionOwner, type ConnectionTarget, type ResponseHandler } from './connection.js';
 import { TransportError } from './errors.js';
