@@ -6,7 +6,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import type { ApiClient } from '../api/types.js';
-import type { PageCommit, PageToCommit, StateStore } from '../journal/store.js';
+import type { PageCommit, PageToCommit, StartAtRecord, StateStore } from '../journal/store.js';
 import { ModelPoller } from '../poller/model-poller.js';
 import { FairSchedule } from '../poller/fair-schedule.js';
 import { RequestQueue } from '../poller/request-queue.js';
@@ -76,7 +76,10 @@ export class RunningPollers {
     const { store, logger } = this.d;
     // A changed start_at is said once (it moves no stored start), then recorded.
     const models = config.models.map((m) => ({ id: m.id, startAt: modelStartAt(config, m), checkpoint: store.getCheckpoint(m.id) }));
-    logStartAtChanges(logger.child({ component: 'poller' }), startAtChanges(models, (id, setting) => store.recordStartAt(id, setting)));
+    const adopted: StartAtRecord[] = [];
+    const changes = startAtChanges(models, (modelId, startAt) => adopted.push({ modelId, startAt }));
+    store.recordStartAts(adopted);
+    logStartAtChanges(logger.child({ component: 'poller' }), changes);
     // The models new to the state file get their checkpoints in one transaction, not one synced commit each.
     const nowMs = this.d.clock.now();
     store.ensureCheckpoints(models.filter((m) => !m.checkpoint && !this.pollers.has(m.id)).map((m) => ({ modelId: m.id, startMs: resolveStart(m.startAt, nowMs), startAt: showStartAt(m.startAt) })));

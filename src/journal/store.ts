@@ -10,7 +10,7 @@
 //! page-commit.ts); the commands that only read use StateReader (reader.ts).
 import type { SinkEntry } from '../records/entry.js';
 import { AppliedSettings } from './applied-settings.js';
-import { Checkpoints, type Checkpoint, type NewCheckpoint, type PageContinuation, type WindowStart } from './checkpoints.js';
+import { Checkpoints, type Checkpoint, type NewCheckpoint, type PageContinuation, type StartAtRecord, type WindowStart } from './checkpoints.js';
 import { Cursors, type HeldGroups, type SinkCursor } from './cursors.js';
 import { DeadLetters, type DeadLetter } from './dead-letters.js';
 import { DedupeCounts } from './dedupe-counts.js';
@@ -21,7 +21,7 @@ import type { PageSlice } from './pages.js';
 import type { PreparedEntry } from './prepared.js';
 import type { StatusStore } from './status-store.js';
 
-export type { Checkpoint, NewCheckpoint, PageContinuation, WindowStart } from './checkpoints.js';
+export type { Checkpoint, NewCheckpoint, PageContinuation, StartAtRecord, WindowStart } from './checkpoints.js';
 export type { HeldGroups, InflightBatch, SinkCursor } from './cursors.js';
 export type { DeadLetter } from './dead-letters.js';
 export type { WalSync } from './db.js';
@@ -105,9 +105,9 @@ export class StateStore implements StatusStore {
     this.checkpoints.ensureMany(models);
   }
 
-  /** Records the `start_at` setting (as written) that the model's stored start now answers to. */
-  recordStartAt(modelId: string, startAt: string): void {
-    this.checkpoints.recordStartAt(modelId, startAt);
+  /** Records the `start_at` settings that models' stored starts now answer to, in one transaction (see {@link Checkpoints.recordStartAts}). */
+  recordStartAts(changes: readonly StartAtRecord[]): void {
+    this.checkpoints.recordStartAts(changes);
   }
 
   /** Starts a new fetch of window [fromMs, toMs] (see {@link Checkpoints.beginWindow}). */

@@ -1,7 +1,7 @@
 //! Checkpoints: the token and the window across a reopen, the tokens followed, a window
 //! cut short, and windows that return nothing (kept in memory, written together).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -34,6 +34,25 @@ describe('checkpoints', () => {
     s = StateStore.open(path);
     expect(s.listCheckpoints().map((c) => c.modelId).sort()).toEqual([...ids, 'old'].sort());
     expect(s.getCheckpoint('m7')).toMatchObject({ startMs: T + 7, startAt: undefined });
+    s.close();
+  });
+
+  it('records the start_at settings of many models in one transaction', () => {
+    const path = join(dir, 'state.db');
+    let s = StateStore.open(path);
+    const ids = Array.from({ length: 2_000 }, (_, i) => `m${i}`);
+    s.ensureCheckpoints(ids.map((modelId) => ({ modelId, startMs: T, startAt: undefined })));
+    expect(s.getCheckpoint('m5')?.startAt).toBeUndefined(); // cached before the change
+    const walBefore = statSync(`${path}-wal`).size;
+    s.recordStartAts(ids.map((modelId, i) => ({ modelId, startAt: i % 2 === 0 ? '-1h' : 'now' })));
+    s.recordStartAts([]);
+    // One commit appends a few pages to the WAL; one commit a model appended at least a page each (16 KiB).
+    expect(statSync(`${path}-wal`).size - walBefore).toBeLessThan(40 * 16_384);
+    expect(s.getCheckpoint('m5')).toMatchObject({ startMs: T, startAt: 'now' });
+    s.close();
+    s = StateStore.open(path);
+    expect(s.getCheckpoint('m0')?.startAt).toBe('-1h');
+    expect(s.getCheckpoint('m1999')?.startAt).toBe('now');
     s.close();
   });
 
