@@ -4,21 +4,8 @@
 //! memory and written together (see {@link Checkpoints.deferQuiet}).
 import type Database from 'better-sqlite3';
 import { StateError } from '../errors.js';
+import { CheckpointReads, type Checkpoint } from './checkpoint-reads.js';
 import type { DB, StateDb, Tx } from './db.js';
-
-/** Where polling of one model stands. */
-export interface Checkpoint {
-  modelId: string;
-  startMs: number;
-  watermarkMs: number | undefined;
-  window: { fromMs: number; toMs: number; nextToken: string | undefined; tokens?: readonly string[] } | undefined;
-  fetchId: number;
-  planState: string | undefined;
-  lastEntryNs: bigint | undefined;
-  /** The `start_at` setting (as written) the stored start answers to; undefined in files of earlier versions. */
-  startAt: string | undefined;
-  updatedMs: number;
-}
 
 /** A checkpoint to create: the model's start, and the `start_at` setting (as written) it answers to. */
 export interface NewCheckpoint {
@@ -45,30 +32,6 @@ export interface WindowStart {
  * tokens followed, in the same transaction that stores the token.
  */
 export type PageContinuation = { nextToken: string; tokenHash?: string } | { end: true };
-
-type CheckpointRow = Record<string, bigint | string | null>;
-
-/** Checkpoints as the file holds them (the store's and the read-only reader's). */
-export class CheckpointReads {
-  private readonly one: Database.Statement;
-  private readonly all: Database.Statement;
-
-  constructor(db: DB) {
-    this.one = db.prepare('SELECT * FROM checkpoints WHERE model_id = ?').safeIntegers(true);
-    this.all = db.prepare('SELECT * FROM checkpoints ORDER BY model_id').safeIntegers(true);
-  }
-
-  /** The checkpoint of a model, if it was ever seen. */
-  get(modelId: string): Checkpoint | undefined {
-    const row = this.one.get(modelId) as CheckpointRow | undefined;
-    return row ? toCheckpoint(row) : undefined;
-  }
-
-  /** All checkpoints, by model id. */
-  list(): Checkpoint[] {
-    return (this.all.all() as CheckpointRow[]).map(toCheckpoint);
-  }
-}
 
 /** The checkpoints of the store: cached as last written (this process is the only writer: see lock.ts). */
 export class Checkpoints extends CheckpointReads {
@@ -361,33 +324,9 @@ function endWindowInPlace(cp: Checkpoint, begin: WindowStart, fetchId: number, n
   cp.updatedMs = nowMs;
 }
 
-function num(v: bigint | string | null | undefined): number | undefined {
-  return v === null || v === undefined ? undefined : Number(v);
-}
-
 /** The parameters of `endQuiet` for a cached checkpoint that is ahead of the file. */
 function quietRow(cp: Checkpoint, nowMs: number) {
   return { modelId: cp.modelId, toMs: cp.watermarkMs ?? null, planState: cp.planState ?? null, fetchId: cp.fetchId, now: nowMs };
-}
-
-function splitTokens(v: bigint | string | null | undefined): { tokens?: string[] } {
-  return typeof v === 'string' && v !== '' ? { tokens: v.split(' ') } : {};
-}
-
-function toCheckpoint(r: CheckpointRow): Checkpoint {
-  const from = num(r.win_from);
-  const to = num(r.win_to);
-  return {
-    modelId: String(r.model_id),
-    startMs: Number(r.start_ms),
-    watermarkMs: num(r.watermark_ms),
-    window: from !== undefined && to !== undefined ? { fromMs: from, toMs: to, nextToken: (r.next_token as string | null) ?? undefined, ...splitTokens(r.win_tokens) } : undefined,
-    fetchId: Number(r.fetch_id),
-    planState: (r.plan_state as string | null) ?? undefined,
-    lastEntryNs: r.last_entry_ns === null || r.last_entry_ns === undefined ? undefined : BigInt(r.last_entry_ns),
-    startAt: (r.start_at as string | null) ?? undefined,
-    updatedMs: Number(r.updated_ms),
-  };
 }
 
 /**

@@ -2,7 +2,7 @@
 //! `mls state check`): opened as it is, never created, migrated or synced, and with no
 //! write statement prepared. A running daemon's file can be read meanwhile (WAL).
 import { AppliedSettingsReads } from './applied-settings.js';
-import { CheckpointReads, type Checkpoint } from './checkpoints.js';
+import { CheckpointReads, type Checkpoint } from './checkpoint-reads.js';
 import { SinkReads, type SinkCursor } from './cursors.js';
 import { DeadLetterReads, type DeadLetter } from './dead-letters.js';
 import { integrityCheck, openReadOnly, readInstallationId, schemaVersion, type DB } from './db.js';

@@ -1,6 +1,6 @@
 //! What a status snapshot reads from the state file: the daemon's store and the read-only
 //! reader of `mls status` both give it.
-import type { Checkpoint } from './checkpoints.js';
+import type { Checkpoint } from './checkpoint-reads.js';
 import type { SinkCursor } from './cursors.js';
 
 /** What a status snapshot reads (`buildStatus`). */

@@ -10,7 +10,8 @@
 //! page-commit.ts); the commands that only read use StateReader (reader.ts).
 import type { SinkEntry } from '../records/entry.js';
 import { AppliedSettings } from './applied-settings.js';
-import { Checkpoints, type Checkpoint, type NewCheckpoint, type PageContinuation, type StartAtRecord, type WindowStart } from './checkpoints.js';
+import type { Checkpoint } from './checkpoint-reads.js';
+import { Checkpoints, type NewCheckpoint, type PageContinuation, type StartAtRecord, type WindowStart } from './checkpoints.js';
 import { Cursors, type HeldGroups, type SinkCursor } from './cursors.js';
 import { DeadLetters, type DeadLetter } from './dead-letters.js';
 import { DedupeCounts } from './dedupe-counts.js';
@@ -21,7 +22,8 @@ import type { PageSlice } from './pages.js';
 import type { PreparedEntry } from './prepared.js';
 import type { StatusStore } from './status-store.js';
 
-export type { Checkpoint, NewCheckpoint, PageContinuation, StartAtRecord, WindowStart } from './checkpoints.js';
+export type { Checkpoint } from './checkpoint-reads.js';
+export type { NewCheckpoint, PageContinuation, StartAtRecord, WindowStart } from './checkpoints.js';
 export type { HeldGroups, InflightBatch, SinkCursor } from './cursors.js';
 export type { DeadLetter } from './dead-letters.js';
 export type { WalSync } from './db.js';
