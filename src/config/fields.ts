@@ -2,6 +2,7 @@
 //! wrong and how to fix it (durations, sizes, URLs, secrets, paths, header maps), and the
 //! fields every sink block takes. Sections and sink types are made from these.
 import { z } from 'zod';
+import { HTTP_TOKEN } from '../net/http-token.js';
 import { Fail, parseDurationValue, parseSizeValue, show } from './units.js';
 import { mark } from './marks.js';
 import type { RawProblem } from './problems.js';
@@ -122,7 +123,7 @@ export function stringMap(description: string, options: { headers?: boolean; sec
     if (v === null || typeof v !== 'object' || Array.isArray(v)) return new Fail(`expected a mapping of names to values, got ${show(v)}`);
     const out: Record<string, string> = {};
     for (const [k, val] of Object.entries(v)) {
-      if (options.headers && !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(k)) {
+      if (options.headers && !HTTP_TOKEN.test(k)) {
         nested.push({ path: [k], message: 'is not a valid HTTP header name; use letters, digits and - (e.g. X-Api-Key)' });
         continue;
       }

@@ -5,6 +5,7 @@
 //! models the daemon makes over a thousand requests a second, and they are most of its work.
 import { isIP } from 'node:net';
 import { Connection, Exchange, type ConnectionOwner, type ConnectionTarget, type ResponseHandler } from './connection.js';
+import { HTTP_TOKEN } from '../../net/http-token.js';
 import { TransportError } from './errors.js';
 
 export type { ExchangeControl, ResponseHandler } from './connection.js';
@@ -37,7 +38,6 @@ export interface PoolRequest {
   body: string;
 }
 
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const PATH = /^\/[\x21-\x7e]*$/;
 const BAD_VALUE = /[\0\r\n]/;
 const OWN_FIELDS = new Set(['host', 'content-length', 'transfer-encoding', 'connection']);
@@ -171,13 +171,13 @@ export class Http1Pool implements ConnectionOwner {
 
   /** The request's bytes (as text): request line, fields, body. */
   private render(req: PoolRequest): string {
-    if (!TOKEN.test(req.method)) throw new Error(`not an HTTP method: ${JSON.stringify(req.method)}`);
+    if (!HTTP_TOKEN.test(req.method)) throw new Error(`not an HTTP method: ${JSON.stringify(req.method)}`);
     if (!PATH.test(req.path)) throw new Error(`not a request path: ${JSON.stringify(req.path)}`);
     // The client sends the same fields every time: rendered once per object.
     if (req.headers !== this.lastHeaders) {
       let fields = '';
       for (const [name, value] of Object.entries(req.headers)) {
-        if (!TOKEN.test(name) || OWN_FIELDS.has(name.toLowerCase())) throw new Error(`a header field the pool cannot send: ${JSON.stringify(name)}`);
+        if (!HTTP_TOKEN.test(name) || OWN_FIELDS.has(name.toLowerCase())) throw new Error(`a header field the pool cannot send: ${JSON.stringify(name)}`);
         if (BAD_VALUE.test(value)) throw new Error(`the value of ${name} contains a line break or NUL`);
         fields += `${name}: ${value}\r\n`;
       }

@@ -1,6 +1,7 @@
 //! The head of an HTTP/1.1 response (status line and header fields), read from the bytes
 //! a connection received. Strict where a lenient reading could misframe the body, lenient
 //! where servers commonly differ (bare LF line ends, an empty reason phrase).
+import { HTTP_TOKEN } from '../../net/http-token.js';
 import { badResponse } from './errors.js';
 
 /** Largest response head accepted, as undici's and Node's default (16 KiB). */
@@ -19,7 +20,6 @@ export interface ResponseHead {
 
 const HEAD_END = /\r?\n\r?\n/;
 const STATUS_LINE = /^HTTP\/1\.([01]) ([1-9]\d\d)(?:[ \t][^\r\n]*)?$/;
-const FIELD_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // Control characters other than tab are not allowed in a field value.
 const BAD_VALUE = /[\0-\x08\x0a-\x1f\x7f]/;
 
@@ -60,7 +60,7 @@ export function readResponseHead(buf: Buffer, start: number): ResponseHead | und
     }
     const colon = line.indexOf(':');
     const name = colon > 0 ? line.slice(0, colon) : '';
-    if (!FIELD_NAME.test(name)) throw badResponse(`a header line without a valid field name: ${JSON.stringify(line.slice(0, 64))}`);
+    if (!HTTP_TOKEN.test(name)) throw badResponse(`a header line without a valid field name: ${JSON.stringify(line.slice(0, 64))}`);
     const value = trimOws(line, colon + 1);
     if (BAD_VALUE.test(value)) throw badResponse(`a control character in the value of ${name}`);
     const key = name.toLowerCase();
