@@ -46,6 +46,8 @@ interface PendingPage {
   page: JournalPage | undefined;
   /** The checkpoint the transaction wrote, when it follows from the cached one. */
   after: Checkpoint | undefined;
+  /** Set when the page brought nothing new and is written later, as an empty window is. */
+  deferred: boolean;
 }
 
 /** Commits pages into the checkpoints, the dedupe counts and the journal. */
@@ -73,7 +75,7 @@ export class PageCommitter {
     for (let i = 0; i < pages.length; i++) {
       const p = pages[i]!;
       if (isQuietPage(p)) this.checkpoints.deferQuiet(p.modelId, p.begin!, p.fetchId);
-      else work.push({ p, result: results[i]!, unwritten: this.checkpoints.unwritten(p.modelId), page: undefined, after: undefined });
+      else work.push({ p, result: results[i]!, unwritten: this.checkpoints.unwritten(p.modelId), page: undefined, after: undefined, deferred: false });
     }
     if (work.length === 0) return results;
     // The caller syncs later (syncJournal), or the pages are empty: an empty page only moves
@@ -84,6 +86,10 @@ export class PageCommitter {
     const lastSeq = unsynced ? this.state.unsynced(this.tx, work) : this.tx.immediate(work);
     // Only now: if the commit failed, the cached checkpoints (and quiet ones' unwritten state) still hold.
     for (const w of work) {
+      if (w.deferred) {
+        this.checkpoints.deferQuiet(w.p.modelId, w.p.begin!, w.p.fetchId);
+        continue;
+      }
       this.checkpoints.committed(w.p.modelId, w.after);
       // Sinks read a page right after it is committed: keep it.
       if (w.page) this.entries.appended(w.page);
@@ -98,6 +104,11 @@ export class PageCommitter {
     const { result } = w;
     const page = Array.isArray(entries) ? EntryObjectsPage.of(entries as readonly PreparedEntry[]) : (entries as PreparedPage);
     const counted = this.dedupe.count(modelId, fetchId, page);
+    if (counted.n === 0 && begin && 'end' in next && changesOnlyTheWindow(w.unwritten ?? this.checkpoints.get(modelId), windowFromMs, page, counted.latest)) {
+      w.deferred = true;
+      result.duplicates = counted.duplicates;
+      return lastSeq;
+    }
     const windowEndMs = counted.earliestBucketMs < windowFromMs ? (this.checkpoints.windowEndMs(modelId, begin) ?? windowFromMs) : windowFromMs;
     this.dedupe.write(modelId, counted, windowFromMs, windowEndMs);
     result.duplicates = counted.duplicates;
@@ -116,6 +127,24 @@ export class PageCommitter {
     w.after = this.checkpoints.writePage(modelId, fetchId, w.unwritten, begin, next, counted.latest >= 0 ? page.timesNs[counted.latest] : undefined);
     return lastSeq;
   }
+}
+
+/**
+ * Whether a window fetched in one page whose entries were all delivered before changes
+ * nothing but what an empty window changes: its entries lie inside the window (a bucket
+ * the service filled from before the window must record that it came back, see
+ * {@link DedupeCounts.write}) and none is newer than the checkpoint's newest entry. The
+ * buckets' running counts then matter to no later fetch (each fetch counts afresh), so the
+ * page is written as an empty window is, later and with others ({@link Checkpoints.deferQuiet}):
+ * with models re-reading their recent windows, a third of the pages with entries are such.
+ */
+function changesOnlyTheWindow(checkpoint: Checkpoint | undefined, windowFromMs: number, page: PreparedPage, latest: number): boolean {
+  const { timesNs } = page;
+  const newest = checkpoint?.lastEntryNs;
+  if (newest === undefined || latest < 0 || timesNs[latest]! > newest) return false;
+  const fromNs = BigInt(Math.floor(windowFromMs)) * 1_000_000n;
+  for (let i = 0; i < page.length; i++) if (timesNs[i]! < fromNs) return false;
+  return true;
 }
 
 /**

@@ -71,8 +71,11 @@ describe('checkpoints', () => {
       s.commitPage('m', 2, T - 10_000, [prep('2026-11-22T09:59:55Z', 'b')], { end: true }, T, { fromMs: T - 10_000, toMs: T - 5_000 });
       same();
       expect(s.getCheckpoint('m')).toMatchObject({ watermarkMs: T + 1, fetchId: 2, planState: '{"f":{"30000":1}}', lastEntryNs: 1795341600500000000n });
-      // only duplicates: no entry appended, the newest time read still counts
+      // only duplicates: no entry appended; kept in memory as an empty window is, then written
       expect(s.commitPage('m', 3, T, [prep('2026-11-22T10:00:00.5Z', 'a')], { end: true }, T, { fromMs: T, toMs: T + 2_000, planStateAfter: '{"f":{"30000":2}}' }).appended).toBe(0);
+      expect(s.getCheckpoint('m')).toMatchObject({ watermarkMs: T + 2_000, fetchId: 3, planState: '{"f":{"30000":2}}', lastEntryNs: 1795341600500000000n });
+      expect(reader.getCheckpoint('m')).toMatchObject({ watermarkMs: T + 1, fetchId: 2 });
+      s.flushQuiet();
       same();
       // quiet windows kept in memory, then a page: both written in its transaction
       s.commitPage('m', 4, T + 2_000, [], { end: true }, T, { fromMs: T + 2_000, toMs: T + 3_000, planStateAfter: '{"f":{"30000":3}}' });
@@ -220,6 +223,58 @@ describe('checkpoints', () => {
       expect(s.getCheckpoint('m')).toMatchObject({ watermarkMs: T + 30_000, fetchId: 3 });
       s.close();
       expect(onDisk(path, 'm')).toMatchObject({ watermarkMs: T + 30_000, fetchId: 3 });
+    });
+
+    it('include a window fetched in one page whose entries were all delivered before: nothing is written until the flush', () => {
+      const path = join(dir, 'state.db');
+      const s = StateStore.open(path, { quietFlushMs: 60_000 });
+      const twins = [prep('2026-11-22T10:00:01.5Z', 'x'), prep('2026-11-22T10:00:01.5Z', 'x'), prep('2026-11-22T10:00:02.5Z', 'y')];
+      s.ensureCheckpoint('m', T);
+      expect(s.commitPage('m', 1, T, twins, { end: true }, T, { fromMs: T, toMs: T + 3_000 }).appended).toBe(3);
+      const file = () => {
+        const db = new Database(path, { readonly: true });
+        try {
+          return JSON.stringify([db.prepare('SELECT * FROM checkpoints').all(), db.prepare('SELECT model_id, bucket_ms, touched_ms, hex(keys) AS keys FROM dedupe ORDER BY bucket_ms').all()]);
+        } finally {
+          db.close();
+        }
+      };
+      const before = file();
+      const walBefore = statSync(`${path}-wal`).size;
+      // A re-read of the window, then one reaching further: the same three entries, nothing new.
+      expect(s.commitPage('m', 2, T, twins, { end: true }, T, { fromMs: T, toMs: T + 3_000, planStateAfter: '{"f":{"30000":1}}' })).toMatchObject({ appended: 0, duplicates: 3 });
+      expect(s.commitPage('m', 3, T + 1_000, twins, { end: true }, T, { fromMs: T + 1_000, toMs: T + 5_000 })).toMatchObject({ appended: 0, duplicates: 3 });
+      expect(file()).toBe(before);
+      expect(statSync(`${path}-wal`).size).toBe(walBefore);
+      expect(s.getCheckpoint('m')).toMatchObject({ watermarkMs: T + 5_000, fetchId: 3, planState: '{"f":{"30000":1}}' });
+      // The counts are intact: a third twin in a later fetch is new, the two others are not.
+      expect(s.commitPage('m', 4, T, [...twins, prep('2026-11-22T10:00:01.5Z', 'x')], { end: true }, T, { fromMs: T, toMs: T + 5_000 })).toMatchObject({ appended: 1, duplicates: 3 });
+      expect(onDisk(path, 'm')).toMatchObject({ watermarkMs: T + 5_000, fetchId: 4, planState: '{"f":{"30000":1}}' });
+      s.close();
+    });
+
+    it('a page of duplicates is written at once when an entry lies before its window, is newer than the newest known, or the window has more pages', () => {
+      const path = join(dir, 'state.db');
+      const s = StateStore.open(path, { quietFlushMs: 60_000 });
+      const early = prep('2026-11-22T10:00:01.5Z', 'x');
+      s.ensureCheckpoint('m', T);
+      s.commitPage('m', 1, T, [early, prep('2026-11-22T10:00:04.5Z', 'y')], { end: true }, T, { fromMs: T, toMs: T + 5_000 });
+      // The service sent an entry from before the window asked for: its bucket records that it came back.
+      expect(s.commitPage('m', 2, T + 2_000, [early], { end: true }, T, { fromMs: T + 2_000, toMs: T + 6_000 }).appended).toBe(0);
+      expect(onDisk(path, 'm')).toMatchObject({ watermarkMs: T + 6_000, fetchId: 2 });
+      const db = new Database(path, { readonly: true });
+      expect(db.prepare('SELECT touched_ms FROM dedupe WHERE bucket_ms = ?').pluck().get(T + 1_000)).toBe(T + 6_000);
+      db.close();
+      // The first page of a window of two pages.
+      expect(s.commitPage('m', 3, T, [early], { nextToken: 'p2' }, T, { fromMs: T, toMs: T + 7_000 }).appended).toBe(0);
+      expect(onDisk(path, 'm')).toMatchObject({ fetchId: 3, window: { nextToken: 'p2' } });
+      s.commitPage('m', 3, T, [], { end: true }, T);
+      // The checkpoint's newest entry is behind the page's (as after a file that never recorded it).
+      const cp = s.getCheckpoint('m')!;
+      cp.lastEntryNs = 1795341601000000000n;
+      expect(s.commitPage('m', 4, T, [early], { end: true }, T, { fromMs: T, toMs: T + 8_000 }).appended).toBe(0);
+      expect(onDisk(path, 'm')).toMatchObject({ watermarkMs: T + 8_000, fetchId: 4, lastEntryNs: 1795341604500000000n });
+      s.close();
     });
 
     it('a multi-page window or a page with entries is never deferred', () => {
