@@ -1,11 +1,11 @@
 //! Checkpoints: the token and the window across a reopen, the tokens followed, a window
 //! cut short, and windows that return nothing (kept in memory, written together).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { StateStore } from '../../src/journal/store.js';
+import { StateStore, type PreparedEntry } from '../../src/journal/store.js';
 import { StateReader } from '../../src/journal/reader.js';
 import { quietFlushDelayMs } from '../../src/journal/checkpoints.js';
 import { T, prep } from './helpers.js';
@@ -241,14 +241,27 @@ describe('checkpoints', () => {
       };
       const before = file();
       const walBefore = statSync(`${path}-wal`).size;
-      // A re-read of the window, then one reaching further: the same three entries, nothing new.
+      // A re-read of the window, then one of its end: entries delivered before, nothing new.
+      const [x, , y] = twins as [PreparedEntry, PreparedEntry, PreparedEntry];
       expect(s.commitPage('m', 2, T, twins, { end: true }, T, { fromMs: T, toMs: T + 3_000, planStateAfter: '{"f":{"30000":1}}' })).toMatchObject({ appended: 0, duplicates: 3 });
-      expect(s.commitPage('m', 3, T + 1_000, twins, { end: true }, T, { fromMs: T + 1_000, toMs: T + 5_000 })).toMatchObject({ appended: 0, duplicates: 3 });
+      expect(s.commitPage('m', 3, T + 2_000, [y], { end: true }, T, { fromMs: T + 2_000, toMs: T + 5_000 })).toMatchObject({ appended: 0, duplicates: 1 });
       expect(file()).toBe(before);
       expect(statSync(`${path}-wal`).size).toBe(walBefore);
       expect(s.getCheckpoint('m')).toMatchObject({ watermarkMs: T + 5_000, fetchId: 3, planState: '{"f":{"30000":1}}' });
+      // A crash now (the files as they are, copied): the next fetches reuse the ids the deferred
+      // pages had, and the counts of the file know nothing of them. A window of two pages under
+      // id 3 shows y once per page: the second is a genuine twin, the first is not new.
+      const crashed = join(dir, 'crashed.db');
+      copyFileSync(path, crashed);
+      copyFileSync(`${path}-wal`, `${crashed}-wal`);
+      const c = StateStore.open(crashed);
+      expect(c.getCheckpoint('m')).toMatchObject({ watermarkMs: T + 3_000, fetchId: 1 });
+      c.commitPage('m', 2, T + 3_000, [], { end: true }, T, { fromMs: T + 3_000, toMs: T + 5_000 });
+      expect(c.commitPage('m', 3, T + 2_000, [y], { nextToken: 'p2' }, T, { fromMs: T + 2_000, toMs: T + 6_000 })).toMatchObject({ appended: 0, duplicates: 1 });
+      expect(c.commitPage('m', 3, T + 2_000, [y], { end: true }, T)).toMatchObject({ appended: 1, duplicates: 0 });
+      c.close();
       // The counts are intact: a third twin in a later fetch is new, the two others are not.
-      expect(s.commitPage('m', 4, T, [...twins, prep('2026-11-22T10:00:01.5Z', 'x')], { end: true }, T, { fromMs: T, toMs: T + 5_000 })).toMatchObject({ appended: 1, duplicates: 3 });
+      expect(s.commitPage('m', 4, T, [...twins, x], { end: true }, T, { fromMs: T, toMs: T + 5_000 })).toMatchObject({ appended: 1, duplicates: 3 });
       expect(onDisk(path, 'm')).toMatchObject({ watermarkMs: T + 5_000, fetchId: 4, planState: '{"f":{"30000":1}}' });
       s.close();
     });
