@@ -50,7 +50,7 @@ export class Checkpoints extends CheckpointReads {
   private readonly setLastEntry: Database.Statement;
   private readonly endQuiet: Database.Statement;
   private readonly wholeWindow: Database.Statement;
-  private readonly writeQuiet: Tx<[nowMs: number], void>;
+  private readonly writeQuiet: Tx<[], void>;
   private readonly insertMany: Tx<[models: readonly NewCheckpoint[], nowMs: number], void>;
   private readonly setStartAts: Tx<[changes: readonly StartAtRecord[]], void>;
 
@@ -97,8 +97,8 @@ export class Checkpoints extends CheckpointReads {
     this.setStartAts = db.transaction((changes: readonly StartAtRecord[]) => {
       for (const c of changes) this.setStartAt.run(c.startAt, c.modelId);
     });
-    this.writeQuiet = db.transaction((nowMs: number) => {
-      for (const modelId of this.quiet) this.endQuiet.run(quietRow(this.cache.get(modelId)!, nowMs));
+    this.writeQuiet = db.transaction(() => {
+      for (const modelId of this.quiet) this.endQuiet.run(quietRow(this.cache.get(modelId)!));
     });
   }
 
@@ -200,7 +200,7 @@ export class Checkpoints extends CheckpointReads {
    */
   writePage(modelId: string, fetchId: number, unwritten: Checkpoint | undefined, begin: WindowStart | undefined, next: PageContinuation, latestNs: bigint | undefined): Checkpoint | undefined {
     const nowMs = this.now();
-    if (unwritten) this.endQuiet.run(quietRow(unwritten, nowMs));
+    if (unwritten) this.endQuiet.run(quietRow(unwritten));
     const base = unwritten ?? this.cache.get(modelId);
     if (begin && 'end' in next) {
       const toMs = Math.ceil(begin.toMs);
@@ -287,7 +287,7 @@ export class Checkpoints extends CheckpointReads {
    */
   flushQuiet(): void {
     if (this.quiet.size === 0 || this.state.closed) return;
-    this.state.unsynced(this.writeQuiet, this.now());
+    this.state.unsynced(this.writeQuiet);
     this.quiet.clear();
   }
 
@@ -324,9 +324,12 @@ function endWindowInPlace(cp: Checkpoint, begin: WindowStart, fetchId: number, n
   cp.updatedMs = nowMs;
 }
 
-/** The parameters of `endQuiet` for a cached checkpoint that is ahead of the file. */
-function quietRow(cp: Checkpoint, nowMs: number) {
-  return { modelId: cp.modelId, toMs: cp.watermarkMs ?? null, planState: cp.planState ?? null, fetchId: cp.fetchId, now: nowMs };
+/**
+ * The parameters of `endQuiet` for a cached checkpoint that is ahead of the file: the file
+ * then holds it as cached, its time of change included (not the time it was written).
+ */
+function quietRow(cp: Checkpoint) {
+  return { modelId: cp.modelId, toMs: cp.watermarkMs ?? null, planState: cp.planState ?? null, fetchId: cp.fetchId, now: cp.updatedMs };
 }
 
 /**

@@ -58,7 +58,9 @@ describe('checkpoints', () => {
 
   it('keeps, after a window fetched in one page, the checkpoint the file holds (computed, not read back)', () => {
     const path = join(dir, 'state.db');
-    const s = StateStore.open(path);
+    // A clock that moves at every reading: the file must hold the times the cache holds.
+    let clock = T + 60_000;
+    const s = StateStore.open(path, { now: () => clock++ });
     const reader = StateReader.open(path);
     const same = () => expect(s.getCheckpoint('m')).toEqual(reader.getCheckpoint('m'));
     try {
