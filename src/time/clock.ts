@@ -37,12 +37,13 @@ export function steadyClock(options: SteadyClockOptions = {}): Clock {
   let lastReportedOffset = 0;
   return {
     now() {
-      const steady = anchorWall + (mono() - anchorMono);
+      const m = mono();
+      const steady = anchorWall + (m - anchorMono);
       const w = wall();
       const offset = w - steady;
       if (Math.abs(offset) <= tolerance) {
         anchorWall = w;
-        anchorMono = mono();
+        anchorMono = m;
         lastReportedOffset = 0;
         return w;
       }
