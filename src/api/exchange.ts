@@ -116,9 +116,8 @@ class ExchangeHandler implements ResponseHandler, AbortWatcher {
     if (this.req.abort.aborted) this.handleEvent();
   }
 
+  // The pool reads past 1xx informational responses: this is the final one.
   onResponseStart(c: ExchangeControl, statusCode: number, responseHeaders: Readonly<Record<string, string>>): void {
-    // 1xx informational responses are followed by the real one.
-    if (statusCode < 200) return;
     const { req } = this;
     this.started = true;
     this.status = statusCode;
