@@ -104,7 +104,7 @@ export class PageCommitter {
     const { result } = w;
     const page = Array.isArray(entries) ? EntryObjectsPage.of(entries as readonly PreparedEntry[]) : (entries as PreparedPage);
     const counted = this.dedupe.count(modelId, fetchId, page);
-    if (counted.n === 0 && begin && 'end' in next && changesOnlyTheWindow(w.unwritten ?? this.checkpoints.get(modelId), windowFromMs, page, counted.latest)) {
+    if (counted.n === 0 && begin && 'end' in next && changesOnlyTheWindow(this.checkpoints.get(modelId), windowFromMs, page, counted.latest)) {
       w.deferred = true;
       result.duplicates = counted.duplicates;
       return lastSeq;
