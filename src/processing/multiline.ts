@@ -3,68 +3,10 @@
 //! them on, the model's checkpoint passing their last line by the maximum gap, a size cap — so
 //! the same lines always give the same records, whatever the clock and the page boundaries.
 import type { ProcessLine } from './types.js';
+import { groupedRecord, recordTimeOrder, type ClosedBy, type GroupedRecord, type OpenGroupSnapshot } from './grouped-record.js';
+import { checkRule, positiveInteger, type MultilineOptions, type MultilineRule } from './multiline-options.js';
 import { defaultHeadsBlock, pythonContinues, pythonOpens, type BlockPhase } from './multiline-python.js';
 import { compareTimeWords, copyTimeWords, timeWords } from '../time/ns-words.js';
-
-/** A custom block: a line matching `start` opens it, the following lines matching `continue` join it. */
-export interface MultilineRule {
-  /** Opens a block. Flags `g` and `y` are refused: they make `test` depend on earlier calls. */
-  start: RegExp;
-  /** Carries an open block on; tried before `start`, so a line matching both joins the open block. */
-  continue: RegExp;
-}
-
-/** Options of a {@link MultilineGrouper}. */
-export interface MultilineOptions {
-  /** `'python'` (the default): tracebacks, with an error-level logging line just before as their head. Or a custom rule. */
-  rule?: 'python' | MultilineRule;
-  /**
-   * Whether a line may head a traceback (python rule only); such a line is held until the next
-   * line of its stream shows whether a traceback follows. Default: {@link defaultHeadsBlock}.
-   */
-  headsBlock?: (text: string) => boolean;
-  /** Most lines in one record; the line that would exceed it starts a new group. Default 500. */
-  maxLines?: number;
-  /** Most UTF-8 bytes of a record's `log` (lines joined by `\n`); the line that would exceed it starts a new group (a lone line larger than this is a record alone). Default 262144 (256 KiB). */
-  maxBytes?: number;
-  /** A group closes when the next line of its stream, or the watermark, is more than this many milliseconds of entry time after its last line. Default 2000. */
-  maxGapMs?: number;
-}
-
-/** Why a record closed. A line that starts nothing closes itself: `next_line`. */
-export type ClosedBy = 'next_line' | 'gap' | 'max_lines' | 'max_bytes' | 'flush';
-
-/** One record of one or more lines of one stream. */
-export interface GroupedRecord {
-  /** The lines, in time order (equal times in arrival order). */
-  lines: ProcessLine[];
-  /** The first line's seq. */
-  firstSeq: number;
-  /** The last line's seq. */
-  lastSeq: number;
-  /** The first line's time string. */
-  time: string;
-  /** The first line's time. */
-  timeNs: bigint;
-  /** The last line's time string. */
-  timeEnd: string;
-  stream: string;
-  /** The lines' text joined by `\n`. */
-  log: string;
-  lineCount: number;
-  /** `single`: one line that started nothing, or a heading line no traceback followed; `traceback` and `custom`: a block of the python or the custom rule (the part after a cap included). */
-  kind: 'single' | 'traceback' | 'custom';
-  closedBy: ClosedBy;
-}
-
-/** An open group as a sink commits it with its cursor, to reopen after a restart. */
-export interface OpenGroupSnapshot {
-  stream: string;
-  /** Where the block stands after its last line. */
-  phase: BlockPhase;
-  /** Its lines, in the order they joined it. */
-  lines: readonly ProcessLine[];
-}
 
 interface OpenGroup {
   lines: ProcessLine[];
@@ -86,28 +28,10 @@ function streamState(timeNs: bigint, open?: OpenGroup): StreamState {
   return { open, last, lastWords: timeWords(last) };
 }
 
-function positiveInteger(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`multiline ${name} must be a positive integer, got ${value}`);
-  return value;
-}
-
-function checkRule(rule: MultilineRule): MultilineRule {
-  for (const key of ['start', 'continue'] as const) {
-    if (!(rule[key] instanceof RegExp)) throw new TypeError(`multiline rule.${key} must be a RegExp`);
-    if (rule[key].global || rule[key].sticky) throw new RangeError(`multiline rule.${key} must not have the g or y flag (/${rule[key].source}/${rule[key].flags})`);
-  }
-  return rule;
-}
-
 function byteLength(text: string): number {
   return Buffer.byteLength(text, 'utf8');
 }
 
-function timeOrder(a: GroupedRecord, b: GroupedRecord): number {
-  if (a.timeNs !== b.timeNs) return a.timeNs < b.timeNs ? -1 : 1;
-  return a.firstSeq - b.firstSeq;
-}
 
 /**
  * Groups the lines of one model, per stream, into records. Feed it lines in time order; it holds
@@ -224,7 +148,7 @@ export class MultilineGrouper {
     const out: GroupedRecord[] = [];
     for (const state of this.#late.values()) if (state.open !== undefined) out.push(this.#close(state, 'flush'));
     this.#late.clear();
-    return out.sort(timeOrder);
+    return out.sort(recordTimeOrder);
   }
 
   #pushLate(line: ProcessLine): GroupedRecord[] {
@@ -273,14 +197,14 @@ export class MultilineGrouper {
     for (const state of this.#streams.values()) {
       if (state.open !== undefined && this.#gapPassed(state.open, watermarkNs)) out.push(this.#close(state, 'gap'));
     }
-    return out.sort(timeOrder);
+    return out.sort(recordTimeOrder);
   }
 
   /** Closes every open group, with `flush` (the model stopped or was removed). */
   flush(): GroupedRecord[] {
     const out: GroupedRecord[] = [];
     for (const state of this.#streams.values()) if (state.open !== undefined) out.push(this.#close(state, 'flush'));
-    return out.sort(timeOrder);
+    return out.sort(recordTimeOrder);
   }
 
   /** The lowest seq of any line held in an open group: a sink's cursor may not pass it. Undefined when nothing is held. */
@@ -346,28 +270,10 @@ export class MultilineGrouper {
     const group = state.open!;
     state.open = undefined;
     const kind = group.phase === 'heading' ? 'single' : group.phase === 'custom' ? 'custom' : 'traceback';
-    return record(group.lines, kind, closedBy);
+    return groupedRecord(group.lines, kind, closedBy);
   }
 
   #single(line: ProcessLine): GroupedRecord {
-    return record([line], 'single', 'next_line');
+    return groupedRecord([line], 'single', 'next_line');
   }
-}
-
-function record(lines: ProcessLine[], kind: GroupedRecord['kind'], closedBy: ClosedBy): GroupedRecord {
-  const first = lines[0]!;
-  const last = lines[lines.length - 1]!;
-  return {
-    lines,
-    firstSeq: first.seq,
-    lastSeq: last.seq,
-    time: first.time,
-    timeNs: first.timeNs,
-    timeEnd: last.time,
-    stream: first.stream,
-    log: lines.length === 1 ? first.log : lines.map((l) => l.log).join('\n'),
-    lineCount: lines.length,
-    kind,
-    closedBy,
-  };
 }

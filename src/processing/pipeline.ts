@@ -5,7 +5,9 @@
 import { LEVEL_INDEX, LEVELS, type Level, type LineCursor, type ProcessLine } from './types.js';
 import type { Redactor } from './redact.js';
 import type { FilterInput, RecordFilter } from './filter.js';
-import { MultilineGrouper, type GroupedRecord, type MultilineOptions, type OpenGroupSnapshot } from './multiline.js';
+import { MultilineGrouper } from './multiline.js';
+import type { GroupedRecord, OpenGroupSnapshot } from './grouped-record.js';
+import type { MultilineOptions } from './multiline-options.js';
 import { detectLevel, detectLevelOnly, levelFromJsonObject, type CompiledLevelRules } from './levels.js';
 import { mayBeJsonObject, parseJsonLine } from './json-line.js';
 import { quickHeading, quickLevel } from './quick-line.js';

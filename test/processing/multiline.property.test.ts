@@ -3,7 +3,8 @@
 //! stays the same wherever the pages and the watermarks fall.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { MultilineGrouper, type GroupedRecord } from '../../src/processing/multiline.js';
+import { MultilineGrouper } from '../../src/processing/multiline.js';
+import type { GroupedRecord } from '../../src/processing/grouped-record.js';
 import type { ProcessLine } from '../../src/processing/types.js';
 import { CORPUS } from './multiline-corpus.js';
 

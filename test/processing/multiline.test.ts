@@ -1,7 +1,9 @@
 //! Multiline grouping over a corpus of realistic Python output, and the closing rules one by one:
 //! next line, gap (by push and by advance), caps, streams, late lines, custom rules, options.
 import { describe, expect, it } from 'vitest';
-import { MultilineGrouper, type GroupedRecord, type MultilineOptions } from '../../src/processing/multiline.js';
+import { MultilineGrouper } from '../../src/processing/multiline.js';
+import type { GroupedRecord } from '../../src/processing/grouped-record.js';
+import type { MultilineOptions } from '../../src/processing/multiline-options.js';
 import { defaultHeadsBlock } from '../../src/processing/multiline-python.js';
 import type { ProcessLine } from '../../src/processing/types.js';
 import { CORPUS } from './multiline-corpus.js';
