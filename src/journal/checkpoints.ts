@@ -6,6 +6,7 @@ import type Database from 'better-sqlite3';
 import { StateError } from '../errors.js';
 import { CheckpointReads, type Checkpoint } from './checkpoint-reads.js';
 import type { DB, StateDb, Tx } from './db.js';
+import { endWindowInPlace, quietFlushDelayMs, quietRow, windowEnded, type PageContinuation, type WindowStart } from './checkpoint-windows.js';
 
 /** A checkpoint to create: the model's start, and the `start_at` setting (as written) it answers to. */
 export interface NewCheckpoint {
@@ -19,19 +20,6 @@ export interface StartAtRecord {
   modelId: string;
   startAt: string;
 }
-
-/** A window not yet recorded: the first page's transaction records it (saving a commit per window). */
-export interface WindowStart {
-  fromMs: number;
-  toMs: number;
-  planStateAfter?: string | undefined;
-}
-
-/**
- * How a page ends its window fetch. `tokenHash` (hex) is added to the window's set of
- * tokens followed, in the same transaction that stores the token.
- */
-export type PageContinuation = { nextToken: string; tokenHash?: string } | { end: true };
 
 /** The checkpoints of the store: cached as last written (this process is the only writer: see lock.ts). */
 export class Checkpoints extends CheckpointReads {
@@ -301,45 +289,4 @@ export class Checkpoints extends CheckpointReads {
       // Unwritten empty windows are read again at the next start.
     }
   }
-}
-
-/**
- * `cp` once window `begin` ended as fetch `fetchId`: the watermark moved to the window's end
- * (never back), the planned state adopted, no window in progress. What the statements that
- * end a window write, for the cache.
- */
-function windowEnded(cp: Checkpoint, begin: WindowStart, fetchId: number, nowMs: number): Checkpoint {
-  const ended = { ...cp };
-  endWindowInPlace(ended, begin, fetchId, nowMs);
-  return ended;
-}
-
-/** {@link windowEnded}, written into `cp` itself. */
-function endWindowInPlace(cp: Checkpoint, begin: WindowStart, fetchId: number, nowMs: number): void {
-  const toMs = Math.ceil(begin.toMs);
-  cp.watermarkMs = Math.max(cp.watermarkMs ?? toMs, toMs);
-  cp.window = undefined;
-  cp.fetchId = fetchId;
-  cp.planState = begin.planStateAfter ?? cp.planState;
-  cp.updatedMs = nowMs;
-}
-
-/**
- * The parameters of `endQuiet` for a cached checkpoint that is ahead of the file: the file
- * then holds it as cached, its time of change included (not the time it was written).
- */
-function quietRow(cp: Checkpoint) {
-  return { modelId: cp.modelId, toMs: cp.watermarkMs ?? null, planState: cp.planState ?? null, fetchId: cp.fetchId, now: cp.updatedMs };
-}
-
-/**
- * How long the checkpoint updates of quiet windows wait to be written, for `models` models:
- * 6 ms per model, between 1 s and 60 s. Each write touches most of the checkpoint table's
- * pages once thousands of models are due every second, and a model polled several times in
- * between is written once: with 10,000 models polled every 10 s, a write every 60 s writes
- * each checkpoint once instead of six times. A crash then has at most that many seconds of
- * empty windows read again, which the next poll of each quiet model does in one request.
- */
-export function quietFlushDelayMs(models: number): number {
-  return Math.min(60_000, Math.max(1_000, 6 * models));
 }

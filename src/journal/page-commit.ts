@@ -2,7 +2,8 @@
 //! and the checkpoint move together in one transaction, so the checkpoint never moves
 //! ahead of the entries. Pages of several models that arrive together share it.
 import type { Checkpoint } from './checkpoint-reads.js';
-import type { Checkpoints, PageContinuation, WindowStart } from './checkpoints.js';
+import type { Checkpoints } from './checkpoints.js';
+import type { PageContinuation, WindowStart } from './checkpoint-windows.js';
 import type { StateDb, Tx } from './db.js';
 import type { DedupeCounts } from './dedupe-counts.js';
 import type { JournalEntries } from './entries.js';

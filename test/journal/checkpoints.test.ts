@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { StateStore, type PreparedEntry } from '../../src/journal/store.js';
 import { StateReader } from '../../src/journal/reader.js';
-import { quietFlushDelayMs } from '../../src/journal/checkpoints.js';
+import { quietFlushDelayMs } from '../../src/journal/checkpoint-windows.js';
 import { T, prep } from './helpers.js';
 
 let dir: string;
