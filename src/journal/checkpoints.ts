@@ -5,7 +5,7 @@
 import type Database from 'better-sqlite3';
 import { StateError } from '../errors.js';
 import { CheckpointReads, type Checkpoint } from './checkpoint-reads.js';
-import type { DB, StateDb, Tx } from './db.js';
+import type { StateDb, Tx } from './db.js';
 import { endWindowInPlace, quietFlushDelayMs, quietRow, windowEnded, type PageContinuation, type WindowStart } from './checkpoint-windows.js';
 
 /** A checkpoint to create: the model's start, and the `start_at` setting (as written) it answers to. */

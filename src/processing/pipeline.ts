@@ -1,15 +1,15 @@
 //! The processing stages of one model in their order: redaction of each line, multiline
-//! grouping, the level (from a JSON line's level field, else from the start of the text;
-//! a traceback without a level of its own is an error), JSON structure, and the filter.
+//! grouping, the level and JSON structure (build-record.ts), and the filter.
 //! Pure and deterministic like each stage: the same lines and calls give the same records.
-import { LEVEL_INDEX, LEVELS, type Level, type LineCursor, type ProcessLine } from './types.js';
+import { LEVEL_INDEX, LEVELS, type LineCursor, type ProcessLine } from './types.js';
 import type { Redactor } from './redact.js';
 import type { FilterInput, RecordFilter } from './filter.js';
 import { MultilineGrouper } from './multiline.js';
 import type { GroupedRecord, OpenGroupSnapshot } from './grouped-record.js';
 import type { MultilineOptions } from './multiline-options.js';
-import { detectLevel, detectLevelOnly, levelFromJsonObject, type CompiledLevelRules } from './levels.js';
-import { mayBeJsonObject, parseJsonLine } from './json-line.js';
+import { detectLevelOnly, type CompiledLevelRules } from './levels.js';
+import { mayBeJsonObject } from './json-line.js';
+import { buildRecord, inTimeOrder, recordOrder, sortedByTime } from './build-record.js';
 import { quickHeading, quickLevel } from './quick-line.js';
 import { PendingHeadings, STREAMS } from './pending-headings.js';
 import type { Processed, ProcessedRecord, RecordSink } from './record.js';
@@ -178,7 +178,7 @@ export class ModelProcessor {
 
   /** The record of a line alone that starts no group, as {@link push} makes it (the line already redacted). */
   recordOf(line: ProcessLine): ProcessedRecord {
-    return this.#record(line, line.seq, line.log, 1, line.time, false);
+    return buildRecord(this.#modelId, this.#options.levelRules, line, line.seq, line.log, 1, line.time, false);
   }
 
   /** Closes the groups the model's checkpoint (`watermarkNs`) has passed by the maximum gap. */
@@ -225,7 +225,7 @@ export class ModelProcessor {
   }
 
   #group(out: Processed, g: GroupedRecord): void {
-    this.#keep(out, this.#record(g.lines[0]!, g.lastSeq, g.log, g.lineCount, g.timeEnd, g.kind === 'traceback'));
+    this.#keep(out, buildRecord(this.#modelId, this.#options.levelRules, g.lines[0]!, g.lastSeq, g.log, g.lineCount, g.timeEnd, g.kind === 'traceback'));
   }
 
   #single(out: Processed, l: ProcessLine): void {
@@ -278,55 +278,4 @@ export class ModelProcessor {
     else out.dropped++;
   }
 
-  #record(first: ProcessLine, lastSeq: number, log: string, lineCount: number, timeEnd: string, traceback: boolean): ProcessedRecord {
-    const record: ProcessedRecord = {
-      seq: first.seq,
-      modelId: this.#modelId,
-      time: first.time,
-      timeNs: first.timeNs,
-      stream: first.stream,
-      log,
-      fetchedAtMs: first.fetchedAtMs ?? 0,
-      firstSeq: first.seq,
-      lastSeq,
-    };
-    if (lineCount > 1) {
-      record.lines = lineCount;
-      record.timeEnd = timeEnd;
-    }
-    const json = lineCount === 1 ? parseJsonLine(log) : undefined;
-    let level = json?.levelField ? levelFromJsonObject({ [json.levelField.key]: json.levelField.value }) : undefined;
-    level ??= detectLevel(first.log, this.#options.levelRules);
-    if (level === undefined && traceback) level = { level: 'error', text: 'ERROR' };
-    if (level) {
-      record.level = level.level;
-      record.levelText = level.text;
-    }
-    if (json) {
-      if (json.message !== undefined) record.message = json.message;
-      if (Object.keys(json.attributes).length > 0) record.attributes = json.attributes;
-      if (json.traceId) record.traceId = json.traceId;
-      if (json.spanId) record.spanId = json.spanId;
-    }
-    return record;
-  }
-}
-
-function recordOrder(a: ProcessedRecord, b: ProcessedRecord): number {
-  return a.timeNs < b.timeNs ? -1 : a.timeNs > b.timeNs ? 1 : a.firstSeq - b.firstSeq;
-}
-
-function sortedByTime(records: readonly ProcessedRecord[]): boolean {
-  for (let i = 1; i < records.length; i++) if (recordOrder(records[i - 1]!, records[i]!) > 0) return false;
-  return true;
-}
-
-/** The lines in time order, equal times in their given order; the array itself when it is in order already (the usual page). */
-function inTimeOrder(lines: readonly ProcessLine[]): readonly ProcessLine[] {
-  let sorted = true;
-  for (let i = 1; i < lines.length && sorted; i++) sorted = lines[i - 1]!.timeNs <= lines[i]!.timeNs;
-  if (sorted) return lines;
-  const index = lines.map((_, i) => i);
-  index.sort((a, b) => (lines[a]!.timeNs < lines[b]!.timeNs ? -1 : lines[a]!.timeNs > lines[b]!.timeNs ? 1 : a - b));
-  return index.map((i) => lines[i]!);
 }

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { stringify } from 'yaml';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
-import { ROOT, readNdjsonTree, readState, runMls, sleep, startMls, waitFor, type MlsProcess, adminAddress } from './harness.js';
+import { ROOT, readNdjsonTree, readState, runMls, sleep, startMls, waitFor, adminAddress } from './harness.js';
 
 const TOKEN = 'tok-daemon-test-51b2e8';
 let dir: string;

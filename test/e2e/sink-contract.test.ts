@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { writeHostileSink } from '../helpers/hostile-sink.js';
-import { compareMultisets, entryKey, readNdjsonTree, readState, startMls, truthSince, waitFor, type MlsProcess, adminAddress } from './harness.js';
+import { compareMultisets, entryKey, readNdjsonTree, readState, startMls, truthSince, waitFor, adminAddress } from './harness.js';
 
 const TOKEN = 'tok-sink-contract-7c3e';
 const env = { MLS_API_TOKEN: TOKEN };

@@ -16,7 +16,7 @@ function tracker(options: ConstructorParameters<typeof HeapGrowth>[0] = {}) {
 
 describe('heap growth by load', () => {
   it('asks for the larger factor once entries arrive fast, and gives it back after a quiet spell', () => {
-    const { g, set, at, tick } = tracker();
+    const { g, set, tick } = tracker();
     tick(0);
     g.noteEntries(5_000);
     tick(1_000); // 5,000/s: below the threshold
@@ -65,7 +65,7 @@ describe('heap growth by load', () => {
 
   it('leaves the factor alone when the operator set it, and resets to V8 on stop', () => {
     for (const flag of ['--heap-growing-percent=50', '--heap_growing_percent=50']) {
-      const { g, set, at, tick } = tracker({ nodeFlags: ['--max-old-space-size=512', flag] });
+      const { g, set, tick } = tracker({ nodeFlags: ['--max-old-space-size=512', flag] });
       expect(g.enabled).toBe(false);
       tick(0);
       g.noteEntries(1e6);
@@ -73,7 +73,7 @@ describe('heap growth by load', () => {
       expect(set).toEqual([]);
     }
     const told: Array<[boolean, string]> = [];
-    const { g, set, at, tick } = tracker({ busyPercent: 300, onSwitch: (busy, flag) => told.push([busy, flag]) });
+    const { g, set, tick } = tracker({ busyPercent: 300, onSwitch: (busy, flag) => told.push([busy, flag]) });
     g.reset(); // nothing to give back
     tick(0);
     g.noteEntries(1e6);
