@@ -5,8 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { Http1Pool } from './http1/pool.js';
 import { ConfigError } from '../errors.js';
-import { registerSecret, scrubWireText, type Logger } from '../telemetry/logger.js';
-import { systemClock, type Clock } from '../time/clock.js';
+import { registerSecret, scrubWireText } from '../telemetry/logger.js';
+import { systemClock } from '../time/clock.js';
 import { formatRequestTime } from '../time/timestamp.js';
 import {
   ApiAuthError,
@@ -21,74 +21,18 @@ import { exchange, type Exchanged } from './exchange.js';
 import type { AbortWatch } from './call-abort.js';
 import { withRetry } from './retry.js';
 import { parseRetryAfter } from '../net/retry-after.js';
-import type { ApiClient, ApiObserver, LogsPage, LogsRequest, ModelSettings, PagePath, SettingsResult } from './types.js';
+import type { ApiClient, LogsPage, LogsRequest, ModelSettings, SettingsResult } from './types.js';
 import { parseErrorDetails, parseSettingsBody } from './wire.js';
 import { createPageParser, pagePathFromEnv } from './page/index.js';
 import { describeTransportError, errorCode } from './transport-errors.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, parseBaseUrl, positive, type ApiClientOptions, type ApiRetryPolicy, type ApiTimeouts } from './client-options.js';
 
-/** Default of {@link ApiClientOptions.maxResponseBytes}: 64 MiB. */
-export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 /** Error bodies are read only this far, for their `details`. */
 const ERROR_BODY_LIMIT = 64 * 1024;
 const LOGS_PATH = 'rest/model/logs/get/';
 const SETTINGS_PATH = 'rest/model/settings/update/';
 /** At most one retry per this interval is logged at WARN; the others at DEBUG. */
 const RETRY_WARN_INTERVAL_MS = 30_000;
-
-/** Timeouts of one HTTP attempt. */
-export interface ApiTimeouts {
-  /** Establishing the TCP/TLS connection. Default 10 s. */
-  connectMs: number;
-  /** From sending the request to receiving the complete response headers. Default 30 s. */
-  headersMs: number;
-  /** Longest silence while the body is received. Default 30 s. */
-  bodyMs: number;
-}
-
-/** Retry policy of one call (all its attempts). */
-export interface ApiRetryPolicy {
-  /** Total time for a call, attempts and waits included. Default 60 s. */
-  deadlineMs: number;
-  /** Ceiling of the first backoff delay; doubles each retry. Default 250 ms. */
-  baseDelayMs: number;
-  /** Largest backoff ceiling. Default 10 s. */
-  maxDelayMs: number;
-}
-
-/** Options of {@link createApiClient}. */
-export interface ApiClientOptions {
-  /** Base address of the service, e.g. `https://host/` or `http://host/prefix`. A trailing `/` is optional. */
-  baseUrl: string;
-  /** The workspace API token. */
-  token: string;
-  /** `raw` (the spec): the header value is the token itself; `bearer`: `Bearer <token>`. Default `raw`. */
-  authScheme?: 'raw' | 'bearer';
-  timeouts?: Partial<ApiTimeouts>;
-  retry?: Partial<ApiRetryPolicy>;
-  /** Responses larger than this are refused without being read past it. Default 64 MiB. */
-  maxResponseBytes?: number;
-  /** PEM file of the CA(s) that sign the service's certificate. */
-  caFile?: string;
-  /** Accept any TLS certificate. For tests against self-signed services only; logs a warning. */
-  insecureSkipVerify?: boolean;
-  /** Size of the keep-alive connection pool. Default 4. */
-  connections?: number;
-  observer?: ApiObserver;
-  logger?: Logger;
-  /** Value of the `User-Agent` header. Default `model-log-shipper`. */
-  userAgent?: string;
-  /** Source of "now" for `Retry-After` dates and deadlines. */
-  clock?: Clock;
-  /** Random source of the backoff jitter (tests pin it). */
-  random?: () => number;
-  /** Where the bodies of log pages are collected (see {@link LogsPage.release}). Default: a pool of the client's own. */
-  bodies?: BodyPool;
-  /**
-   * The first reader of pages (api/page/): `kernel`, `javascript` or `json`. Default: the
-   * environment variable `MLS_PAGE_PARSER`, else `kernel`. For tests and benchmarks.
-   */
-  pageParser?: PagePath;
-}
 
 type Operation = 'logs' | 'settings';
 
@@ -97,28 +41,6 @@ interface Answer {
   body: Buffer;
   bytes: number;
   latencyMs: number;
-}
-
-function positive(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`${name} must be a positive number, got ${value}`);
-  return value;
-}
-
-function parseBaseUrl(baseUrl: string): { origin: string; prefix: string } {
-  let url: URL;
-  try {
-    url = new URL(baseUrl);
-  } catch {
-    throw new ConfigError(`the API URL is not a valid URL: ${JSON.stringify(baseUrl)}`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ConfigError(`the API URL must start with http:// or https://, got ${url.protocol}`);
-  }
-  if (url.username || url.password) throw new ConfigError('the API URL must not carry credentials; give the token separately');
-  if (url.search || url.hash) throw new ConfigError('the API URL must not carry a query string or fragment');
-  const prefix = url.pathname.endsWith('/') ? url.pathname : `${url.pathname}/`;
-  return { origin: url.origin, prefix };
 }
 
 /**

@@ -5,7 +5,7 @@
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
-import type { ApiClientOptions } from '../api/client.js';
+import type { ApiClientOptions } from '../api/client-options.js';
 import { describeError, ExitCode, MlsError, UsageError } from '../errors.js';
 import { registerSecret, scrubSecrets } from '../telemetry/logger.js';
 import { parseDuration } from '../time/duration.js';

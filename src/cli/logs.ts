@@ -4,7 +4,7 @@
 import { WindowGuard, type WindowLimits } from '../poller/window-guard.js';
 import { hash } from 'node:crypto';
 import type { Command } from 'commander';
-import type { ApiClientOptions } from '../api/client.js';
+import type { ApiClientOptions } from '../api/client-options.js';
 import { ApiClientError, ApiError } from '../api/errors.js';
 import type { ApiClient } from '../api/types.js';
 import type { LogEntry } from '../records/entry.js';

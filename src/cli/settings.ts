@@ -1,7 +1,7 @@
 //! `mls settings update`: changes the settings of one model. Only the settings given on
 //! the command line are sent; every value is checked before any request is made.
 import type { Command } from 'commander';
-import type { ApiClientOptions } from '../api/client.js';
+import type { ApiClientOptions } from '../api/client-options.js';
 import type { ApiClient, ModelSettings } from '../api/types.js';
 import { UsageError } from '../errors.js';
 import { parseDuration } from '../time/duration.js';

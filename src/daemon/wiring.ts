@@ -3,7 +3,7 @@
 //! (milliseconds, bytes), so each is a renaming, never a computation.
 import type { Logger } from 'pino';
 import type { Config, ModelConfig, SinkConfig } from '../config/index.js';
-import type { ApiClientOptions } from '../api/client.js';
+import type { ApiClientOptions } from '../api/client-options.js';
 import type { BodyPool } from '../api/body-pool.js';
 import type { ModelPollerSettings } from '../poller/model-poller.js';
 import type { DeliverySettings } from '../delivery/sink-delivery.js';

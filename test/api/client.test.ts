@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { pino } from 'pino';
-import { createApiClient, type ApiClientOptions } from '../../src/api/client.js';
+import { createApiClient } from '../../src/api/client.js';
+import type { ApiClientOptions } from '../../src/api/client-options.js';
 import { BodyPool } from '../../src/api/body-pool.js';
 import {
   ApiAuthError,
