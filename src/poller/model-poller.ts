@@ -209,7 +209,7 @@ export class ModelPoller implements Pollable {
           if (!this.clockWarned) logger.warn({ model: modelId, behindMs: cp.watermarkMs - now }, 'the clock is behind this model\'s watermark; waiting for it to catch up (nothing is skipped)');
           this.clockWarned = true;
         } else if (next) this.clockWarned = false;
-        if (!next) return this.endCycle();
+        if (!next) return this.endCycle(now);
         // Recorded with the first page: a crash before it simply plans the same window again.
         begin = { fromMs: next.fromMs, toMs: next.toMs, planStateAfter: next.planStateAfter };
         cp = { ...cp, window: { fromMs: next.fromMs, toMs: next.toMs, nextToken: undefined }, fetchId: cp.fetchId + 1 };
@@ -231,7 +231,9 @@ export class ModelPoller implements Pollable {
       this.stateRetry.succeeded();
       const done = store.getCheckpoint(modelId)!;
       this.counters.polls++;
-      this.counters.lastSuccessSeconds = clock.now() / 1000;
+      // One reading for what follows: nothing below waits.
+      const now = clock.now();
+      this.counters.lastSuccessSeconds = now / 1000;
       // Pruning only frees space: once a minute is enough, and spares idle models a write per poll.
       // A model that never returned an entry has no dedupe keys: nothing to prune (a statement a
       // minute for each of 10,000 quiet models was a storm of them a minute after every start).
@@ -239,7 +241,7 @@ export class ModelPoller implements Pollable {
         store.pruneKeys(modelId, pruneHorizonMs({ ...done, watermarkMs: done.watermarkMs }, this.planning));
         this.prunedAt = performance.now();
       }
-      if (this.delays.update(clock.now())) {
+      if (this.delays.update(now)) {
         this.planning = this.planningSettings();
         // Series only for models whose settle was learned: thousands of quiet models need none.
         metrics.settle.set({ model: modelId }, this.delays.settleMs / 1000);
@@ -247,14 +249,14 @@ export class ModelPoller implements Pollable {
         if (age !== undefined) metrics.firstRereadAge.set({ model: modelId }, age / 1000);
       }
       // Caught up: wait for the next poll, unless a re-read is due. Behind: fetch the next window at once.
-      const caughtUp = done.watermarkMs !== undefined && done.watermarkMs >= clock.now() - this.planning.settleMs - settings.intervalMs;
-      if (caughtUp && firstWindowKind(done, clock.now(), this.planning) !== 'reread') return this.endCycle();
+      const caughtUp = done.watermarkMs !== undefined && done.watermarkMs >= now - this.planning.settleMs - settings.intervalMs;
+      if (caughtUp && firstWindowKind(done, now, this.planning) !== 'reread') return this.endCycle(now);
     }
     return undefined;
   }
 
-  /** Ends a poll cycle: the period the cadence gives (jittered), which wake() may cut short. */
-  private endCycle(): number | undefined {
+  /** Ends a poll cycle at `nowMs` (the clock's): the period the cadence gives (jittered), which wake() may cut short. */
+  private endCycle(nowMs: number): number | undefined {
     const period = this.d.nextPoll?.(this.cycleFigures) ?? this.d.settings.intervalMs;
     this.cycleFigures.appended = false;
     this.cycleFigures.requests = 0;
@@ -263,7 +265,7 @@ export class ModelPoller implements Pollable {
       this.planning = this.planningSettings();
     }
     if (this.stopping) return undefined;
-    this.pauseStartedAt = this.d.clock.now();
+    this.pauseStartedAt = nowMs;
     this.pausing = true;
     return jittered(period, this.d.settings.jitter);
   }
