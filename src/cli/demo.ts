@@ -7,7 +7,6 @@ import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { demoReport } from './demo-report.js';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { parseConfig } from './config.js';
 import { createLogger } from '../telemetry/logger.js';
 import { parseDuration, formatDuration } from '../time/duration.js';
 import { UsageError } from '../errors.js';
@@ -68,6 +67,7 @@ async function runDemo(o: { out: string; durationMs: number | undefined; modelCo
     unicodeRate: 0.05,
     faults: { error500: 0.02, error503: 0.01, truncated: 0.01 },
   });
+  const { parseConfig } = await import('./config.js');
   const config = parseConfig(
     {
       api: { base_url: sim.url, token, retry: { deadline: '30s' } },

@@ -3,10 +3,6 @@
 //! when no daemon runs, through the running daemon's control socket otherwise.
 import type { Command } from 'commander';
 import type { Config } from '../config/index.js';
-import { loadConfig } from './config.js';
-import { StateStore } from '../journal/store.js';
-import { StateReader } from '../journal/reader.js';
-import { writeState } from './state-writer.js';
 import { createLogger } from '../telemetry/logger.js';
 import { UsageError } from '../errors.js';
 
@@ -25,8 +21,8 @@ export function register(program: Command): void {
     .option('--sink <name>', 'only this sink')
     .option('--entries', 'print the entries of each dead letter as NDJSON too')
     .action(async (opts: DlqOptions & { entries?: boolean }) => {
-      const config = await loadConfig(opts.config);
-      checkSink(config, opts.sink);
+      const config = await loadFor(opts);
+      const { StateReader } = await import('../journal/reader.js');
       const store = StateReader.open(config.state.path);
       try {
         const rows = store.listDeadLetters(opts.sink, 100_000);
@@ -45,8 +41,8 @@ export function register(program: Command): void {
     .requiredOption('-c, --config <file>', 'configuration file (YAML)')
     .option('--sink <name>', 'only this sink')
     .action(async (opts: DlqOptions) => {
-      const config = await loadConfig(opts.config);
-      checkSink(config, opts.sink);
+      const config = await loadFor(opts);
+      const { writeState } = await import('./state-writer.js');
       await writeState(config.state.path, {
         direct: () => replayDirectly(config, opts.sink),
         viaDaemon: async (daemon) => {
@@ -61,8 +57,8 @@ export function register(program: Command): void {
     .requiredOption('-c, --config <file>', 'configuration file (YAML)')
     .option('--sink <name>', 'only this sink')
     .action(async (opts: DlqOptions) => {
-      const config = await loadConfig(opts.config);
-      checkSink(config, opts.sink);
+      const config = await loadFor(opts);
+      const [{ writeState }, { StateStore }] = await Promise.all([import('./state-writer.js'), import('../journal/store.js')]);
       const purged = await writeState(config.state.path, {
         direct: async () => {
           const store = StateStore.open(config.state.path);
@@ -78,6 +74,14 @@ export function register(program: Command): void {
     });
 }
 
+/** The config of `opts.config`, once `--sink` is found in it. */
+async function loadFor(opts: DlqOptions): Promise<Config> {
+  const { loadConfig } = await import('./config.js');
+  const config = await loadConfig(opts.config);
+  checkSink(config, opts.sink);
+  return config;
+}
+
 function checkSink(config: Config, sink: string | undefined): void {
   if (sink !== undefined && !config.sinks.some((s) => s.name === sink)) {
     throw new UsageError(`--sink ${sink}: no such sink in the config (sinks: ${config.sinks.map((s) => s.name).join(', ')})`);
@@ -86,10 +90,11 @@ function checkSink(config: Config, sink: string | undefined): void {
 
 async function replayDirectly(config: Config, only: string | undefined): Promise<void> {
   // Loaded here, not with the command's definition: every `mls` command starts faster.
-  const [{ buildSink, sendTimeoutMs }, { batchId }, { guardedSend }] = await Promise.all([
+  const [{ buildSink, sendTimeoutMs }, { batchId }, { guardedSend }, { StateStore }] = await Promise.all([
     import('../sinks/registry.js'),
     import('../delivery/batch-id.js'),
     import('../delivery/guarded-send.js'),
+    import('../journal/store.js'),
   ]);
   const store = StateStore.open(config.state.path);
   const logger = createLogger({ level: 'warn' });

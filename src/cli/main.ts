@@ -17,6 +17,8 @@ if (major < REQUIRED[0] || (major === REQUIRED[0] && minor < REQUIRED[1])) {
   process.exit(1);
 }
 
+// Before the command's modules load: they are compiled from the cache a command before left.
+(await import('../runtime/compile-cache.js')).enableCompileCache();
 const { buildProgram, reportError } = await import('./program.js');
 try {
   await buildProgram().parseAsync(process.argv);

@@ -3,9 +3,9 @@
 import { statSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Logger } from 'pino';
-import { loadConfig } from './config.js';
 import { createLogger } from '../telemetry/logger.js';
 import { ExitCode, describeError } from '../errors.js';
+import { flushCompileCache } from '../runtime/compile-cache.js';
 import { YOUNG_GENERATION_ENV, givenSemiSpaceMb, planYoungGeneration, restartWithYoungGeneration } from '../runtime/young-generation.js';
 import type { AdminServer } from '../admin/server.js';
 import type { ControlServer } from '../control/server.js';
@@ -25,6 +25,7 @@ export function register(program: Command): void {
       const configBytes = fileBytes(opts.config);
       let young = planYoungGeneration({ models: undefined, configBytes, execArgv: process.execArgv, env: process.env });
       let restartFailed = young ? restartWithYoungGeneration(young).error : undefined;
+      const { loadConfig } = await import('./config.js');
       const config = await loadConfig(opts.config);
       if (!young) {
         young = planYoungGeneration({ models: config.models.length, execArgv: process.execArgv, env: process.env });
@@ -43,6 +44,8 @@ export function register(program: Command): void {
       let admin: AdminServer | undefined;
       if (config.admin) admin = await (await import('../admin/server.js')).startAdminServer({ daemon, listen: config.admin.listen, maxLagMs: config.health.max_lag, logger: logger.child({ component: 'admin' }) });
       const control = await startControl(daemon, config.state.path, logger.child({ component: 'control' }));
+      // Everything the daemon loads is loaded by now: kept for the next start, which a kill -9 would otherwise lose.
+      flushCompileCache();
       await waitForShutdown({
         logger,
         timeoutMs: config.shutdown_timeout,

@@ -4,7 +4,6 @@
 //! the history of applies. Apply writes the state file: directly when no daemon runs,
 //! through the running daemon's control socket otherwise.
 import { existsSync } from 'node:fs';
-import type { Command } from 'commander';
 import type { Config } from '../config/index.js';
 import { ExitCode, MlsError, UsageError } from '../errors.js';
 import { StateReader } from '../journal/reader.js';
@@ -12,45 +11,15 @@ import { StateStore, type AppliedFields } from '../journal/store.js';
 import type { ApplySummary, ModelApplyResult } from '../settings/apply.js';
 import { declaredSettings, planModel, type DeclaredModel, type ModelPlan } from '../settings/plan.js';
 import { createLogger, registerSecret } from '../telemetry/logger.js';
-import { OutputWriter, runCommand, type CommandIo } from './common.js';
+import { OutputWriter, type CommandIo } from './common.js';
 import { loadConfig } from './config.js';
 import { formatHistory, formatPlan, formatResult, formatSummary, planJson } from './settings-output.js';
 import { writeState } from './state-writer.js';
 
-interface SelectOptions {
+/** The options every settings-as-code command takes. */
+export interface SelectOptions {
   config: string;
   model: string[];
-}
-
-const collect = (value: string, previous: string[]) => [...previous, value];
-
-/** Adds `plan`, `apply` and `history` to `mls settings`. */
-export function registerSettingsAsCode(settings: Command, io: CommandIo): void {
-  settings
-    .command('plan')
-    .description('show, for each model, the settings fields apply would send: those declared in the config that differ from what mls last applied')
-    .requiredOption('-c, --config <file>', 'configuration file (YAML)')
-    .option('--model <id>', 'only this model (repeatable)', collect, [])
-    .option('--all', 'plan every declared field, not only those that changed')
-    .option('--json', 'print the plan as JSON')
-    .option('--detailed-exitcode', 'exit 0 when nothing is pending, 6 when changes are pending')
-    .action(runCommand(io, (opts: SelectOptions & { all?: boolean; json?: boolean; detailedExitcode?: boolean }) => runPlan(opts, io)));
-  settings
-    .command('apply')
-    .description('send each model the settings fields that changed since mls last applied them (one request per model), and record them')
-    .requiredOption('-c, --config <file>', 'configuration file (YAML)')
-    .option('--model <id>', 'only this model (repeatable)', collect, [])
-    .option('--all', 'send every declared field, not only those that changed')
-    .option('--dry-run', 'print what would be sent; send and record nothing')
-    .option('--record-only', 'record the declared values as applied without sending them (adopt settings already in place)')
-    .action(runCommand(io, (opts: SelectOptions & { all?: boolean; dryRun?: boolean; recordOnly?: boolean }) => runApply(opts, io)));
-  settings
-    .command('history')
-    .description('list the settings applies mls made: time, model, outcome, fields, details')
-    .requiredOption('-c, --config <file>', 'configuration file (YAML)')
-    .option('--model <id>', 'only this model')
-    .option('--json', 'print the history as JSON')
-    .action(runCommand(io, (opts: { config: string; model?: string; json?: boolean }) => runHistory(opts, io)));
 }
 
 /** The declared settings of the models asked for (all without `--model`). */

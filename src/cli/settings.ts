@@ -5,7 +5,7 @@ import type { ApiClientOptions } from '../api/client-options.js';
 import type { ApiClient, ModelSettings } from '../api/types.js';
 import { UsageError } from '../errors.js';
 import { parseDuration } from '../time/duration.js';
-import { registerSettingsAsCode } from './settings-apply.js';
+import { registerSettingsAsCode } from './settings-as-code.js';
 import { addApiOptions, OutputWriter, processIo, refuseTokenFlag, resolveApiOptions, runCommand, type ApiCliOptions, type CommandIo } from './common.js';
 
 /** Options of `mls settings update` as commander parses them. */

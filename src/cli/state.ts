@@ -2,8 +2,7 @@
 //! says what to do when it is damaged.
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
-import { loadConfig } from './config.js';
-import { StateReader } from '../journal/reader.js';
+import type { StateReader } from '../journal/reader.js';
 import { StateError, describeError } from '../errors.js';
 
 /** Adds `mls state`. */
@@ -14,6 +13,7 @@ export function register(program: Command): void {
     .description('check the integrity of the state file')
     .requiredOption('-c, --config <file>', 'configuration file (YAML)')
     .action(async (opts: { config: string }) => {
+      const [{ loadConfig }, { StateReader }] = await Promise.all([import('./config.js'), import('../journal/reader.js')]);
       const config = await loadConfig(opts.config);
       const path = config.state.path;
       if (!existsSync(path)) {

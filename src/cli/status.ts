@@ -2,8 +2,6 @@
 //! the running daemon's admin server when there is one, else reads the state file.
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
-import { configSecrets, loadConfig } from './config.js';
-import { StateReader } from '../journal/reader.js';
 import type { DaemonStatus } from '../daemon/status.js';
 import { StateError } from '../errors.js';
 import { registerSecret, scrubSecrets } from '../telemetry/logger.js';
@@ -17,6 +15,7 @@ export function register(program: Command): void {
     .requiredOption('-c, --config <file>', 'configuration file (YAML)')
     .option('--json', 'print JSON instead of a table')
     .action(async (opts: { config: string; json?: boolean }) => {
+      const { configSecrets, loadConfig } = await import('./config.js');
       const config = await loadConfig(opts.config);
       for (const secret of configSecrets(config)) registerSecret(secret);
       let status: DaemonStatus | undefined;
@@ -28,9 +27,9 @@ export function register(program: Command): void {
       }
       if (!status) {
         if (!existsSync(config.state.path)) throw new StateError('MLS_ERR_STATE_MISSING', `state file ${config.state.path} does not exist yet (the daemon has not run with this config)`);
+        const [{ StateReader }, { buildStatus }] = await Promise.all([import('../journal/reader.js'), import('../daemon/status.js')]);
         const reader = StateReader.open(config.state.path);
         try {
-          const { buildStatus } = await import('../daemon/status.js');
           status = buildStatus(reader, Date.now(), {
             models: config.models.map((m) => m.id),
             sinkTypes: new Map(config.sinks.map((s) => [s.name, s.type])),

@@ -3,7 +3,6 @@
 import { Option, type Command } from 'commander';
 import { ConfigError, describeError, ExitCode } from '../errors.js';
 import { createLogger, registerSecret, scrubSecrets } from '../telemetry/logger.js';
-import { configSecrets, loadConfig } from './config.js';
 
 /**
  * Adds `mls validate --config <file> [--check-sinks]` to `program`. Sets `process.exitCode`:
@@ -17,6 +16,7 @@ export function register(program: Command): void {
     .option('--check-sinks', "also run each sink's healthcheck (connects to network sinks; writes nothing)")
     .action(async (opts: { config: string; checkSinks?: boolean }) => {
       const file = opts.config;
+      const { configSecrets, loadConfig } = await import('./config.js');
       try {
         const config = await loadConfig(file);
         const names = config.sinks.map((s) => s.name).join(', ');

@@ -1,0 +1,109 @@
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { compileCacheDir, unsafeCacheDir } from '../../src/runtime/compile-cache.js';
+import { runMls } from '../e2e/harness.js';
+
+const dirs: string[] = [];
+function scratch(): string {
+  const d = mkdtempSync(join(tmpdir(), 'mls-cc-'));
+  dirs.push(d);
+  return d;
+}
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+const uid = process.getuid!();
+
+describe('compileCacheDir', () => {
+  it('takes MLS_COMPILE_CACHE, then XDG_CACHE_HOME, then HOME', () => {
+    expect(compileCacheDir({ MLS_COMPILE_CACHE: '/var/cache/mls', XDG_CACHE_HOME: '/x', HOME: '/h' })).toEqual({ dir: '/var/cache/mls' });
+    expect(compileCacheDir({ XDG_CACHE_HOME: '/x', HOME: '/h' })).toEqual({ dir: '/x/model-log-shipper' });
+    expect(compileCacheDir({ HOME: '/h' })).toEqual({ dir: '/h/.cache/model-log-shipper' });
+  });
+
+  it('is off when asked, when the path is relative, or when there is no home', () => {
+    expect(compileCacheDir({ MLS_COMPILE_CACHE: 'off', HOME: '/h' })).toEqual({ off: 'MLS_COMPILE_CACHE=off' });
+    expect(compileCacheDir({ MLS_COMPILE_CACHE: 'cache', HOME: '/h' })).toEqual({ off: 'MLS_COMPILE_CACHE must be an absolute path or off, got "cache"' });
+    expect(compileCacheDir({ XDG_CACHE_HOME: 'relative' })).toEqual({ off: 'no HOME or XDG_CACHE_HOME' });
+    expect(compileCacheDir({})).toEqual({ off: 'no HOME or XDG_CACHE_HOME' });
+  });
+});
+
+describe('unsafeCacheDir', () => {
+  it('creates a missing folder (and missing parents) that only this user can use', () => {
+    const root = scratch();
+    const dir = join(root, 'a', 'b');
+    expect(unsafeCacheDir(dir, uid)).toBeUndefined();
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(statSync(join(root, 'a')).mode & 0o777).toBe(0o700);
+  });
+
+  it('refuses a folder others can write, or one inside a folder others can write', () => {
+    const root = scratch();
+    const open = join(root, 'open');
+    mkdirSync(open);
+    chmodSync(open, 0o777);
+    expect(unsafeCacheDir(open, uid)).toBe(`${open} is writable by other users`);
+    const inside = join(open, 'cache');
+    expect(unsafeCacheDir(inside, uid)).toBe(`${open} is writable by other users`);
+  });
+
+  it('takes a folder inside a sticky shared folder (as /tmp is)', () => {
+    const root = scratch();
+    const shared = join(root, 'shared');
+    mkdirSync(shared);
+    chmodSync(shared, 0o1777);
+    expect(unsafeCacheDir(join(shared, 'cache'), uid)).toBeUndefined();
+  });
+
+  it('refuses a symbolic link and a file', () => {
+    const root = scratch();
+    const real = join(root, 'real');
+    mkdirSync(real, { mode: 0o700 });
+    const link = join(root, 'link');
+    symlinkSync(real, link);
+    expect(unsafeCacheDir(link, uid)).toBe(`${link} is not a folder`);
+  });
+
+  it('refuses a folder it cannot create', () => {
+    const root = scratch();
+    // A file where a parent folder should be.
+    const blocked = join(root, 'file');
+    writeFileSync(blocked, '');
+    expect(unsafeCacheDir(join(blocked, 'cache'), uid)).toMatch(/^cannot create /);
+  });
+
+  it.skipIf(uid !== 0)('refuses a folder of another user (needs root to make one)', () => {
+    const root = scratch();
+    const theirs = join(root, 'theirs');
+    mkdirSync(theirs, { mode: 0o700 });
+    chownSync(theirs, 12345, 12345);
+    expect(unsafeCacheDir(theirs, uid)).toBe(`${theirs} belongs to another user`);
+  });
+});
+
+describe('mls with the compile cache', () => {
+  it('keeps compiled modules in a private folder under XDG_CACHE_HOME', async () => {
+    const root = scratch();
+    const r = await runMls(['--version'], { XDG_CACHE_HOME: root });
+    expect(r.code).toBe(0);
+    const dir = join(root, 'model-log-shipper');
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    const versions = readdirSync(dir);
+    expect(versions).toHaveLength(1);
+    expect(readdirSync(join(dir, versions[0]!)).length).toBeGreaterThan(10);
+  });
+
+  it('writes nothing when it is off, or into a folder others can write', async () => {
+    const root = scratch();
+    expect((await runMls(['--version'], { XDG_CACHE_HOME: root, MLS_COMPILE_CACHE: 'off' })).code).toBe(0);
+    expect(existsSync(join(root, 'model-log-shipper'))).toBe(false);
+    const open = join(root, 'open');
+    mkdirSync(open);
+    chmodSync(open, 0o777);
+    expect((await runMls(['--version'], { MLS_COMPILE_CACHE: open })).code).toBe(0);
+    expect(readdirSync(open)).toEqual([]);
+  });
+});
