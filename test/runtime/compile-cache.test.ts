@@ -1,4 +1,5 @@
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -94,6 +95,18 @@ describe('mls with the compile cache', () => {
     const versions = readdirSync(dir);
     expect(versions).toHaveLength(1);
     expect(readdirSync(join(dir, versions[0]!)).length).toBeGreaterThan(10);
+  });
+
+  it('runs as before on a damaged cache (files cut short or overwritten)', async () => {
+    const root = scratch();
+    expect((await runMls(['--version'], { XDG_CACHE_HOME: root })).code).toBe(0);
+    const dir = join(root, 'model-log-shipper');
+    const folder = join(dir, readdirSync(dir)[0]!);
+    const files = readdirSync(folder);
+    files.forEach((f, i) => writeFileSync(join(folder, f), i % 2 === 0 ? readFileSync(join(folder, f)).subarray(0, 64) : randomBytes(4096)));
+    const r = await runMls(['--version'], { XDG_CACHE_HOME: root });
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
   });
 
   it('writes nothing when it is off, or into a folder others can write', async () => {
