@@ -2,10 +2,12 @@
 //! disk and reused by the next command, so `mls status` and a restarting daemon skip most of
 //! their compiling. The cache holds code that the next run executes, so it is used only in a
 //! folder that no other user can write: created with mode 0700, refused when it (or the
-//! folder it is in) belongs to someone else or is writable by others, or is a symbolic link.
-//! Where that does not hold, or the folder cannot be made (a read-only file system), `mls`
-//! runs without it, as before.
-import { lstatSync, mkdirSync } from 'node:fs';
+//! folder it is in) belongs to someone else or is writable by others. A path through symbolic
+//! links (systemd's `CacheDirectory=` with `DynamicUser=` is one) is resolved once, the folder
+//! it leads to is the one checked, and Node is given that folder: a link changed later cannot
+//! redirect the cache. Where that does not hold, or the folder cannot be made (a read-only file
+//! system), `mls` runs without it, as before.
+import { lstatSync, mkdirSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 
 /** The environment variable that names the folder, or turns the cache off (`off`). */
@@ -31,30 +33,32 @@ export function compileCacheDir(env: NodeJS.ProcessEnv): CompileCacheChoice {
 }
 
 /**
- * Why `dir` must not hold the cache (undefined when it may): after creating it (mode 0700)
- * when missing, it and its parent must be real folders owned by this user (or root, for the
- * parent), neither writable by group or others unless the parent is sticky (as /tmp is).
+ * The folder that may hold the cache, or why `dir` may not: after creating it (mode 0700)
+ * when missing and resolving any symbolic links on its way, the real folder and its parent
+ * must be owned by this user (or root, for the parent), neither writable by group or others
+ * unless the parent is sticky (as /tmp is). Returns the real folder: the one to give Node.
  */
-export function unsafeCacheDir(dir: string, uid: number): string | undefined {
+export function checkCacheDir(dir: string, uid: number): CompileCacheChoice {
+  let real: string;
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
+    real = realpathSync(dir);
   } catch (err) {
-    return `cannot create ${dir}: ${(err as Error).message}`;
+    return { off: `cannot create ${dir}: ${(err as Error).message}` };
   }
-  const own = lstatSync(dir);
-  if (!own.isDirectory()) return `${dir} is not a folder`;
-  if (own.uid !== uid) return `${dir} belongs to another user`;
-  if ((own.mode & 0o022) !== 0) return `${dir} is writable by other users`;
-  const parent = lstatSync(dirname(dir));
-  if (!parent.isDirectory()) return `${dirname(dir)} is not a folder`;
-  if (parent.uid !== uid && parent.uid !== 0) return `${dirname(dir)} belongs to another user`;
-  if ((parent.mode & 0o022) !== 0 && (parent.mode & 0o1000) === 0) return `${dirname(dir)} is writable by other users`;
-  return undefined;
+  const own = lstatSync(real);
+  if (!own.isDirectory()) return { off: `${real} is not a folder` };
+  if (own.uid !== uid) return { off: `${real} belongs to another user` };
+  if ((own.mode & 0o022) !== 0) return { off: `${real} is writable by other users` };
+  const parent = lstatSync(dirname(real));
+  if (parent.uid !== uid && parent.uid !== 0) return { off: `${dirname(real)} belongs to another user` };
+  if ((parent.mode & 0o022) !== 0 && (parent.mode & 0o1000) === 0) return { off: `${dirname(real)} is writable by other users` };
+  return { dir: real };
 }
 
 /**
  * Turns on Node's compile cache in the folder {@link compileCacheDir} chooses, when
- * {@link unsafeCacheDir} finds nothing against it. Returns the folder, or why not. Never throws:
+ * {@link checkCacheDir} finds nothing against it. Returns the folder, or why not. Never throws:
  * a command runs the same without the cache.
  */
 export function enableCompileCache(env: NodeJS.ProcessEnv = process.env): CompileCacheChoice {
@@ -67,11 +71,11 @@ export function enableCompileCache(env: NodeJS.ProcessEnv = process.env): Compil
     if ('off' in choice) return choice;
     const uid = process.getuid?.();
     if (uid === undefined) return { off: 'no user id on this platform' };
-    const unsafe = unsafeCacheDir(choice.dir, uid);
-    if (unsafe !== undefined) return { off: unsafe };
-    const result = node.enableCompileCache(choice.dir);
+    const checked = checkCacheDir(choice.dir, uid);
+    if ('off' in checked) return checked;
+    const result = node.enableCompileCache(checked.dir);
     const { ENABLED, ALREADY_ENABLED } = node.constants.compileCacheStatus;
-    if (result.status === ENABLED || result.status === ALREADY_ENABLED) return { dir: result.directory ?? choice.dir };
+    if (result.status === ENABLED || result.status === ALREADY_ENABLED) return { dir: result.directory ?? checked.dir };
     return { off: result.message ?? 'Node did not enable it' };
   } catch (err) {
     return { off: (err as Error).message };

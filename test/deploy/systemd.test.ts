@@ -103,6 +103,12 @@ describe('config/mls.service', () => {
     for (const [key, v] of Object.entries(expected)) expect(value(key), key).toBe(v);
   });
 
+  it('keeps the compile cache in its own cache directory (the dynamic user has no home)', () => {
+    expect(value('CacheDirectory')).toBe('mls');
+    expect(value('CacheDirectoryMode')).toBe('0700');
+    expect(values('Environment')).toContain('MLS_COMPILE_CACHE=%C/mls');
+  });
+
   it('does not set MemoryDenyWriteExecute (the V8 JIT needs writable and executable memory)', () => {
     expect(values('MemoryDenyWriteExecute')).toEqual([]);
   });

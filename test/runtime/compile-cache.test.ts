@@ -1,14 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { compileCacheDir, unsafeCacheDir } from '../../src/runtime/compile-cache.js';
+import { checkCacheDir, compileCacheDir } from '../../src/runtime/compile-cache.js';
 import { runMls } from '../e2e/harness.js';
 
 const dirs: string[] = [];
 function scratch(): string {
-  const d = mkdtempSync(join(tmpdir(), 'mls-cc-'));
+  // Real: the check names folders by their real path.
+  const d = realpathSync(mkdtempSync(join(tmpdir(), 'mls-cc-')));
   dirs.push(d);
   return d;
 }
@@ -32,11 +33,11 @@ describe('compileCacheDir', () => {
   });
 });
 
-describe('unsafeCacheDir', () => {
+describe('checkCacheDir', () => {
   it('creates a missing folder (and missing parents) that only this user can use', () => {
     const root = scratch();
     const dir = join(root, 'a', 'b');
-    expect(unsafeCacheDir(dir, uid)).toBeUndefined();
+    expect(checkCacheDir(dir, uid)).toEqual({ dir });
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     expect(statSync(join(root, 'a')).mode & 0o777).toBe(0o700);
   });
@@ -46,9 +47,9 @@ describe('unsafeCacheDir', () => {
     const open = join(root, 'open');
     mkdirSync(open);
     chmodSync(open, 0o777);
-    expect(unsafeCacheDir(open, uid)).toBe(`${open} is writable by other users`);
+    expect(checkCacheDir(open, uid)).toEqual({ off: `${open} is writable by other users` });
     const inside = join(open, 'cache');
-    expect(unsafeCacheDir(inside, uid)).toBe(`${open} is writable by other users`);
+    expect(checkCacheDir(inside, uid)).toEqual({ off: `${open} is writable by other users` });
   });
 
   it('takes a folder inside a sticky shared folder (as /tmp is)', () => {
@@ -56,16 +57,31 @@ describe('unsafeCacheDir', () => {
     const shared = join(root, 'shared');
     mkdirSync(shared);
     chmodSync(shared, 0o1777);
-    expect(unsafeCacheDir(join(shared, 'cache'), uid)).toBeUndefined();
+    expect(checkCacheDir(join(shared, 'cache'), uid)).toEqual({ dir: join(shared, 'cache') });
   });
 
-  it('refuses a symbolic link and a file', () => {
+  it('follows symbolic links once and checks, and answers, the folder they lead to', () => {
     const root = scratch();
-    const real = join(root, 'real');
-    mkdirSync(real, { mode: 0o700 });
-    const link = join(root, 'link');
-    symlinkSync(real, link);
-    expect(unsafeCacheDir(link, uid)).toBe(`${link} is not a folder`);
+    // systemd's CacheDirectory= with DynamicUser=: /var/cache/mls is a link to private/mls.
+    const real = join(root, 'private', 'mls');
+    mkdirSync(real, { recursive: true, mode: 0o755 });
+    const link = join(root, 'mls');
+    symlinkSync(join('private', 'mls'), link);
+    expect(checkCacheDir(link, uid)).toEqual({ dir: real });
+    expect(checkCacheDir(join(link, 'compile'), uid)).toEqual({ dir: join(real, 'compile') });
+    // A link to a folder others can write is refused by what it leads to.
+    const open = join(root, 'open');
+    mkdirSync(open);
+    chmodSync(open, 0o777);
+    const toOpen = join(root, 'to-open');
+    symlinkSync(open, toOpen);
+    expect(checkCacheDir(toOpen, uid)).toEqual({ off: `${open} is writable by other users` });
+    // A link to a file is no folder.
+    const file = join(root, 'file');
+    writeFileSync(file, '');
+    const toFile = join(root, 'to-file');
+    symlinkSync(file, toFile);
+    expect(checkCacheDir(toFile, uid)).toMatchObject({ off: expect.stringMatching(/^cannot create .*to-file: EEXIST/) });
   });
 
   it('refuses a folder it cannot create', () => {
@@ -73,7 +89,7 @@ describe('unsafeCacheDir', () => {
     // A file where a parent folder should be.
     const blocked = join(root, 'file');
     writeFileSync(blocked, '');
-    expect(unsafeCacheDir(join(blocked, 'cache'), uid)).toMatch(/^cannot create /);
+    expect(checkCacheDir(join(blocked, 'cache'), uid)).toMatchObject({ off: expect.stringMatching(/^cannot create /) });
   });
 
   it.skipIf(uid !== 0)('refuses a folder of another user (needs root to make one)', () => {
@@ -81,7 +97,7 @@ describe('unsafeCacheDir', () => {
     const theirs = join(root, 'theirs');
     mkdirSync(theirs, { mode: 0o700 });
     chownSync(theirs, 12345, 12345);
-    expect(unsafeCacheDir(theirs, uid)).toBe(`${theirs} belongs to another user`);
+    expect(checkCacheDir(theirs, uid)).toEqual({ off: `${theirs} belongs to another user` });
   });
 });
 
