@@ -7,7 +7,7 @@ import { Http1Pool } from './http1/pool.js';
 import { ConfigError } from '../errors.js';
 import { registerSecret, scrubWireText } from '../telemetry/logger.js';
 import { systemClock } from '../time/clock.js';
-import { formatRequestTime } from '../time/timestamp.js';
+import { formatRequestTime } from '../time/canonical.js';
 import {
   ApiAuthError,
   ApiClientError,

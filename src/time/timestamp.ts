@@ -1,10 +1,12 @@
 //! Timestamps of log entries, exact to the nanosecond: parsing the service's ISO 8601
-//! strings (0–9 fractional digits, `Z` or a numeric offset) into bigint nanoseconds and a
-//! fixed-width canonical form that sorts lexicographically in time order, and formatting
-//! the millisecond times sent in requests.
+//! strings (0–9 fractional digits, `Z` or a numeric offset) into bigint nanoseconds and the
+//! fixed-width canonical form (canonical.ts), and converting between nanoseconds and the
+//! milliseconds of requests.
 //!
 //! Parsing is on the hot path of every page, so it reads character codes directly:
 //! no regular expression, no `Date.parse`, no float on the way to the nanoseconds.
+import { FRACTION_PAD, canonicalFromParts } from './canonical.js';
+import { MAX_SECONDS_EXCLUSIVE, MIN_SECONDS, NS_PER_MS, NS_PER_SECOND, SECONDS_PER_DAY, daysFromCivil, daysInMonth } from './calendar.js';
 
 /** A successfully parsed entry time. */
 export interface ParsedTime {
@@ -19,44 +21,6 @@ export interface ParsedTime {
 export interface TimeParseFailure {
   ok: false;
   reason: string;
-}
-
-const NS_PER_SECOND = 1_000_000_000n;
-const NS_PER_MS = 1_000_000n;
-const SECONDS_PER_DAY = 86_400;
-const FRACTION_PAD = '000000000';
-/** Seconds of 0000-01-01T00:00:00Z and of 10000-01-01T00:00:00Z: the canonical form's range. */
-const MIN_SECONDS = daysFromCivil(0, 1, 1) * SECONDS_PER_DAY;
-const MAX_SECONDS_EXCLUSIVE = daysFromCivil(10_000, 1, 1) * SECONDS_PER_DAY;
-
-/**
- * Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
- * Exact integer arithmetic on small numbers, so doubles are fine here.
- */
-function daysFromCivil(year: number, month: number, day: number): number {
-  const y = month <= 2 ? year - 1 : year;
-  const era = Math.floor(y / 400);
-  const yoe = y - era * 400;
-  const doy = Math.floor((153 * (month > 2 ? month - 3 : month + 9) + 2) / 5) + day - 1;
-  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
-  return era * 146_097 + doe - 719_468;
-}
-
-function civilFromDays(days: number): [year: number, month: number, day: number] {
-  const z = days + 719_468;
-  const era = Math.floor(z / 146_097);
-  const doe = z - era * 146_097;
-  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
-  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
-  const mp = Math.floor((5 * doy + 2) / 153);
-  const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
-  const month = mp < 10 ? mp + 3 : mp - 9;
-  return [yoe + era * 400 + (month <= 2 ? 1 : 0), month, day];
-}
-
-function daysInMonth(year: number, month: number): number {
-  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
 // The character codes of the time being scanned. A valid time has at most 35 characters,
@@ -232,73 +196,6 @@ export function writeEntryTimeNs(bytes: Uint8Array, start: number, end: number, 
   out[at + 1] = aHi + bh + carry;
   return true;
 }
-
-/** Two digits of 0–59, made once (a request formats six: two times of three fields). */
-const TWO_DIGITS = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'));
-
-/** `n` (0–59: a month, day, hour, minute or second) in two digits. */
-function pad2(n: number): string {
-  return TWO_DIGITS[n]!;
-}
-
-/**
- * Formats nanoseconds since the epoch as the canonical 30-character UTC form.
- * @throws RangeError outside the years 0000–9999, which the fixed width cannot hold.
- */
-export function canonicalFromNs(ns: bigint): string {
-  let seconds = ns / NS_PER_SECOND;
-  let fraction = ns - seconds * NS_PER_SECOND;
-  if (fraction < 0n) {
-    fraction += NS_PER_SECOND;
-    seconds -= 1n;
-  }
-  const secs = Number(seconds);
-  if (secs < MIN_SECONDS || secs >= MAX_SECONDS_EXCLUSIVE) throw new RangeError(`time ${ns}ns is outside the years 0000–9999`);
-  const frac = String(fraction);
-  return canonicalFromParts(secs, FRACTION_PAD.slice(frac.length) + frac);
-}
-
-/**
- * `YYYY-MM-DDThh:mm:ss.<fraction>Z` from whole epoch seconds (in range): the canonical form
- * with nine fractional digits, a request time with three.
- */
-function canonicalFromParts(secs: number, fraction: string): string {
-  const days = Math.floor(secs / SECONDS_PER_DAY);
-  const sod = secs - days * SECONDS_PER_DAY;
-  return `${dayPrefix(days)}${pad2(Math.floor(sod / 3600))}:${pad2(Math.floor(sod / 60) % 60)}:${pad2(sod % 60)}.${fraction}Z`;
-}
-
-/** The day last formatted (days since the epoch) and its `YYYY-MM-DDT`: times come a day at a time. */
-let lastDay = Number.NaN;
-let lastDayPrefix = '';
-
-/** `YYYY-MM-DDT` of a day since the epoch. */
-function dayPrefix(days: number): string {
-  if (days !== lastDay) {
-    const [year, month, day] = civilFromDays(days);
-    lastDay = days;
-    lastDayPrefix = `${String(year).padStart(4, '0')}-${pad2(month)}-${pad2(day)}T`;
-  }
-  return lastDayPrefix;
-}
-
-/**
- * Formats epoch milliseconds for a request: ISO 8601 UTC with exactly three fractional
- * digits and a trailing `Z`, e.g. `2024-05-01T12:00:00.000Z`. A fractional input is
- * truncated toward the earlier millisecond.
- * @throws RangeError for a value that is not a finite time in the years 0000–9999.
- */
-export function formatRequestTime(ms: number): string {
-  if (!Number.isFinite(ms)) throw new RangeError(`request time must be finite, got ${ms}`);
-  const whole = Math.floor(ms);
-  if (whole < MIN_SECONDS * 1000 || whole >= MAX_SECONDS_EXCLUSIVE * 1000) throw new RangeError(`request time ${ms} is outside the years 0000–9999`);
-  // Two a request: from the day's cached prefix and digit tables (a tenth of the time of
-  // Date#toISOString, which makes a Date and formats every field each time).
-  const secs = Math.floor(whole / 1000);
-  return canonicalFromParts(secs, THREE_DIGITS[whole - secs * 1000]!);
-}
-
-const THREE_DIGITS = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
 
 /** Nanoseconds to epoch milliseconds, rounded down (toward the earlier millisecond). */
 export function nsToMs(ns: bigint): number {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { canonicalFromNs, formatRequestTime, msToNs, nsToMs, nsToMsCeil, parseEntryTime } from '../../src/time/timestamp.js';
+import { canonicalFromNs, formatRequestTime } from '../../src/time/canonical.js';
+import { msToNs, nsToMs, nsToMsCeil, parseEntryTime } from '../../src/time/timestamp.js';
 
 function ok(s: string): { ns: bigint; canonical: string } {
   const r = parseEntryTime(s);
