@@ -2,17 +2,16 @@
 //! `kubectl logs -f`. Follow mode re-reads a small overlap on every poll and prints each
 //! line once, counting occurrences so that two genuine identical lines both print.
 import { WindowGuard, type WindowLimits } from '../poller/window-guard.js';
-import { hash } from 'node:crypto';
 import type { Command } from 'commander';
 import type { ApiClientOptions } from '../api/client-options.js';
 import { ApiClientError, ApiError } from '../api/errors.js';
 import type { ApiClient } from '../api/types.js';
-import type { LogEntry } from '../records/entry.js';
 import { UsageError } from '../errors.js';
 import { systemClock, type Clock } from '../time/clock.js';
 import { formatDuration, parseDuration } from '../time/duration.js';
 import { msToNs, nsToMs, nsToMsCeil, parseEntryTime } from '../time/timestamp.js';
 import { sleepOrAbort as sleep } from '../time/backoff.js';
+import { OccurrenceFilter } from './occurrence-filter.js';
 import { processedOutput, rawOutput, type LogsFormat, type LogsOutput } from './logs-output.js';
 import { addApiOptions, OutputClosedError, OutputWriter, processIo, refuseTokenFlag, resolveApiOptions, runCommand, type ApiCliOptions, type CommandIo } from './common.js';
 
@@ -44,8 +43,6 @@ const LOGS_WINDOW_LIMITS: WindowLimits = { maxPages: 5_000, maxDurationMs: 10 * 
 
 /** Times a window restarts after the service rejected its continuation token. */
 const MAX_TOKEN_RESTARTS = 3;
-/** Logs longer than this are keyed by a hash, to keep the follow memory small. */
-const KEY_TEXT_LIMIT = 128;
 const TOKEN_REJECTED_STATUSES = new Set([400, 404, 410]);
 
 /** Adds `mls logs` to the program. */
@@ -131,56 +128,6 @@ function plan(opts: LogsCliOptions, nowMs: number): Plan {
     toMs = follow ? undefined : nowMs;
   }
   return { modelId, fromMs, toMs, follow, intervalMs, format, isLessLogs: opts.lessLogs === true ? true : undefined, process: opts.process === true };
-}
-
-/**
- * Prints each distinct line once per occurrence: during one fetch of a window a line's
- * running count is compared with the most copies any fetch has shown, so a re-read prints
- * nothing new while two genuine identical lines both print.
- */
-export class OccurrenceFilter {
-  private readonly delivered = new Map<string, { count: number; ns: bigint }>();
-  private readonly seen = new Map<string, number>();
-
-  /** Starts a fetch of a window (or its restart): running counts start from zero. */
-  beginFetch(): void {
-    this.seen.clear();
-  }
-
-  /**
-   * Whether `entry` is to be printed. An entry older than `minNs` (the window's start) is
-   * not: the service may answer outside the window, and such a line may have been pruned
-   * already. `fallbackNs` dates an entry whose time cannot be parsed, for pruning.
-   */
-  admit(entry: LogEntry, minNs: bigint, fallbackNs: bigint): boolean {
-    const parsed = parseEntryTime(entry.time);
-    if (parsed.ok && parsed.ns < minNs) return false;
-    const timePart = parsed.ok ? parsed.canonical : `?${entry.time}`;
-    const text = entry.log.length > KEY_TEXT_LIMIT ? `#${hash('sha256', entry.log)}` : `=${entry.log}`;
-    const key = `${timePart}\u0000${entry.stream}\u0000${text}`;
-    const seen = (this.seen.get(key) ?? 0) + 1;
-    this.seen.set(key, seen);
-    const record = this.delivered.get(key);
-    if (record === undefined) {
-      this.delivered.set(key, { count: seen, ns: parsed.ok ? parsed.ns : fallbackNs });
-      return true;
-    }
-    if (seen > record.count) {
-      record.count = seen;
-      return true;
-    }
-    return false;
-  }
-
-  /** Forgets lines older than `beforeNs`: no later fetch can return them again. */
-  prune(beforeNs: bigint): void {
-    for (const [key, record] of this.delivered) if (record.ns < beforeNs) this.delivered.delete(key);
-  }
-
-  /** Number of remembered lines. */
-  get size(): number {
-    return this.delivered.size;
-  }
 }
 
 /**
