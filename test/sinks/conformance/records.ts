@@ -5,7 +5,7 @@ import { recordBatch } from '../../../src/delivery/batch.js';
 import type { RecordFields, RecordLevel } from '../../../src/records/entry.js';
 import type { SinkBatch, SinkEntry } from '../../../src/sinks/contract.js';
 import { parseEntryTime } from '../../../src/time/timestamp.js';
-import type { ReceivedLogRecord, TypedValue } from '../../helpers/otlp-receiver.js';
+import type { ReceivedLogRecord, TypedValue } from '../../helpers/otlp-records.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const SPAN = '00f067aa0ba902b7';

@@ -5,7 +5,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Sink, SinkEntry } from '../../../src/sinks/contract.js';
 import { anyValue, createOtlpSink, validSpanId, validTraceId } from '../../../src/sinks/otlp/index.js';
-import { startOtlpReceiver, type OtlpReceiver, type ReceivedLogRecord } from '../../helpers/otlp-receiver.js';
+import { startOtlpReceiver, type OtlpReceiver } from '../../helpers/otlp-receiver.js';
+import type { ReceivedLogRecord } from '../../helpers/otlp-records.js';
 import { batchOf, capturingLogger, context, otlpConfig, record } from './helpers.js';
 
 const signal = new AbortController().signal;
