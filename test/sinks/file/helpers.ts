@@ -1,11 +1,13 @@
 //! Shared pieces of the file sink tests: entries, a context whose committed state lives
 //! in memory, and a reader of everything under an output directory.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import type { NdjsonChunk, SinkBatch, SinkContext, SinkEntry } from '../../../src/sinks/contract.js';
+import { afterEach, beforeEach, expect } from 'vitest';
+import type { NdjsonChunk, Sink, SinkBatch, SinkContext, SinkEntry } from '../../../src/sinks/contract.js';
 import { entryToNdjson } from '../../../src/records/ndjson.js';
-import type { FileSinkOptions } from '../../../src/sinks/file/index.js';
+import { createFileSink, type FileSinkOptions } from '../../../src/sinks/file/index.js';
 
 /** An entry of `model` at ISO `time` whose log names its seq. */
 export function entry(seq: number, opts: { model?: string; time?: string; log?: string; stream?: string } = {}): SinkEntry {
@@ -119,4 +121,50 @@ export function seqsIn(dir: string): number[] {
 /** 1..n */
 export function range(from: number, to: number): number[] {
   return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+}
+
+/** `n` entries with consecutive seqs from `from`. */
+export function lines(n: number, from = 1, opts: Parameters<typeof entry>[1] = {}): SinkEntry[] {
+  return range(from, from + n - 1).map((s) => entry(s, opts));
+}
+
+/** A signal that never aborts. */
+export const signal = new AbortController().signal;
+
+/** A fresh output folder per test, and the sinks opened in it (closed after the test). */
+export interface FileSinkScratch {
+  /** This test's output folder. */
+  readonly dir: string;
+  /** Opens a file sink on `store`'s context; it is closed after the test. */
+  open(store: MemoryStore, opts: FileSinkOptions, tuning?: object): Promise<Sink>;
+  /** Sends and commits like the delivery loop (the send must answer ok). */
+  deliver(sink: Sink, store: MemoryStore, batch: SinkBatch): Promise<void>;
+}
+
+/** Registers the hooks of a {@link FileSinkScratch} in the calling test file. */
+export function fileSinkScratch(): FileSinkScratch {
+  let dir = '';
+  const sinks: Sink[] = [];
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'mls-file-'));
+  });
+  afterEach(async () => {
+    await Promise.all(sinks.splice(0).map((s) => s.close()));
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    get dir() {
+      return dir;
+    },
+    async open(store, opts, tuning = {}) {
+      const sink = await createFileSink(opts, store.ctx(), tuning);
+      sinks.push(sink);
+      return sink;
+    },
+    async deliver(sink, store, batch) {
+      const out = await sink.send(batch, signal);
+      expect(out).toMatchObject({ status: 'ok' });
+      if (out.status === 'ok') store.ack(batch.lastSeq, out.state);
+    },
+  };
 }
