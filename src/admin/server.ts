@@ -5,7 +5,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { DaemonStatus } from '../daemon/status.js';
-import { scrubSecrets } from '../telemetry/logger.js';
+import { scrubSecrets } from '../telemetry/secrets.js';
 import { formatDuration } from '../time/duration.js';
 
 /** A running admin server. */

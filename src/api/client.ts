@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { Http1Pool } from './http1/pool.js';
 import { ConfigError } from '../errors.js';
-import { registerSecret, scrubWireText } from '../telemetry/logger.js';
+import { registerSecret, scrubWireText } from '../telemetry/secrets.js';
 import { systemClock } from '../time/clock.js';
 import { formatRequestTime } from '../time/canonical.js';
 import {

@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import type { ApiClientOptions } from '../api/client-options.js';
 import { describeError, ExitCode, MlsError, UsageError } from '../errors.js';
-import { registerSecret, scrubSecrets } from '../telemetry/logger.js';
+import { registerSecret, scrubSecrets } from '../telemetry/secrets.js';
 import { parseDuration } from '../time/duration.js';
 
 export { registerSecret };

@@ -7,7 +7,6 @@ import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { demoReport } from './demo-report.js';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { createLogger } from '../telemetry/logger.js';
 import { parseDuration, formatDuration } from '../time/duration.js';
 import { UsageError } from '../errors.js';
 import { CONTENT_PROFILES } from './simulate.js';
@@ -49,7 +48,12 @@ export function register(program: Command): void {
 
 async function runDemo(o: { out: string; durationMs: number | undefined; modelCount: number; rate: number; content: ContentProfile }): Promise<void> {
   prepareOutDir(o.out);
-  const [{ Daemon }, { startSimulator }, { StateReader }] = await Promise.all([import('../daemon/index.js'), import('../simulator/index.js'), import('../journal/reader.js')]);
+  const [{ Daemon }, { startSimulator }, { StateReader }, { createLogger }] = await Promise.all([
+    import('../daemon/index.js'),
+    import('../simulator/index.js'),
+    import('../journal/reader.js'),
+    import('../telemetry/logger.js'),
+  ]);
   const token = `demo-${randomBytes(12).toString('hex')}`;
   const models = Array.from({ length: o.modelCount }, (_, i) => `demo-model-${i + 1}`);
   const sim = await startSimulator({

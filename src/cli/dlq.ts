@@ -3,7 +3,6 @@
 //! when no daemon runs, through the running daemon's control socket otherwise.
 import type { Command } from 'commander';
 import type { Config } from '../config/index.js';
-import { createLogger } from '../telemetry/logger.js';
 import { UsageError } from '../errors.js';
 
 interface DlqOptions {
@@ -90,11 +89,12 @@ function checkSink(config: Config, sink: string | undefined): void {
 
 async function replayDirectly(config: Config, only: string | undefined): Promise<void> {
   // Loaded here, not with the command's definition: every `mls` command starts faster.
-  const [{ buildSink, sendTimeoutMs }, { batchId }, { guardedSend }, { StateStore }] = await Promise.all([
+  const [{ buildSink, sendTimeoutMs }, { batchId }, { guardedSend }, { StateStore }, { createLogger }] = await Promise.all([
     import('../sinks/registry.js'),
     import('../delivery/batch-id.js'),
     import('../delivery/guarded-send.js'),
     import('../journal/store.js'),
+    import('../telemetry/logger.js'),
   ]);
   const store = StateStore.open(config.state.path);
   const logger = createLogger({ level: 'warn' });

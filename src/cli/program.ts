@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { ExitCode, MlsError, ConfigError, describeError } from '../errors.js';
-import { scrubSecrets } from '../telemetry/logger.js';
+import { scrubSecrets } from '../telemetry/secrets.js';
 import { register as registerRun } from './run.js';
 import { register as registerDemo } from './demo.js';
 import { register as registerValidate } from './validate.js';

@@ -3,7 +3,6 @@
 import { statSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Logger } from 'pino';
-import { createLogger } from '../telemetry/logger.js';
 import { ExitCode, describeError } from '../errors.js';
 import { flushCompileCache } from '../runtime/compile-cache.js';
 import { YOUNG_GENERATION_ENV, givenSemiSpaceMb, planYoungGeneration, restartWithYoungGeneration } from '../runtime/young-generation.js';
@@ -31,6 +30,7 @@ export function register(program: Command): void {
         young = planYoungGeneration({ models: config.models.length, execArgv: process.execArgv, env: process.env });
         restartFailed = young ? restartWithYoungGeneration(young).error : undefined;
       }
+      const { createLogger } = await import('../telemetry/logger.js');
       const logger = createLogger({ level: opts.logLevel ?? config.log.level });
       if (young) {
         logger.warn({ err: describeError(restartFailed), models: config.models.length, configBytes }, `could not restart with a young generation of ${young.semiSpaceMb} MB; running on with the shipped one, which costs more CPU with this many models`);

@@ -4,7 +4,7 @@ import { Option, type Command } from 'commander';
 import { UsageError } from '../errors.js';
 import { spreadFaultRate } from '../simulator/faults.js';
 import type { Simulator, SimulatorOptions } from '../simulator/index.js';
-import { registerSecret } from '../telemetry/logger.js';
+import { registerSecret } from '../telemetry/secrets.js';
 import { parseDuration } from '../time/duration.js';
 
 /** The flags of `mls simulate`, as text from the command line. */

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import type { DaemonStatus } from '../daemon/status.js';
 import { StateError } from '../errors.js';
-import { registerSecret, scrubSecrets } from '../telemetry/logger.js';
+import { registerSecret, scrubSecrets } from '../telemetry/secrets.js';
 import { formatDuration } from '../time/duration.js';
 
 /** Adds `mls status`. */

@@ -2,7 +2,7 @@
 //! With `--check-sinks`, each sink's healthcheck is run too; without it nothing leaves the machine.
 import { Option, type Command } from 'commander';
 import { ConfigError, describeError, ExitCode } from '../errors.js';
-import { createLogger, registerSecret, scrubSecrets } from '../telemetry/logger.js';
+import { registerSecret, scrubSecrets } from '../telemetry/secrets.js';
 
 /**
  * Adds `mls validate --config <file> [--check-sinks]` to `program`. Sets `process.exitCode`:
@@ -26,7 +26,7 @@ export function register(program: Command): void {
         process.exitCode = ExitCode.ok;
         if (opts.checkSinks) {
           for (const secret of configSecrets(config)) registerSecret(secret);
-          const { checkSinks, renderSinkChecks } = await import('./check-sinks.js');
+          const [{ checkSinks, renderSinkChecks }, { createLogger }] = await Promise.all([import('./check-sinks.js'), import('../telemetry/logger.js')]);
           const checks = await checkSinks(config, createLogger({ level: 'warn' }));
           process.stdout.write(scrubSecrets(renderSinkChecks(checks)));
           if (checks.some((c) => !c.ok)) process.exitCode = ExitCode.failure;

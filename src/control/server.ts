@@ -5,7 +5,7 @@ import { chmodSync, lstatSync, unlinkSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { MlsError, StateError, describeError } from '../errors.js';
-import { scrubSecrets } from '../telemetry/logger.js';
+import { scrubSecrets } from '../telemetry/secrets.js';
 import { CONTROL_VERSION, MAX_REQUEST_BYTES, MAX_SOCKET_PATH_BYTES, type ControlAnswer, type ControlOp } from './protocol.js';
 
 /** Runs one operation: `emit` sends an event to the client; the result ends the request. */

@@ -14,7 +14,7 @@ import { GroupCommit } from '../journal/group-commit.js';
 import { sleep } from '../time/backoff.js';
 import { modelLags } from '../poller/lag.js';
 import { Metrics } from '../telemetry/metrics.js';
-import { registerSecret } from '../telemetry/logger.js';
+import { registerSecret } from '../telemetry/secrets.js';
 import { steadyClock, type Clock } from '../time/clock.js';
 import { HeapGrowth } from '../runtime/heap-growth.js';
 import { describeError } from '../errors.js';

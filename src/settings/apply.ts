@@ -6,7 +6,7 @@
 import type { ApiClient, ModelSettings } from '../api/types.js';
 import { ExitCode, MlsError, describeError } from '../errors.js';
 import type { AppliedFields, SettingsOutcome } from '../journal/store.js';
-import { scrubSecrets } from '../telemetry/logger.js';
+import { scrubSecrets } from '../telemetry/secrets.js';
 import { dataOf, planModel, type DeclaredModel } from './plan.js';
 
 /** How one model's apply ended: a history outcome, or nothing to send. */

@@ -4,8 +4,6 @@ import { pino, type Logger } from 'pino';
 import { scrubSecrets } from './secrets.js';
 import { dedupeChildBindings, writeWithoutRepeats } from './log-keys.js';
 
-export { registerSecret, scrubSecrets, scrubWireText } from './secrets.js';
-
 const REDACTED = '[REDACTED]';
 
 function scrubDeep(value: unknown, depth = 0): unknown {

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { resolveApiOptions, runCommand, type CommandIo } from '../../src/cli/common.js';
 import { ApiAuthError } from '../../src/api/errors.js';
 import { UsageError } from '../../src/errors.js';
-import { scrubSecrets } from '../../src/telemetry/logger.js';
+import { scrubSecrets } from '../../src/telemetry/secrets.js';
 import { TOKEN } from '../api/helpers.js';
 
 function io(): CommandIo & { err: string; code: number } {

@@ -21,10 +21,10 @@ function loads(name: string, args: string[]): string[] {
 }
 
 describe('what a command loads', () => {
-  it('mls --version loads no config schema, state file code or SQLite', () => {
+  it('mls --version loads no config schema, state file code, SQLite, logger, page reader or processing', () => {
     const loaded = loads('version', ['--version']);
     expect(loaded).toContain('dist/cli/program.js');
-    expect(loaded.filter((u) => /node_modules\/(zod|better-sqlite3|js-yaml)\/|dist\/(config|journal|daemon|sinks)\//.test(u))).toEqual([]);
+    expect(loaded.filter((u) => /node_modules\/(zod|better-sqlite3|js-yaml|pino)\/|dist\/(config|journal|daemon|sinks|api|processing|poller)\/|dist\/telemetry\/logger\.js/.test(u))).toEqual([]);
   });
 
   it("mls status loads the state file's code only to read the state file", () => {
@@ -41,5 +41,9 @@ describe('what a command loads', () => {
     const loaded = readFileSync(file, 'utf8');
     expect(loaded).toMatch(/dist\/config\/index\.js/);
     expect(loaded).not.toMatch(/dist\/journal\/|better-sqlite3/);
+    // Nor the logger (a command that only prints does not log), nor `mls logs`' own code and
+    // the processing pipeline it prints through (the config's checks of processing options load
+    // the level tables only).
+    expect(loaded).not.toMatch(/node_modules\/pino\/|dist\/telemetry\/logger\.js|dist\/cli\/logs-run\.js|dist\/processing\/pipeline\.js/);
   });
 });

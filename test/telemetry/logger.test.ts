@@ -1,7 +1,8 @@
 // The daemon's log lines carry each key once, whatever the bindings of the logger and the
 // fields of the call: strict JSON pipelines reject a line with a repeated key.
 import { describe, expect, it } from 'vitest';
-import { createLogger, registerSecret } from '../../src/telemetry/logger.js';
+import { createLogger } from '../../src/telemetry/logger.js';
+import { registerSecret } from '../../src/telemetry/secrets.js';
 import { Capture } from '../api/helpers.js';
 import { duplicateKeys } from '../helpers/strict-json.js';
 

@@ -2,7 +2,7 @@
 // echoes a header may change its case, base64 it (alone or inside `user:secret`), or
 // percent-encode it. Every form is cut out; ordinary text is left alone.
 import { describe, expect, it } from 'vitest';
-import { registerSecret, scrubSecrets, scrubWireText } from '../../src/telemetry/logger.js';
+import { registerSecret, scrubSecrets, scrubWireText } from '../../src/telemetry/secrets.js';
 import { echoedForms, formsIn } from '../helpers/secret-forms.js';
 
 const SECRET = 'tok-Forms+Check/7Hq2Zk9Wd';

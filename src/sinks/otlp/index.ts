@@ -13,7 +13,7 @@ import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import type { LogRecordExporter } from '@opentelemetry/sdk-logs';
 import type { OtlpSinkConfig } from './config.js';
 import { describeError } from '../../errors.js';
-import { registerSecret } from '../../telemetry/logger.js';
+import { registerSecret } from '../../telemetry/secrets.js';
 import { probeTcp } from '../../net/probe.js';
 import type { SendOutcome, Sink, SinkBatch, SinkContext } from '../contract.js';
 import { createExporter, exportTarget, type ExporterConfig } from './exporter.js';

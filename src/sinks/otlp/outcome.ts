@@ -17,7 +17,7 @@
 import type { SendOutcome } from '../contract.js';
 import { describeError } from '../../errors.js';
 import { clipExcerpt } from '../../net/excerpt.js';
-import { scrubSecrets } from '../../telemetry/logger.js';
+import { scrubSecrets } from '../../telemetry/secrets.js';
 
 /** gRPC status codes that mean the request can never succeed as sent. */
 const GRPC_REJECT = new Map<number, string>([

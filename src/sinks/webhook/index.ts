@@ -8,7 +8,7 @@ import { rootCertificates } from 'node:tls';
 import { Pool } from 'undici';
 import type { WebhookSinkConfig } from './config.js';
 import { ConfigError, describeError } from '../../errors.js';
-import { registerSecret, scrubWireText } from '../../telemetry/logger.js';
+import { registerSecret, scrubWireText } from '../../telemetry/secrets.js';
 import type { SendOutcome, Sink, SinkBatch, SinkContext } from '../contract.js';
 import { CONTENT_TYPES, SIGNATURE_HEADER, encodeBody, renderBatchBody, signatureHeader } from './wire.js';
 import { parseRetryAfter } from '../../net/retry-after.js';

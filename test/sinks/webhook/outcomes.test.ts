@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../src/errors.js';
 import type { SendOutcome } from '../../../src/sinks/contract.js';
 import { createWebhookSink } from '../../../src/sinks/webhook/index.js';
-import { scrubSecrets } from '../../../src/telemetry/logger.js';
+import { scrubSecrets } from '../../../src/telemetry/secrets.js';
 import { tempDir } from '../../helpers/delivery.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../helpers/receivers.js';
 import { batch, captureContext, never, webhookConfig } from './helpers.js';
