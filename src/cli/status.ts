@@ -15,7 +15,7 @@ export function register(program: Command): void {
     .requiredOption('-c, --config <file>', 'configuration file (YAML)')
     .option('--json', 'print JSON instead of a table')
     .action(async (opts: { config: string; json?: boolean }) => {
-      const { configSecrets, loadConfig } = await import('./config.js');
+      const [{ configSecrets, loadConfig }, { fetchStatus }] = await Promise.all([import('./config.js'), import('./status-fetch.js')]);
       const config = await loadConfig(opts.config);
       for (const secret of configSecrets(config)) registerSecret(secret);
       let status: DaemonStatus | undefined;
@@ -40,34 +40,6 @@ export function register(program: Command): void {
       }
       process.stdout.write(scrubSecrets(opts.json ? `${JSON.stringify(status, null, 2)}\n` : renderStatus(status, source)));
     });
-}
-
-/** The running daemon's status from its admin server (plain `node:http`: loading an HTTP client library would cost the command more than the request). */
-function fetchStatus(listen: string): Promise<DaemonStatus | undefined> {
-  // Not an `import`: importing `node:http` as a module loads Node's bundled undici for its
-  // lazy exports, ≈ 45 ms of a command that should answer within a second.
-  const { get } = process.getBuiltinModule('node:http');
-  return new Promise((resolve, reject) => {
-    const req = get(`http://${listen}/status`, { timeout: 2_000 }, (res) => {
-      if (res.statusCode !== 200) {
-        res.resume();
-        resolve(undefined);
-        return;
-      }
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        try {
-          resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as DaemonStatus);
-        } catch (err) {
-          reject(err instanceof Error ? err : new Error(String(err)));
-        }
-      });
-      res.on('error', reject);
-    });
-    req.on('timeout', () => req.destroy(new Error('the admin server did not answer within 2 s')));
-    req.on('error', reject);
-  });
 }
 
 function iso(ms: number | undefined): string {

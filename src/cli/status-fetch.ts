@@ -1,0 +1,46 @@
+//! How `mls status` asks a running daemon for its status: at the admin server's address, on
+//! loopback when the server listens on every interface.
+import { parseListen } from '../config/units.js';
+import type { DaemonStatus } from '../daemon/status.js';
+
+/** The URL of the admin server's `/status`: an address of every interface (`:9464`, `0.0.0.0`, `[::]`) is asked on loopback. */
+export function statusUrl(listen: string): string | undefined {
+  const at = parseListen(listen);
+  if (!at) return undefined;
+  const host = at.host === '' || at.host === '0.0.0.0' ? '127.0.0.1' : at.host === '::' ? '::1' : at.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${at.port}/status`;
+}
+
+/**
+ * The running daemon's status from its admin server at `listen`; undefined when it answers
+ * other than 200 or `listen` is no address. Rejects when it cannot be reached.
+ * Plain `node:http`: loading an HTTP client library would cost the command more than the request.
+ */
+export function fetchStatus(listen: string): Promise<DaemonStatus | undefined> {
+  const url = statusUrl(listen);
+  if (url === undefined) return Promise.resolve(undefined);
+  // Not an `import`: importing `node:http` as a module loads Node's bundled undici for its
+  // lazy exports, ≈ 45 ms of a command that should answer within a second.
+  const { get } = process.getBuiltinModule('node:http');
+  return new Promise((resolve, reject) => {
+    const req = get(url, { timeout: 2_000 }, (res) => {
+      if (res.statusCode !== 200) {
+        res.resume();
+        resolve(undefined);
+        return;
+      }
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        try {
+          resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as DaemonStatus);
+        } catch (err) {
+          reject(err instanceof Error ? err : new Error(String(err)));
+        }
+      });
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error('the admin server did not answer within 2 s')));
+    req.on('error', reject);
+  });
+}
