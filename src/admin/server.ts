@@ -4,6 +4,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { parseListen } from '../config/units.js';
 import type { DaemonStatus } from '../daemon/status.js';
 import { scrubSecrets } from '../telemetry/secrets.js';
 import { formatDuration } from '../time/duration.js';
@@ -38,7 +39,7 @@ export interface AdminOptions {
 
 /** Starts the admin server; resolves once it listens. */
 export async function startAdminServer(o: AdminOptions): Promise<AdminServer> {
-  const { host, port } = splitListen(o.listen);
+  const { host, port } = bindAddress(o.listen);
   // Not an `import`: importing `node:http` as a module loads Node's bundled undici for its
   // lazy exports (≈ 45 ms of every start).
   const server: Server = process.getBuiltinModule('node:http').createServer((req, res) => {
@@ -115,8 +116,9 @@ export function readinessProblems(daemon: Pick<StatusSource, 'status' | 'storeHe
   return problems;
 }
 
-function splitListen(listen: string): { host: string; port: number } {
-  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d+)$/.exec(listen);
-  if (!m) return { host: '127.0.0.1', port: Number(listen) || 9464 };
-  return { host: m[1] ?? (m[2] || '127.0.0.1'), port: Number(m[3]) };
+/** Where to listen for `listen` (the config checked it with the same parser): no host is loopback. */
+function bindAddress(listen: string): { host: string; port: number } {
+  const at = parseListen(listen);
+  if (!at) return { host: '127.0.0.1', port: Number(listen) || 9464 };
+  return { host: at.host || '127.0.0.1', port: at.port };
 }

@@ -3,7 +3,7 @@
 import { parseListen } from '../config/units.js';
 import type { DaemonStatus } from '../daemon/status.js';
 
-/** The URL of the admin server's `/status`: an address of every interface (`:9464`, `0.0.0.0`, `[::]`) is asked on loopback. */
+/** The URL of the admin server's `/status`, asked on loopback when `listen` names no host (`:9464`, where the server listens on loopback) or every interface (`0.0.0.0`, `[::]`). */
 export function statusUrl(listen: string): string | undefined {
   const at = parseListen(listen);
   if (!at) return undefined;

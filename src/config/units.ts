@@ -133,7 +133,7 @@ export function parseFileModeValue(value: unknown): number | Fail {
 
 /** A parsed `host:port` listen address. */
 export interface ListenAddress {
-  /** Host name or IP address (IPv6 without brackets); empty means all interfaces. */
+  /** Host name or IP address (IPv6 without brackets); empty when none is given (the admin server then listens on loopback). */
   host: string;
   port: number;
 }
