@@ -10,8 +10,6 @@ import { describeError, ExitCode, MlsError, UsageError } from '../errors.js';
 import { registerSecret, scrubSecrets } from '../telemetry/secrets.js';
 import { parseDuration } from '../time/duration.js';
 
-export { registerSecret };
-
 /** Where a command reads its environment and writes its output; tests pass their own. */
 export interface CommandIo {
   stdout: NodeJS.WritableStream;
