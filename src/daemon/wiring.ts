@@ -7,7 +7,7 @@ import type { ApiClientOptions } from '../api/client-options.js';
 import type { BodyPool } from '../api/body-pool.js';
 import type { ModelPollerSettings } from '../poller/model-poller.js';
 import type { DeliverySettings } from '../delivery/sink-delivery.js';
-import { statusClass, type Metrics } from '../telemetry/metrics.js';
+import type { Metrics } from '../telemetry/metrics.js';
 import { deliveryConcurrency, sendTimeoutMs } from '../sinks/registry.js';
 
 /** The api client of `config`, reporting each attempt and retry to `metrics`. */
@@ -26,12 +26,9 @@ export function clientOptions(config: Config, metrics: Metrics, logger: Logger, 
     bodies,
     logger,
     observer: {
-      onAttempt: (a) => {
-        metrics.apiRequests.inc({ operation: a.operation, status_class: statusClass(a.status) });
-        metrics.apiLatency.observe({ operation: a.operation }, a.latencyMs / 1000);
-      },
+      onAttempt: (a) => metrics.requests.attempt(a.operation, a.status, a.latencyMs),
       onRetry: (r) => metrics.apiRetries.inc({ model: r.modelId }),
-      onPage: (p) => metrics.pagesParsed.inc({ path: p.path }),
+      onPage: (p) => metrics.requests.page(p.path),
     },
   };
 }

@@ -2,6 +2,7 @@
 //! model id, sink name, status class, outcome.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { ModelCounters, ModelCountersMetric } from './model-metrics.js';
+import { RequestMetrics, type PlainMetric } from './request-metrics.js';
 
 /** Each configured model's lag in seconds, read when the metrics are scraped. */
 export type LagSource = () => Iterable<readonly [model: string, seconds: number]>;
@@ -52,11 +53,9 @@ export class Metrics {
     registers: [this.registry],
   });
   readonly activeModels = new Gauge({ name: 'mls_poll_active_models', help: 'Models polled more often than poll.interval now: their last poll returned new entries, or they were asked to hurry.', registers: [this.registry] });
-  readonly apiRequests = new Counter({ name: 'mls_api_requests_total', help: 'HTTP requests to the service, per operation and status class (2xx, 4xx, 5xx, error).', labelNames: ['operation', 'status_class'], registers: [this.registry] });
   readonly apiRetries = new Counter({ name: 'mls_api_retries_total', help: 'Requests to the service retried by the client, per model.', labelNames: ['model'], registers: [this.registry] });
-  /** All three readers are exported at 0 from the start: which one takes the pages shows at once. */
-  readonly pagesParsed = new Counter({ name: 'mls_pages_parsed_total', help: 'Pages of logs read, per reader (kernel: the WebAssembly page kernel, javascript: the JavaScript scanner, json: JSON.parse with the full validation).', labelNames: ['path'], registers: [this.registry] });
-  readonly apiLatency = new Histogram({ name: 'mls_api_request_duration_seconds', help: 'Latency of requests to the service.', labelNames: ['operation'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers: [this.registry] });
+  /** Every request's series, as plain numbers (request-metrics.ts): `mls_api_requests_total`, `mls_api_request_duration_seconds`, `mls_pages_parsed_total`. */
+  readonly requests = this.plain(new RequestMetrics([0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]));
 
   // journal
   readonly journalEntries = new Gauge({ name: 'mls_journal_entries', help: 'Entries held in the journal.', registers: [this.registry] });
@@ -89,7 +88,6 @@ export class Metrics {
     // 10 ms keeps an idle daemon from waking 100 times a second just to measure itself
     // (stalls of a second or more, the ones that matter here, are still caught).
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: 'mls_', eventLoopMonitoringPrecision: 1_000 });
-    for (const path of ['kernel', 'javascript', 'json']) this.pagesParsed.inc({ path }, 0);
     for (const reason of ['max_pages', 'max_duration']) this.windowsAbandoned.inc({ reason }, 0);
   }
 
@@ -111,10 +109,19 @@ export class Metrics {
     this.firstRereadAge.remove({ model });
   }
 
-  private perModel(name: string, help: string, type: 'counter' | 'gauge', field: keyof ModelCounters): ModelCountersMetric {
-    const metric = new ModelCountersMetric(name, help, type, field, this.models);
+  private plain(r: RequestMetrics): RequestMetrics {
+    for (const metric of [r.requestsMetric, r.latencyMetric, r.pagesMetric]) this.register(metric);
+    return r;
+  }
+
+  private register(metric: ModelCountersMetric | PlainMetric): void {
     // prom-client takes any object with its metric interface (name, help, type, get).
     this.registry.registerMetric(metric as unknown as Parameters<Registry['registerMetric']>[0]);
+  }
+
+  private perModel(name: string, help: string, type: 'counter' | 'gauge', field: keyof ModelCounters): ModelCountersMetric {
+    const metric = new ModelCountersMetric(name, help, type, field, this.models);
+    this.register(metric);
     return metric;
   }
 
@@ -147,9 +154,4 @@ export class Metrics {
   async text(): Promise<string> {
     return this.registry.metrics();
   }
-}
-
-/** `2xx` / `4xx` / `5xx` / `error` for a status code or a transport failure. */
-export function statusClass(status: number | 'error'): string {
-  return status === 'error' ? 'error' : `${Math.floor(status / 100)}xx`;
 }

@@ -60,7 +60,7 @@ describe('Metrics', () => {
 
   it('counts requests per operation and status class, and abandoned windows per reason from 0', async () => {
     const m = new Metrics({ processMetrics: false });
-    m.apiRequests.inc({ operation: 'logs', status_class: '2xx' });
+    m.requests.attempt('logs', 200, 12);
     const text = await m.text();
     expect(lines(text, 'mls_api_requests_total')).toEqual(['mls_api_requests_total{operation="logs",status_class="2xx"} 1']);
     expect(lines(text, 'mls_windows_abandoned_total')).toEqual(['mls_windows_abandoned_total{reason="max_pages"} 0', 'mls_windows_abandoned_total{reason="max_duration"} 0']);
