@@ -117,6 +117,17 @@ describe('readResponseHead on the lenient forms', () => {
   });
 
   it.each([
+    ['CRLF', 'HTTP/1.1 200 OK\r\nA: b\r\n\r\n'],
+    ['LF', 'HTTP/1.1 200 OK\nA: b\n\n'],
+    ['CRLF then LF', 'HTTP/1.1 200 OK\r\nA: b\r\n\n'],
+    ['LF then CRLF', 'HTTP/1.1 200 OK\r\nA: b\n\r\n'],
+  ])('ends at the first blank line (%s) when the body behind it holds blank lines of every form', (_, head) => {
+    const body = 'x\n\ny\r\n\r\nz\r\n\nw\n\r\n'.repeat(50);
+    expect(read(`${head}${body}`)).toEqual({ ...read(head), end: head.length });
+    expect(read(`${body}${head}${body}`, body.length)).toEqual({ ...read(head), end: body.length + head.length });
+  });
+
+  it.each([
     ['no reason phrase', 'HTTP/1.1 200\r\n\r\n'],
     ['an empty reason phrase', 'HTTP/1.1 200 \r\n\r\n'],
     ['a tab before the reason', 'HTTP/1.1 200\tOK\r\n\r\n'],
