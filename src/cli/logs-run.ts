@@ -1,6 +1,7 @@
 //! What `mls logs` does: prints the logs of one model for a time window, or follows them.
 //! Follow mode re-reads a small overlap on every poll and prints each line once, counting
 //! occurrences so that two genuine identical lines both print.
+import { WINDOW_LIMITS_DEFAULTS } from '../config/defaults.js';
 import { WindowGuard, type WindowLimits } from '../poller/window-guard.js';
 import { ApiClientError, ApiError } from '../api/errors.js';
 import type { ApiClient } from '../api/types.js';
@@ -17,7 +18,7 @@ import { DEFAULT_INTERVAL, DEFAULT_SINCE, type LogsCliOptions, type LogsDeps } f
 /** Each follow poll re-reads at least this much before the previous `to`, for late lines. */
 const MIN_FOLLOW_OVERLAP_MS = 10_000;
 /** Bounds of one window's paging: the daemon's defaults (`poll.window_limits`). */
-const LOGS_WINDOW_LIMITS: WindowLimits = { maxPages: 5_000, maxDurationMs: 10 * 60_000 };
+const LOGS_WINDOW_LIMITS: WindowLimits = { maxPages: WINDOW_LIMITS_DEFAULTS.max_pages, maxDurationMs: parseDuration(WINDOW_LIMITS_DEFAULTS.max_duration)! };
 
 /** Times a window restarts after the service rejected its continuation token. */
 const MAX_TOKEN_RESTARTS = 3;
@@ -127,7 +128,7 @@ async function fetchWindow(
           return;
         }
         if (verdict.kind === 'limit') {
-          io.stderr.write(`mls: the service was still paging after ${guard.pagesRead} pages (${verdict.reason === 'max_pages' ? `${LOGS_WINDOW_LIMITS.maxPages} pages` : 'ten minutes'}) for one window; the window ends here\n`);
+          io.stderr.write(`mls: the service was still paging after ${guard.pagesRead} pages (${verdict.reason === 'max_pages' ? `${LOGS_WINDOW_LIMITS.maxPages} pages` : formatDuration(LOGS_WINDOW_LIMITS.maxDurationMs)}) for one window; the window ends here\n`);
           return;
         }
         token = page.nextToken;

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { Fail, parseDurationValue, parseListen, parseRateLimitValue, parseStartAtValue, show, type RateLimit, type StartAt } from './units.js';
 import { duration, filePath, httpUrl, leaf, scalar, secret, size, text } from './fields.js';
+import { WINDOW_LIMITS_DEFAULTS } from './defaults.js';
 import { processingSchema } from './processing.js';
 import { settingsApplySchema, settingsSchema } from './settings-fields.js';
 
@@ -102,13 +103,13 @@ const pollSchema = z
     jitter: scalar(z.number().min(0).lt(1).default(0.1)).describe('Random spread of the interval, as a fraction: 0.1 = ±10%.'),
     window_limits: z
       .strictObject({
-        max_pages: scalar(z.number().int().min(1).default(5_000)).describe(
+        max_pages: scalar(z.number().int().min(1).default(WINDOW_LIMITS_DEFAULTS.max_pages)).describe(
           'Most pages read in one fetch of a window. A fetch that reaches it is started again on a window of half the span (not under 1s); a 1s window that still reaches it is completed as read and reported at error level.',
         ),
         max_duration: duration(
           'Longest time one fetch of a window may take (pauses while the journal is full do not count). Reaching it shortens the window as max_pages does.',
           { positive: true },
-        ).prefault('10m'),
+        ).prefault(WINDOW_LIMITS_DEFAULTS.max_duration),
       })
       .prefault({})
       .describe('Bounds of one window fetch, so that a service that pages without end cannot hold a model in one window forever.'),

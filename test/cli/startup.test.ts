@@ -46,4 +46,20 @@ describe('what a command loads', () => {
     // the level tables only).
     expect(loaded).not.toMatch(/node_modules\/pino\/|dist\/telemetry\/logger\.js|dist\/cli\/logs-run\.js|dist\/processing\/pipeline\.js/);
   });
+
+  it('mls logs loads its own code, and neither the config schema nor the state file code', () => {
+    // Nothing listens on port 9: the command stops at its first request.
+    const file = join(dir, 'logs.txt');
+    writeFileSync(file, '');
+    const r = spawnSync(process.execPath, ['--import', join(ROOT, 'test/fixtures/startup/record-loads.mjs'), MLS_BIN, 'logs', '--model', 'm1', '--api-url', 'http://127.0.0.1:9', '--timeout', '1s'], {
+      env: { ...process.env, MLS_API_TOKEN: 't', MLS_TEST_LOADS: file, MLS_COMPILE_CACHE: 'off' },
+      encoding: 'utf8',
+    });
+    expect(r.stderr).toMatch(/cannot reach the service/);
+    const loaded = readFileSync(file, 'utf8');
+    expect(loaded).toMatch(/dist\/cli\/logs-run\.js/);
+    // The defaults it shares with the daemon come from a module of their own, not the schema.
+    expect(loaded).toMatch(/dist\/config\/defaults\.js/);
+    expect(loaded).not.toMatch(/node_modules\/(zod|better-sqlite3|js-yaml)\/|dist\/config\/(schema|index)\.js|dist\/journal\//);
+  });
 });
