@@ -15,6 +15,7 @@ export interface PlainMetric {
   readonly name: string;
   readonly help: string;
   readonly type: 'counter' | 'histogram';
+  readonly labelNames: readonly string[];
   readonly aggregator: 'sum';
   get(): { name: string; help: string; type: string; aggregator: string; values: SeriesValue[] };
   reset(): void;
@@ -66,6 +67,7 @@ export class RequestMetrics {
       'mls_api_requests_total',
       'HTTP requests to the service, per operation and status class (2xx, 4xx, 5xx, error).',
       'counter',
+      ['operation', 'status_class'],
       () => this.requestValues(),
       () => this.requests.clear(),
     );
@@ -73,6 +75,7 @@ export class RequestMetrics {
       'mls_api_request_duration_seconds',
       'Latency of requests to the service.',
       'histogram',
+      ['operation'],
       () => this.latencyValues(),
       () => this.latencies.clear(),
     );
@@ -80,6 +83,7 @@ export class RequestMetrics {
       'mls_pages_parsed_total',
       'Pages of logs read, per reader (kernel: the WebAssembly page kernel, javascript: the JavaScript scanner, json: JSON.parse with the full validation).',
       'counter',
+      ['path'],
       () => [...this.pages].map(([path, value]) => ({ labels: { path }, value })),
       () => {
         for (const path of this.pages.keys()) this.pages.set(path, 0);
@@ -138,11 +142,12 @@ export class RequestMetrics {
     return values;
   }
 
-  private metric(name: string, help: string, type: 'counter' | 'histogram', values: () => SeriesValue[], reset: () => void): PlainMetric {
+  private metric(name: string, help: string, type: 'counter' | 'histogram', labelNames: readonly string[], values: () => SeriesValue[], reset: () => void): PlainMetric {
     return {
       name,
       help,
       type,
+      labelNames,
       aggregator: 'sum',
       get: () => ({ name, help, type, aggregator: 'sum', values: values() }),
       reset,
