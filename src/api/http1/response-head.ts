@@ -107,7 +107,7 @@ function valueOf(text: string, from: number, to: number): string | undefined {
 }
 
 /**
- * The offset just past the first blank line (`\n` then `\n` or `\r\n`) that ends before
+ * The offset just past the first blank line (`\n` then `\n` or `\r\n`) when it ends by
  * `limit`, or undefined. The head's own reading then finds that same blank line, whichever
  * line ends it uses.
  */
