@@ -4,11 +4,11 @@
 //! scheduler that starts every model's poll cycles on a timer grid. Started from the config,
 //! added or removed at a reload, stopped first at shutdown.
 import type { Logger } from 'pino';
+import type PQueue from 'p-queue';
 import type { Config } from '../config/index.js';
 import type { ApiClient } from '../api/types.js';
 import type { PageCommit, PageToCommit, StartAtRecord, StateStore } from '../journal/store.js';
 import { ModelPoller } from '../poller/model-poller.js';
-import type PQueue from 'p-queue';
 import { FairSchedule, requestQueue } from '../poller/fair-schedule.js';
 import { TickTimer, pollGridMs, type PollTimer } from '../poller/tick-timer.js';
 import { PollScheduler } from '../poller/poll-scheduler.js';
