@@ -39,12 +39,10 @@ RUN groupadd --system --gid 10001 mls \
  && chown 10001:10001 /var/lib/mls /var/log/mls \
  && chmod 0700 /var/lib/mls /var/log/mls
 WORKDIR /app
+# No NODE_OPTIONS here: the mls executable's #! line sets the memory flags, and a
+# NODE_OPTIONS given to the container (docker run -e, the StatefulSet) adds to them, its
+# values winning (docs/operating.md, "Memory and V8 flags").
 ENV NODE_ENV=production
-# The memory settings of the mls executable's own #! line, also for node started directly
-# in the container: a small young generation, a capped old generation and one malloc
-# arena keep the resident set close to the live heap.
-ENV NODE_OPTIONS="--max-semi-space-size=1 --max-old-space-size=512" \
-    MALLOC_ARENA_MAX=1
 COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules/ ./node_modules/
 COPY --from=build /app/dist/ ./dist/

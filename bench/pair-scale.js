@@ -43,7 +43,8 @@ async function startSide(name, mlsPath, env, ids, active) {
   const w = workDir(`pair-${name}`);
   const sim = await startScaleSim(ids, active);
   const cfg = writeConfig(w.dir, scaleConfig(sim.url, w.dir, ids));
-  const d = spawnDaemon(cfg, { mls: mlsPath, env });
+  // The young generation docs/operating.md advises for thousands of models, for both builds.
+  const d = spawnDaemon(cfg, { mls: mlsPath, env, nodeArgs: ['--max-semi-space-size=8'] });
   return {
     name,
     d,

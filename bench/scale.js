@@ -30,12 +30,15 @@ function timeStatus(cfgPath) {
   return runs;
 }
 
+/** What docs/operating.md advises for thousands of models: a larger young generation. */
+const DAEMON_NODE_ARGS = ['--max-semi-space-size=8'];
+
 const FLOOR_SCRIPT = fileURLToPath(new URL('./lib/http-floor.js', import.meta.url));
 
 /** CPU of a bare HTTP client (`mls` or `undici`) sending `rate` logs requests/s for `seconds` to the simulator (its own process), asking for the models listed in `idsFile`. */
 function httpFloor(client, simUrl, rate, seconds, idsFile) {
-  // The daemon's young generation at this many models (it raises the shipped one itself).
-  const r = spawnSync(process.execPath, [...shippedNodeArgs(), '--max-semi-space-size=8', FLOOR_SCRIPT, client, simUrl, TOKEN, String(rate), String(seconds), idsFile], { encoding: 'utf8' });
+  // The daemon's young generation at this many models (DAEMON_NODE_ARGS).
+  const r = spawnSync(process.execPath, [...shippedNodeArgs(), ...DAEMON_NODE_ARGS, FLOOR_SCRIPT, client, simUrl, TOKEN, String(rate), String(seconds), idsFile], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`the bare HTTP client exited ${r.status}: ${r.stderr.slice(-1000)}`);
   return JSON.parse(r.stdout.trim().split('\n').pop());
 }
@@ -50,7 +53,7 @@ export async function run({ quick }) {
   let d;
   try {
     const cfgPath = writeConfig(w.dir, scaleConfig(sim.url, w.dir, ids, { admin: { listen: `127.0.0.1:${port}` } }));
-    d = spawnDaemon(cfgPath);
+    d = spawnDaemon(cfgPath, { nodeArgs: DAEMON_NODE_ARGS });
     await sleep(warmupMs);
     if (!d.alive()) throw new Error(`daemon exited; stderr: ${d.stderr().slice(-2000)}`);
     const s0 = await sim.stats();
@@ -89,7 +92,7 @@ export async function run({ quick }) {
     writeFileSync(fileCfgPath, JSON.stringify({ ...rest, models_file: 'models.txt' }, null, 2));
     const fileStatusRuns = timeStatus(fileCfgPath);
     const warnings = d.stderr().split('\n').filter((l) => l.includes('"level":40')).length;
-    // With this many models the daemon starts itself again with a larger young generation: its command line says which.
+    // The young generation the daemon runs with: its command line says which.
     const semiSpace = readFileSync(`/proc/${d.pid}/cmdline`, 'utf8').split('\0').filter((a) => a.startsWith('--max-semi-space-size=')).pop();
 
     // Restart: SIGTERM, then a new process to its first logs request.
@@ -97,7 +100,7 @@ export async function run({ quick }) {
     await d.stop();
     const stopMs = performance.now() - stopStarted;
     await sim.resetStats();
-    d = spawnDaemon(cfgPath);
+    d = spawnDaemon(cfgPath, { nodeArgs: DAEMON_NODE_ARGS });
     const spawnedWall = d.startedWall;
     const first = await waitFor(async () => (await sim.stats()).firstLogsRequestMs, { everyMs: 20, timeoutMs: 60_000, what: 'the first logs request after the restart' });
     const restartMs = first - spawnedWall;

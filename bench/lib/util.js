@@ -37,14 +37,17 @@ export function writeConfig(dir, config) {
   return path;
 }
 
-/** The environment and Node.js flags on the `#!/usr/bin/env -S VAR=… node …` line of the `mls` executable. */
+/**
+ * The environment and Node.js flags on the `#!/usr/bin/env -S VAR=… NODE_OPTIONS="…" node` line
+ * of the `mls` executable: its NODE_OPTIONS (less the operator's, which it appends) as flags.
+ */
 export function shippedCommand() {
   const first = readFileSync(MLS, 'utf8').split('\n', 1)[0];
-  const m = /^#!\/usr\/bin\/env -S (.*)$/.exec(first);
-  const words = m ? m[1].split(' ').filter(Boolean) : [];
-  const at = words.indexOf('node');
-  const env = Object.fromEntries(words.slice(0, Math.max(0, at)).map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)]));
-  return { env, nodeArgs: at === -1 ? [] : words.slice(at + 1) };
+  const m = /^#!\/usr\/bin\/env -S (.*) node$/.exec(first);
+  const env = Object.fromEntries([...(m?.[1] ?? '').matchAll(/(\w+)=(?:"([^"]*)"|(\S+))/g)].map((x) => [x[1], x[2] ?? x[3]]));
+  const nodeArgs = (env.NODE_OPTIONS ?? '').split(' ').filter((w) => w !== '' && w !== '${NODE_OPTIONS}');
+  delete env.NODE_OPTIONS;
+  return { env, nodeArgs };
 }
 
 /** The Node.js flags on the shebang line of the `mls` executable. */

@@ -41,7 +41,7 @@ export interface AdminOptions {
 export async function startAdminServer(o: AdminOptions): Promise<AdminServer> {
   const { host, port } = bindAddress(o.listen);
   // Not an `import`: importing `node:http` as a module loads Node's bundled undici for its
-  // lazy exports (≈ 45 ms of every start).
+  // lazy exports, a cost every start would pay.
   const server: Server = process.getBuiltinModule('node:http').createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     const send = (status: number, type: string, body: string) => {

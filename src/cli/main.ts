@@ -1,9 +1,11 @@
-#!/usr/bin/env -S MALLOC_ARENA_MAX=1 node --max-semi-space-size=1 --max-old-space-size=512
+#!/usr/bin/env -S MALLOC_ARENA_MAX=1 NODE_OPTIONS="--max-semi-space-size=1 --max-old-space-size=512 ${NODE_OPTIONS}" node
 //! The `mls` executable. The settings above keep the resident set near the live heap: a
 //! small young generation, an old generation that is collected long before the machine's
-//! memory is the limit (raise it through NODE_OPTIONS for very large pages), and one
-//! malloc arena instead of one per thread (memory freed by GC, compiler and I/O threads is
-//! reused instead of sitting in per-thread arenas; no throughput cost was measured).
+//! memory is the limit, and one malloc arena instead of one per thread (memory freed by GC,
+//! compiler and I/O threads is reused instead of sitting in per-thread arenas). The flags go
+//! through NODE_OPTIONS, before the operator's own NODE_OPTIONS: V8 takes the last value of a
+//! flag, so `NODE_OPTIONS=--max-semi-space-size=8 mls run …` changes one and keeps the rest
+//! (docs/operating.md, "Memory and V8 flags").
 //!
 //! Nothing is imported statically: the Node.js version is checked first, so that an old
 //! Node says what it needs instead of failing inside a dependency.

@@ -1,11 +1,9 @@
 //! `mls run --config F`: validates the config, then runs the daemon until SIGTERM/SIGINT.
 //! SIGHUP re-reads the config.
-import { statSync } from 'node:fs';
+import module from 'node:module';
 import type { Command } from 'commander';
 import type { Logger } from 'pino';
 import { ExitCode, describeError } from '../errors.js';
-import { flushCompileCache } from '../runtime/compile-cache.js';
-import { YOUNG_GENERATION_ENV, givenSemiSpaceMb, planYoungGeneration, restartWithYoungGeneration } from '../runtime/young-generation.js';
 import type { AdminServer } from '../admin/server.js';
 import type { ControlServer } from '../control/server.js';
 import type { Daemon } from '../daemon/index.js';
@@ -18,25 +16,10 @@ export function register(program: Command): void {
     .requiredOption('-c, --config <file>', 'configuration file (YAML)')
     .option('--log-level <level>', 'override log.level (trace, debug, info, warn, error)')
     .action(async (opts: { config: string; logLevel?: string }) => {
-      // Before anything else runs: a restart here loses nothing. A large config file decides
-      // before it is read (it is read once, by the restarted process); a missing file is
-      // reported by the load below.
-      const configBytes = fileBytes(opts.config);
-      let young = planYoungGeneration({ models: undefined, configBytes, execArgv: process.execArgv, env: process.env });
-      let restartFailed = young ? restartWithYoungGeneration(young).error : undefined;
       const { loadConfig } = await import('./config.js');
       const config = await loadConfig(opts.config);
-      if (!young) {
-        young = planYoungGeneration({ models: config.models.length, execArgv: process.execArgv, env: process.env });
-        restartFailed = young ? restartWithYoungGeneration(young).error : undefined;
-      }
       const { createLogger } = await import('../telemetry/logger.js');
       const logger = createLogger({ level: opts.logLevel ?? config.log.level });
-      if (young) {
-        logger.warn({ err: describeError(restartFailed), models: config.models.length, configBytes }, `could not restart with a young generation of ${young.semiSpaceMb} MB; running on with the shipped one, which costs more CPU with this many models`);
-      } else if (process.env[YOUNG_GENERATION_ENV] === 'raised') {
-        logger.info({ pid: process.pid, models: config.models.length, configBytes, semiSpaceMb: givenSemiSpaceMb(process.execArgv, process.env.NODE_OPTIONS) }, `young generation raised for this many models or this large a config file (${YOUNG_GENERATION_ENV}=keep keeps the shipped one)`);
-      }
       const { Daemon } = await import('../daemon/index.js');
       // The state file could not be synced: exit at once, without closing it, and let the
       // supervisor restart mls, which recovers from what is on disk.
@@ -45,7 +28,7 @@ export function register(program: Command): void {
       if (config.admin) admin = await (await import('../admin/server.js')).startAdminServer({ daemon, listen: config.admin.listen, maxLagMs: config.health.max_lag, logger: logger.child({ component: 'admin' }) });
       const control = await startControl(daemon, config.state.path, logger.child({ component: 'control' }));
       // Everything the daemon loads is loaded by now: kept for the next start, which a kill -9 would otherwise lose.
-      flushCompileCache();
+      module.flushCompileCache();
       await waitForShutdown({
         logger,
         timeoutMs: config.shutdown_timeout,
@@ -64,15 +47,6 @@ export function register(program: Command): void {
         },
       });
     });
-}
-
-/** The size of `file` in bytes; undefined when it cannot be read (the config load says why). */
-function fileBytes(file: string): number | undefined {
-  try {
-    return statSync(file).size;
-  } catch {
-    return undefined;
-  }
 }
 
 /**

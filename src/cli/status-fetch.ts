@@ -20,7 +20,7 @@ export function fetchStatus(listen: string): Promise<DaemonStatus | undefined> {
   const url = statusUrl(listen);
   if (url === undefined) return Promise.resolve(undefined);
   // Not an `import`: importing `node:http` as a module loads Node's bundled undici for its
-  // lazy exports, ≈ 45 ms of a command that should answer within a second.
+  // lazy exports, a noticeable part of a command that should answer within a second.
   const { get } = process.getBuiltinModule('node:http');
   return new Promise((resolve, reject) => {
     const req = get(url, { timeout: 2_000 }, (res) => {

@@ -1,7 +1,8 @@
 //! YAML reading, for the config file and for models files: one document, YAML 1.2's core
 //! schema with merge keys (`<<`), duplicate keys refused, and a bound on what aliases may
-//! expand to. js-yaml reads a config of 10,000 models in about 40 ms; the parser used
-//! before took about 250 ms, a third of `mls status` at that size.
+//! expand to. js-yaml, because it reads a config of thousands of models several times faster
+//! than the parser used before, which was a large part of `mls status` at that size
+//! (docs/decisions/0045-config-read-with-js-yaml.md).
 import { CORE_SCHEMA, EVENT_ID, YAMLException, constructFromEvents, getScalarValue, mergeTag, parseEvents, type Event } from 'js-yaml';
 
 const SCHEMA = CORE_SCHEMA.withTags(mergeTag);

@@ -1,10 +1,9 @@
-//! The daemon's one-second heartbeat: the journal and backlog gauges, the heap growth
-//! tick, and the liveness that `/healthz` reports. Its timer is also what keeps the process
-//! up while the daemon runs (see the constructor).
+//! The daemon's one-second heartbeat: the journal and backlog gauges, and the liveness that
+//! `/healthz` reports. Its timer is also what keeps the process up while the daemon runs
+//! (see the constructor).
 import type { Logger } from 'pino';
 import type { StateStore } from '../journal/store.js';
 import type { Metrics } from '../telemetry/metrics.js';
-import type { HeapGrowth } from '../runtime/heap-growth.js';
 import { LogThrottle } from '../telemetry/log-throttle.js';
 import { describeError } from '../errors.js';
 
@@ -17,7 +16,6 @@ const ALIVE_WITHIN_MS = 10_000;
 export interface HeartbeatDeps {
   store: StateStore;
   metrics: Metrics;
-  heapGrowth: HeapGrowth;
   logger: Logger;
   /** Sets gauges owned elsewhere (the poll budget), once per beat. */
   moreGauges?: () => void;
@@ -41,7 +39,6 @@ export class Heartbeat {
   beat(): void {
     if (this.quieted) return;
     this.lastBeatMs = Date.now();
-    this.d.heapGrowth.tick();
     this.updateGauges();
     this.d.moreGauges?.();
   }

@@ -16,7 +16,6 @@ import { modelLags } from '../poller/lag.js';
 import { Metrics } from '../telemetry/metrics.js';
 import { registerSecret } from '../telemetry/secrets.js';
 import { steadyClock, type Clock } from '../time/clock.js';
-import { HeapGrowth } from '../runtime/heap-growth.js';
 import { describeError } from '../errors.js';
 import { clientOptions } from './wiring.js';
 import { Backpressure } from './backpressure.js';
@@ -59,7 +58,6 @@ export class Daemon {
   private readonly pollers: RunningPollers;
   private readonly sinks: RunningSinks;
   private readonly groupCommit: GroupCommit;
-  private readonly heapGrowth: HeapGrowth;
   private readonly backpressure: Backpressure;
   private readonly heartbeat: Heartbeat;
   private stopPromise: Promise<void> | undefined;
@@ -79,9 +77,6 @@ export class Daemon {
     this.groupCommit = new GroupCommit(store, {
       onDurable: () => this.sinks.notify(),
       onSyncFailure: (err) => this.onSyncFailure(err),
-    });
-    this.heapGrowth = new HeapGrowth({
-      onSwitch: (busy, flag) => logger.debug({ flag }, busy ? 'entries arrive fast: the heap may grow more between full collections' : 'entries slowed down: V8 sizes the heap itself again'),
     });
     this.backpressure = new Backpressure({ store, metrics, logger, clock, buffer: () => this.config.buffer });
     this.sinks = new RunningSinks({
@@ -116,14 +111,11 @@ export class Daemon {
       clock,
       pruneEveryMs,
       waitForRoom: (signal) => this.backpressure.waitForRoom(signal),
-      commit: (page) => {
-        this.heapGrowth.noteEntries(page.entries.length);
-        return this.groupCommit.commit(page);
-      },
+      commit: (page) => this.groupCommit.commit(page),
       onAppend: () => this.sinks.notify(),
       onWindowDone: () => this.sinks.flushSoon(),
     });
-    this.heartbeat = new Heartbeat({ store, metrics, heapGrowth: this.heapGrowth, logger, moreGauges: () => this.pollers.updateGauges() });
+    this.heartbeat = new Heartbeat({ store, metrics, logger, moreGauges: () => this.pollers.updateGauges() });
     this.operations = new DaemonOperations({ store, client, logger, config: () => this.config, notifySinks: () => this.sinks.notify() });
     metrics.setLagSource(() => modelLags(this.store, this.config.models, this.clock.now()));
   }
@@ -285,7 +277,6 @@ export class Daemon {
       await step('close api client', () => this.client.close());
       this.heartbeat.quiet();
       this.metrics.setLagSource(undefined);
-      this.heapGrowth.reset();
       await step('finish the journal sync', () => this.groupCommit.settled());
       await step('close state', () => this.store.close());
       await step('release lock', () => this.lock.release());

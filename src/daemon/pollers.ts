@@ -4,12 +4,12 @@
 //! scheduler that starts every model's poll cycles on a timer grid. Started from the config,
 //! added or removed at a reload, stopped first at shutdown.
 import type { Logger } from 'pino';
+import type PQueue from 'p-queue';
 import type { Config } from '../config/index.js';
 import type { ApiClient } from '../api/types.js';
 import type { PageCommit, PageToCommit, StartAtRecord, StateStore } from '../journal/store.js';
 import { ModelPoller } from '../poller/model-poller.js';
-import { FairSchedule } from '../poller/fair-schedule.js';
-import { RequestQueue } from '../poller/request-queue.js';
+import { FairSchedule, requestQueue } from '../poller/fair-schedule.js';
 import { TickTimer, pollGridMs, type PollTimer } from '../poller/tick-timer.js';
 import { PollScheduler } from '../poller/poll-scheduler.js';
 import { PollCadence, budgetShortfall } from '../poller/cadence.js';
@@ -47,7 +47,7 @@ export interface RunningPollersDeps {
 /** The pollers of a running daemon, by model id. */
 export class RunningPollers {
   private readonly pollers = new Map<string, ModelPoller>();
-  private readonly queue: RequestQueue;
+  private readonly queue: PQueue;
   private readonly fair: FairSchedule;
   private readonly scheduler: PollScheduler;
   private readonly cadence: PollCadence;
@@ -56,10 +56,7 @@ export class RunningPollers {
   constructor(private readonly d: RunningPollersDeps) {
     const { poll } = d;
     const rate = poll.rate_limit;
-    this.queue = new RequestQueue({
-      concurrency: poll.concurrency,
-      ...(rate ? { intervalCap: rate.count, intervalMs: rate.perMs } : {}),
-    });
+    this.queue = requestQueue(poll.concurrency, rate);
     this.minIntervalMs = minIntervalMs({ poll } as Config);
     this.cadence = new PollCadence({
       intervalMs: poll.interval,

@@ -26,9 +26,8 @@ export function clientOptions(config: Config, metrics: Metrics, logger: Logger, 
     bodies,
     logger,
     observer: {
-      onAttempt: (a) => metrics.requests.attempt(a.operation, a.status, a.latencyMs),
+      onAttempt: (a) => metrics.apiAttempt(a.operation, a.status, a.latencyMs),
       onRetry: (r) => metrics.apiRetries.inc({ model: r.modelId }),
-      onPage: (p) => metrics.requests.page(p.path),
     },
   };
 }

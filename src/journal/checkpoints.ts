@@ -125,7 +125,8 @@ export class Checkpoints extends CheckpointReads {
   /**
    * Records, for each model, the `start_at` setting (as written) that its stored start now
    * answers to: in one transaction, since a changed setting (or a file from before settings
-   * were recorded) concerns every model, and a synced commit each took 0.5 ms a model.
+   * were recorded) concerns every model, and a synced commit each would add up to seconds
+   * with thousands of models.
    */
   recordStartAts(changes: readonly StartAtRecord[]): void {
     this.state.assertWritable();

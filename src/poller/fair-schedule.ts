@@ -1,11 +1,21 @@
 //! Shares the request budget (`poll.concurrency`, `poll.rate_limit`) among models. All
-//! requests wait in one priority queue (request-queue.ts), in three classes: first, the request of a model that sent
-//! none within the last poll interval (every model gets one request per interval before any
-//! model gets a further one); then fresh reads of models polled more often (active models,
-//! for freshness); then re-reads. Within a class, a request's priority falls with the number
-//! of requests its model sent within the interval, so a service paging without end, or a
-//! long catch-up, cannot hold the others back.
-import type { PriorityQueueLike } from './request-queue.js';
+//! requests wait in one priority queue (p-queue), in three classes: first, the request of a
+//! model that sent none within the last poll interval (every model gets one request per
+//! interval before any model gets a further one); then fresh reads of models polled more often
+//! (active models, for freshness); then re-reads. Within a class, a request's priority falls
+//! with the number of requests its model sent within the interval, so a service paging
+//! without end, or a long catch-up, cannot hold the others back.
+import PQueue from 'p-queue';
+import type { RateLimit } from '../config/units.js';
+
+/**
+ * The queue every request to the service waits in: at most `concurrency` running, at most
+ * `rate.count` started per `rate.perMs` (none when `rate` is null), the highest priority first
+ * and in order of arrival among equals.
+ */
+export function requestQueue(concurrency: number, rate: RateLimit | null): PQueue {
+  return new PQueue({ concurrency, ...(rate ? { intervalCap: rate.count, interval: rate.perMs } : {}) });
+}
 
 /** What a request reads: the newest span of a model (`fresh`), or an older span again (`reread`). */
 export type RequestKind = 'fresh' | 'reread';
@@ -71,7 +81,7 @@ export class FairSchedule {
    * @param onLatency told how long each request ran (from its start, not its wait in the queue)
    */
   constructor(
-    private readonly queue: PriorityQueueLike,
+    private readonly queue: PQueue,
     private readonly intervalMs: number,
     private readonly now: () => number = () => performance.now(),
     private readonly onLatency?: (ms: number) => void,

@@ -9,8 +9,7 @@ import { ApiClientError, ApiResponseTooLargeError } from '../api/errors.js';
 import type { Clock } from '../time/clock.js';
 import { preparePage } from './prepare.js';
 import type { Checkpoint, PageCommit, PageToCommit, PreparedPage, StateStore, WindowStart } from '../journal/store.js';
-import type { Metrics } from '../telemetry/metrics.js';
-import type { ModelCounters } from '../telemetry/model-metrics.js';
+import type { Metrics, ModelCounters } from '../telemetry/metrics.js';
 import type { PlannedWindow } from './planner.js';
 import type { Abandoner } from './abandon.js';
 import { MIN_CAPPED_SPAN_MS, WindowGuard, shortenedWindow, type WindowLimits } from './window-guard.js';
@@ -171,16 +170,16 @@ export async function fetchWindow(ctx: WindowFetchContext, cp: Checkpoint, begin
     }
     begin = undefined;
     const counters = ctx.counters;
-    counters.pages++;
-    counters.entriesFetched += prepared.length;
+    counters.pages.inc();
+    counters.entriesFetched.inc(prepared.length);
     if (commit.appended > 0) {
       appendedInWindow += commit.appended;
-      counters.entriesNew += commit.appended;
+      counters.entriesNew.inc(commit.appended);
       d.onAppend();
       ctx.cycle.appended ||= kind === 'fresh';
       if (commit.newTimesNs) ctx.delays.observe(commit.newTimesNs, commit.appended, toCommitFetchedMs, (lowerMs) => metrics.ingestDelay.observe({ model: modelId }, lowerMs / 1000));
     }
-    counters.duplicates += commit.duplicates;
+    counters.duplicates.inc(commit.duplicates);
     if (verdict.kind === 'cycle') ctx.windowEvents.cycle(window, verdict.length, guard.pagesRead);
     if (verdict.kind === 'limit') {
       if (!abandon) {

@@ -4,8 +4,7 @@
 import type { Logger } from 'pino';
 import { ApiAuthError, ApiClientError, ApiError } from '../api/errors.js';
 import { describeError } from '../errors.js';
-import type { Metrics } from '../telemetry/metrics.js';
-import type { ModelCounters } from '../telemetry/model-metrics.js';
+import type { Metrics, ModelCounters } from '../telemetry/metrics.js';
 import { backoffDelay } from '../time/backoff.js';
 
 /** What {@link ModelHealth} reports to. */
@@ -44,7 +43,7 @@ export class ModelHealth {
   recovered(): void {
     if (this.authFailures > 0 || this.failures > 0 || this.pausedOversized) {
       this.d.logger.info({ model: this.d.modelId }, 'model polling recovered');
-      this.d.counters.up = 1;
+      this.d.counters.up.set(1);
     }
     this.failures = 0;
     this.authFailures = 0;
@@ -73,14 +72,14 @@ export class ModelHealth {
     if (err instanceof ApiAuthError) {
       const delay = Math.min(this.d.authRetryMs * 2 ** Math.min(this.authFailures, 10), Math.max(600_000, this.d.authRetryMs));
       this.authFailures++;
-      this.d.counters.up = 0;
+      this.d.counters.up.set(0);
       logger.error({ model: modelId, status: err.status, retryInMs: delay }, 'the service refused the API token; polling of this model is paused until it is accepted (check api.token)');
       return delay;
     }
     this.failures++;
     const delay = backoffDelay(this.failures, 1_000, 60_000);
     if (err instanceof ApiClientError) {
-      this.d.counters.up = 0;
+      this.d.counters.up.set(0);
       logger.error({ model: modelId, status: err.status, err: describeError(err), retryInMs: delay }, 'the service rejected the logs request');
     } else if (this.failures === 1 || this.failures % 10 === 0) {
       logger.warn({ model: modelId, code, err: describeError(err), failures: this.failures, retryInMs: delay }, 'fetching logs failed; will retry');

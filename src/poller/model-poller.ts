@@ -4,7 +4,7 @@
 //! from its saved token. What follows a window cut short, a failed fetch or a page over the
 //! size limit is decided here.
 import type { WindowStart } from '../journal/store.js';
-import type { ModelCounters } from '../telemetry/model-metrics.js';
+import type { ModelCounters } from '../telemetry/metrics.js';
 import { firstWindowKind, planWindows, pruneHorizonMs, type PlannedWindow, type PlannerSettings } from './planner.js';
 import { jittered } from '../time/backoff.js';
 import { WindowEvents } from './window-events.js';
@@ -194,7 +194,7 @@ export class ModelPoller implements Pollable {
     if (!this.ready) {
       // A write transaction only for a model new to the state file: a restart with thousands of models would otherwise start with as many.
       if (!store.getCheckpoint(modelId)) store.ensureCheckpoint(modelId, resolveStart(settings.startAt, clock.now()), showStartAt(settings.startAt));
-      this.counters.up = 1;
+      this.counters.up.set(1);
       this.ready = true;
     }
     while (!this.stopping) {
@@ -230,10 +230,10 @@ export class ModelPoller implements Pollable {
       this.health.polled();
       this.stateRetry.succeeded();
       const done = store.getCheckpoint(modelId)!;
-      this.counters.polls++;
+      this.counters.polls.inc();
       // One reading for what follows: nothing below waits.
       const now = clock.now();
-      this.counters.lastSuccessSeconds = now / 1000;
+      this.counters.lastSuccess.set(now / 1000);
       // Pruning only frees space: once a minute is enough, and spares idle models a write per poll.
       // A model that never returned an entry has no dedupe keys: nothing to prune (a statement a
       // minute for each of 10,000 quiet models was a storm of them a minute after every start).

@@ -1,7 +1,7 @@
 //! When each model polls: one scheduler for all of them. A model waiting for its next poll is
-//! an entry in a heap of due times, not a suspended async function: with 10,000 models, an
-//! async loop per model kept its frames, promises, closures and listeners alive through
-//! every pause (about a fifth of the heap), and made them again at every poll.
+//! an entry in a heap of due times, not a suspended async function: with thousands of models,
+//! an async loop per model kept its frames, promises, closures and listeners alive through
+//! every pause (a large share of the heap), and made them again at every poll.
 //!
 //! The scheduler sleeps on the shared timer grid (tick-timer.ts) until the earliest due time,
 //! then starts the cycles due, a few hundred per turn of the event loop.

@@ -126,7 +126,7 @@ export class WindowEvents {
     const { modelId, metrics, logger, store } = this.d;
     const window = store.getCheckpoint(modelId)?.window;
     metrics.pollErrors.inc({ model: modelId, code: err.code });
-    metrics.initModel(modelId).up = 0;
+    metrics.initModel(modelId).up.set(0);
     const message =
       `an entry is larger than api.max_response_bytes (${err.limitBytes} bytes): the response for a 1 ms window was ${err.size}; ` +
       'polling of this model is paused until api.max_response_bytes is raised (then reload with SIGHUP)';

@@ -1,8 +1,8 @@
 //! The entries of one simulated model, kept columnar and sorted by (time, sequence), and the
 //! searches over them.
 //!
-//! Each entry costs about 40 bytes until it is first served, then also its cached JSON
-//! text. Keep `history × rate × models` below about 5 million entries.
+//! Each entry costs a few typed-array slots until it is first served, then also its cached
+//! JSON text. Keep `history × rate × models` below about 5 million entries.
 
 /** Marks an entry whose content was injected rather than generated (in `digits`). */
 export const INJECTED = 255;

@@ -1,8 +1,7 @@
 //! The generator the python content renderers draw from: one module-level mulberry32 state,
 //! reseeded for each line, rather than a generator object per line — rendering runs once per
 //! served entry, and the garbage of an object per line dominated the serving cost. content.ts
-//! keeps its own copy: plain rendering calling into this module measured up to 15 % slower
-//! (on a loaded machine, so roughly).
+//! keeps its own copy: plain rendering calling into this module was measurably slower.
 
 let state = 0;
 

@@ -30,8 +30,8 @@ export interface SimulatorOptions {
   /** Models with a rate of their own instead of `ratePerSec` (e.g. 0 for a quiet model). */
   ratePerModel?: Record<string, number>;
   /**
-   * Span of entries already present at start, in ms. Default 0. Each entry costs about
-   * 40 bytes, so keep `historyMs / 1000 × ratePerSec × models` below about 5 million.
+   * Span of entries already present at start, in ms. Default 0. Every entry is held in
+   * memory, so keep `historyMs / 1000 × ratePerSec × models` below about 5 million.
    */
   historyMs?: number;
   /** Each entry becomes visible after a random delay in [min, max] ms (late arrivals). Default none. */

@@ -1,25 +1,36 @@
 //! The daemon's own metrics (Prometheus, prefixed `mls_`). Labels are low-cardinality:
 //! model id, sink name, status class, outcome.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { ModelCounters, ModelCountersMetric } from './model-metrics.js';
-import { RequestMetrics, type PlainMetric } from './request-metrics.js';
 
 /** Each configured model's lag in seconds, read when the metrics are scraped. */
 export type LagSource = () => Iterable<readonly [model: string, seconds: number]>;
+
+/** The series of one model that every poll writes, bound to its `model` label; the poller keeps them. */
+export interface ModelCounters {
+  polls: Counter.Internal;
+  pages: Counter.Internal;
+  entriesFetched: Counter.Internal;
+  entriesNew: Counter.Internal;
+  duplicates: Counter.Internal;
+  /** Epoch seconds of the last window fetched to the end; not exported before the first. */
+  lastSuccess: Gauge.Internal<'model'>;
+  /** 1 while the model polls normally, 0 while paused by an error. */
+  up: Gauge.Internal<'model'>;
+}
 
 /** Every metric the daemon exports. Create one per daemon; tests read them back. */
 export class Metrics {
   readonly registry = new Registry();
 
-  // per model: the series every poll touches are plain numbers per model (model-metrics.ts)
+  // per model: the series every poll writes, bound once per model (initModel)
   private readonly models = new Map<string, ModelCounters>();
-  readonly polls = this.perModel('mls_polls_total', 'Windows fetched to the end, per model.', 'counter', 'polls');
-  readonly pages = this.perModel('mls_pages_total', 'Pages of logs received, per model.', 'counter', 'pages');
-  readonly entriesFetched = this.perModel('mls_entries_fetched_total', 'Log entries received from the service, per model (before dedupe).', 'counter', 'entriesFetched');
-  readonly entriesNew = this.perModel('mls_entries_new_total', 'Entries appended to the journal after dedupe, per model.', 'counter', 'entriesNew');
-  readonly duplicates = this.perModel('mls_duplicates_dropped_total', 'Entries recognised as already delivered (window re-reads), per model.', 'counter', 'duplicates');
-  readonly lastSuccess = this.perModel('mls_model_last_success_timestamp_seconds', 'When a window of this model was last fetched to the end.', 'gauge', 'lastSuccessSeconds');
-  readonly modelUp = this.perModel('mls_model_up', '1 while the model polls normally, 0 while it is paused by an error (e.g. the token was refused).', 'gauge', 'up');
+  readonly polls = new Counter({ name: 'mls_polls_total', help: 'Windows fetched to the end, per model.', labelNames: ['model'], registers: [this.registry] });
+  readonly pages = new Counter({ name: 'mls_pages_total', help: 'Pages of logs received, per model.', labelNames: ['model'], registers: [this.registry] });
+  readonly entriesFetched = new Counter({ name: 'mls_entries_fetched_total', help: 'Log entries received from the service, per model (before dedupe).', labelNames: ['model'], registers: [this.registry] });
+  readonly entriesNew = new Counter({ name: 'mls_entries_new_total', help: 'Entries appended to the journal after dedupe, per model.', labelNames: ['model'], registers: [this.registry] });
+  readonly duplicates = new Counter({ name: 'mls_duplicates_dropped_total', help: 'Entries recognised as already delivered (window re-reads), per model.', labelNames: ['model'], registers: [this.registry] });
+  readonly lastSuccess = new Gauge({ name: 'mls_model_last_success_timestamp_seconds', help: 'When a window of this model was last fetched to the end.', labelNames: ['model'], registers: [this.registry] });
+  readonly modelUp = new Gauge({ name: 'mls_model_up', help: '1 while the model polls normally, 0 while it is paused by an error (e.g. the token was refused).', labelNames: ['model'], registers: [this.registry] });
   readonly badTimes = new Counter({ name: 'mls_entries_bad_time_total', help: 'Entries whose time could not be parsed (delivered anyway), per model.', labelNames: ['model'], registers: [this.registry] });
   readonly tokenRestarts = new Counter({ name: 'mls_window_restarts_total', help: 'Window fetches restarted from the beginning because the service rejected next_token, per model.', labelNames: ['model'], registers: [this.registry] });
   readonly tokenLoops = new Counter({ name: 'mls_token_repeats_total', help: 'Pages whose next_token repeated the token just sent (treated as the end), per model.', labelNames: ['model'], registers: [this.registry] });
@@ -54,8 +65,14 @@ export class Metrics {
   });
   readonly activeModels = new Gauge({ name: 'mls_poll_active_models', help: 'Models polled more often than poll.interval now: their last poll returned new entries, or they were asked to hurry.', registers: [this.registry] });
   readonly apiRetries = new Counter({ name: 'mls_api_retries_total', help: 'Requests to the service retried by the client, per model.', labelNames: ['model'], registers: [this.registry] });
-  /** Every request's series, as plain numbers (request-metrics.ts): `mls_api_requests_total`, `mls_api_request_duration_seconds`, `mls_pages_parsed_total`. */
-  readonly requests = this.plain(new RequestMetrics([0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]));
+  readonly apiRequests = new Counter({ name: 'mls_api_requests_total', help: 'HTTP requests to the service, per operation and status class (2xx, 4xx, 5xx, error).', labelNames: ['operation', 'status_class'], registers: [this.registry] });
+  readonly apiLatency = new Histogram({
+    name: 'mls_api_request_duration_seconds',
+    help: 'Latency of requests to the service.',
+    labelNames: ['operation'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
 
   // journal
   readonly journalEntries = new Gauge({ name: 'mls_journal_entries', help: 'Entries held in the journal.', registers: [this.registry] });
@@ -92,37 +109,40 @@ export class Metrics {
   }
 
   /**
-   * A model's counters, created (and exported at 0, `mls_model_up` at 1) at its first call:
-   * the poller keeps them and writes their fields. Rare events (`mls_window_restarts_total`,
-   * `mls_poll_errors_total`, …) get a model's series at its first event instead.
+   * A model's series, created (and exported at 0, `mls_model_up` at 1) at its first call:
+   * the poller keeps them. Rare events (`mls_window_restarts_total`, `mls_poll_errors_total`,
+   * …) get a model's series at its first event instead.
    */
   initModel(model: string): ModelCounters {
-    let c = this.models.get(model);
-    if (!c) this.models.set(model, (c = new ModelCounters()));
-    return c;
+    let s = this.models.get(model);
+    if (s) return s;
+    const labels = { model };
+    s = {
+      polls: this.polls.labels(labels),
+      pages: this.pages.labels(labels),
+      entriesFetched: this.entriesFetched.labels(labels),
+      entriesNew: this.entriesNew.labels(labels),
+      duplicates: this.duplicates.labels(labels),
+      lastSuccess: this.lastSuccess.labels(labels),
+      up: this.modelUp.labels(labels),
+    };
+    for (const c of [s.polls, s.pages, s.entriesFetched, s.entriesNew, s.duplicates]) c.inc(0);
+    s.up.set(1);
+    this.models.set(model, s);
+    return s;
   }
 
-  /** A model no longer configured: its per-model series end. */
+  /** A model no longer configured (its poller stopped): its per-model series end. */
   removeModel(model: string): void {
     this.models.delete(model);
-    this.settle.remove({ model });
-    this.firstRereadAge.remove({ model });
+    for (const m of [this.polls, this.pages, this.entriesFetched, this.entriesNew, this.duplicates, this.lastSuccess, this.modelUp, this.settle, this.firstRereadAge]) m.remove({ model });
   }
 
-  private plain(r: RequestMetrics): RequestMetrics {
-    for (const metric of [r.requestsMetric, r.latencyMetric, r.pagesMetric]) this.register(metric);
-    return r;
-  }
-
-  private register(metric: ModelCountersMetric | PlainMetric): void {
-    // prom-client takes any object with its metric interface (name, help, type, get).
-    this.registry.registerMetric(metric as unknown as Parameters<Registry['registerMetric']>[0]);
-  }
-
-  private perModel(name: string, help: string, type: 'counter' | 'gauge', field: keyof ModelCounters): ModelCountersMetric {
-    const metric = new ModelCountersMetric(name, help, type, field, this.models);
-    this.register(metric);
-    return metric;
+  /** One HTTP attempt to the service: its status (or `error`: no response) and how long it took. */
+  apiAttempt(operation: string, status: number | 'error', latencyMs: number): void {
+    this.apiRequests.inc({ operation, status_class: status === 'error' ? 'error' : `${Math.floor(status / 100)}xx` });
+    // prom-client refuses a value that is not a finite number; a request is counted all the same.
+    if (Number.isFinite(latencyMs)) this.apiLatency.observe({ operation }, latencyMs / 1000);
   }
 
   /** Exports a sink's series at 0 from the start. */

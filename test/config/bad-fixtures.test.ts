@@ -1,10 +1,12 @@
-//! Every broken config under test/fixtures/config/bad is one precise problem, as its first-line comment says.
+//! Every broken config under test/fixtures/config/bad is one precise problem, as its first-line
+//! comment says (`{sink types}` in it: the registry's sink types, as the message lists them).
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from 'vitest';
 import { loadConfig } from '../../src/cli/config.js';
 import { ConfigError, ExitCode } from '../../src/errors.js';
+import { BUILTIN_SINKS } from '../../src/sinks/registry.js';
 
 const dir = fileURLToPath(new URL('../fixtures/config/bad/', import.meta.url));
 const fixtures = readdirSync(dir)
@@ -14,7 +16,7 @@ const fixtures = readdirSync(dir)
     const first = readFileSync(path.join(dir, f), 'utf8').split('\n')[0]!;
     const m = /^# expect: (.+)$/.exec(first);
     if (!m) throw new Error(`${f} does not start with "# expect: <problem>"`);
-    return { file: f, expected: m[1]! };
+    return { file: f, expected: m[1]!.replace('{sink types}', BUILTIN_SINKS.map((d) => d.type).join(', ')) };
   });
 
 describe('broken configs', () => {

@@ -6,6 +6,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, onTestFinished, test } from 'vitest';
 import { loadConfig } from '../../src/cli/config.js';
 import type { Sink, SinkContext, SinkFactory } from '../../src/sinks/contract.js';
+import { BUILTIN_SINKS } from '../../src/sinks/registry.js';
 
 const examplesDir = fileURLToPath(new URL('../../config/examples/', import.meta.url));
 const examples = readdirSync(examplesDir).filter((f) => f.endsWith('.yaml')).sort();
@@ -23,6 +24,12 @@ describe('example configs', () => {
     const config = await loadConfig(path.join(examplesDir, file), env);
     expect(config.models.length).toBeGreaterThan(0);
     expect(config.sinks.length).toBeGreaterThan(0);
+  });
+
+  test('every built-in sink type (src/sinks/registry.ts) has an example', async () => {
+    const shown = new Set<string>();
+    for (const file of examples) for (const sink of (await loadConfig(path.join(examplesDir, file), env)).sinks) shown.add(sink.type);
+    expect(BUILTIN_SINKS.map((d) => d.type).filter((type) => !shown.has(type))).toEqual([]);
   });
 
   test('every ${VAR} used by an example is either set by this test or has a default', () => {

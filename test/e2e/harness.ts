@@ -30,15 +30,6 @@ export function startMls(args: string[], env: Record<string, string> = {}, nodeA
   return { child, stdout: () => out, stderr: () => err, exited };
 }
 
-/** The Node.js flags and environment of the `mls` executable's `#!/usr/bin/env -S VAR=… node …` line. */
-export function shippedCommand(): { env: Record<string, string>; nodeArgs: string[] } {
-  const first = readFileSync(MLS_BIN, 'utf8').split('\n', 1)[0]!;
-  const words = (/^#!\/usr\/bin\/env -S (.*)$/.exec(first)?.[1] ?? '').split(' ').filter(Boolean);
-  const at = words.indexOf('node');
-  const env = Object.fromEntries(words.slice(0, Math.max(0, at)).map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)]));
-  return { env, nodeArgs: at === -1 ? [] : words.slice(at + 1) };
-}
-
 /** Runs `mls <args>` to completion. */
 export async function runMls(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const p = startMls(args, env);

@@ -1,6 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import PQueue from 'p-queue';
-import { FairSchedule } from '../../src/poller/fair-schedule.js';
+import { FairSchedule, requestQueue } from '../../src/poller/fair-schedule.js';
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe('fair schedule', () => {
   it('runs a model that has not sent in this interval before the further requests of busy models', async () => {
@@ -42,4 +46,38 @@ describe('fair schedule', () => {
     expect(order).toEqual(['a-fresh-1', 'b-reread-1', 'c-fresh-1', 'a-fresh-2', 'a-reread', 'b-reread-2']);
     expect(fair.rates().requestsPerSec).toBe(6);
   });
+
+  it('the request queue runs poll.concurrency requests at once, and starts poll.rate_limit per its span', async () => {
+    vi.useFakeTimers();
+    const started: number[] = [];
+    const gates: Array<() => void> = [];
+    const limited = requestQueue(10, { count: 2, perMs: 1_000 });
+    const all = Array.from({ length: 5 }, (_, i) => limited.add(async () => void started.push(i)));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(started).toEqual([0, 1]);
+    await vi.advanceTimersByTimeAsync(999);
+    expect(started).toEqual([0, 1]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(started).toEqual([0, 1, 2, 3]);
+    await vi.advanceTimersByTimeAsync(1_000);
+    await Promise.all(all);
+    expect(started).toEqual([0, 1, 2, 3, 4]);
+
+    // No rate limit: only the concurrency holds requests back.
+    started.length = 0;
+    const bounded = requestQueue(3, null);
+    const running = Array.from({ length: 5 }, (_, i) => bounded.add(() => new Promise<void>((resolve) => gates.push(() => resolve(void started.push(i))))));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(gates).toHaveLength(3);
+    gates.shift()!();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(gates).toHaveLength(3);
+    while (gates.length > 0) {
+      gates.shift()!();
+      await vi.advanceTimersByTimeAsync(0);
+    }
+    await Promise.all(running);
+    expect(started).toEqual([0, 1, 2, 3, 4]);
+  });
 });
+

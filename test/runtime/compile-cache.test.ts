@@ -3,7 +3,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkCacheDir, compileCacheDir } from '../../src/runtime/compile-cache.js';
+import { compileCacheDir, privateCacheDir } from '../../src/runtime/compile-cache.js';
 import { runMls } from '../e2e/harness.js';
 
 const dirs: string[] = [];
@@ -20,24 +20,24 @@ const uid = process.getuid!();
 
 describe('compileCacheDir', () => {
   it('takes MLS_COMPILE_CACHE, then XDG_CACHE_HOME, then HOME', () => {
-    expect(compileCacheDir({ MLS_COMPILE_CACHE: '/var/cache/mls', XDG_CACHE_HOME: '/x', HOME: '/h' })).toEqual({ dir: '/var/cache/mls' });
-    expect(compileCacheDir({ XDG_CACHE_HOME: '/x', HOME: '/h' })).toEqual({ dir: '/x/model-log-shipper' });
-    expect(compileCacheDir({ HOME: '/h' })).toEqual({ dir: '/h/.cache/model-log-shipper' });
+    expect(compileCacheDir({ MLS_COMPILE_CACHE: '/var/cache/mls', XDG_CACHE_HOME: '/x', HOME: '/h' })).toBe('/var/cache/mls');
+    expect(compileCacheDir({ XDG_CACHE_HOME: '/x', HOME: '/h' })).toBe('/x/model-log-shipper');
+    expect(compileCacheDir({ XDG_CACHE_HOME: 'relative', HOME: '/h' })).toBe('/h/.cache/model-log-shipper');
   });
 
   it('is off when asked, when the path is relative, or when there is no home', () => {
-    expect(compileCacheDir({ MLS_COMPILE_CACHE: 'off', HOME: '/h' })).toEqual({ off: 'MLS_COMPILE_CACHE=off' });
-    expect(compileCacheDir({ MLS_COMPILE_CACHE: 'cache', HOME: '/h' })).toEqual({ off: 'MLS_COMPILE_CACHE must be an absolute path or off, got "cache"' });
-    expect(compileCacheDir({ XDG_CACHE_HOME: 'relative' })).toEqual({ off: 'no HOME or XDG_CACHE_HOME' });
-    expect(compileCacheDir({})).toEqual({ off: 'no HOME or XDG_CACHE_HOME' });
+    expect(compileCacheDir({ MLS_COMPILE_CACHE: 'off', HOME: '/h' })).toBeUndefined();
+    expect(compileCacheDir({ MLS_COMPILE_CACHE: 'cache', HOME: '/h' })).toBeUndefined();
+    expect(compileCacheDir({ XDG_CACHE_HOME: 'relative' })).toBeUndefined();
+    expect(compileCacheDir({})).toBeUndefined();
   });
 });
 
-describe('checkCacheDir', () => {
+describe('privateCacheDir', () => {
   it('creates a missing folder (and missing parents) that only this user can use', () => {
     const root = scratch();
     const dir = join(root, 'a', 'b');
-    expect(checkCacheDir(dir, uid)).toEqual({ dir });
+    expect(privateCacheDir(dir, uid)).toBe(dir);
     expect(statSync(dir).mode & 0o777).toBe(0o700);
     expect(statSync(join(root, 'a')).mode & 0o777).toBe(0o700);
   });
@@ -47,9 +47,15 @@ describe('checkCacheDir', () => {
     const open = join(root, 'open');
     mkdirSync(open);
     chmodSync(open, 0o777);
-    expect(checkCacheDir(open, uid)).toEqual({ off: `${open} is writable by other users` });
+    expect(privateCacheDir(open, uid)).toBeUndefined();
     const inside = join(open, 'cache');
-    expect(checkCacheDir(inside, uid)).toEqual({ off: `${open} is writable by other users` });
+    expect(privateCacheDir(inside, uid)).toBeUndefined();
+    // the same folder, once only its owner can write it, is taken
+    chmodSync(open, 0o755);
+    expect(privateCacheDir(inside, uid)).toBe(inside);
+    expect(privateCacheDir(open, uid)).toBe(open);
+    chmodSync(open, 0o775);
+    expect(privateCacheDir(open, uid)).toBeUndefined();
   });
 
   it('takes a folder inside a sticky shared folder (as /tmp is)', () => {
@@ -57,7 +63,7 @@ describe('checkCacheDir', () => {
     const shared = join(root, 'shared');
     mkdirSync(shared);
     chmodSync(shared, 0o1777);
-    expect(checkCacheDir(join(shared, 'cache'), uid)).toEqual({ dir: join(shared, 'cache') });
+    expect(privateCacheDir(join(shared, 'cache'), uid)).toBe(join(shared, 'cache'));
   });
 
   it('follows symbolic links once and checks, and answers, the folder they lead to', () => {
@@ -67,37 +73,38 @@ describe('checkCacheDir', () => {
     mkdirSync(real, { recursive: true, mode: 0o755 });
     const link = join(root, 'mls');
     symlinkSync(join('private', 'mls'), link);
-    expect(checkCacheDir(link, uid)).toEqual({ dir: real });
-    expect(checkCacheDir(join(link, 'compile'), uid)).toEqual({ dir: join(real, 'compile') });
+    expect(privateCacheDir(link, uid)).toBe(real);
+    expect(privateCacheDir(join(link, 'compile'), uid)).toBe(join(real, 'compile'));
     // A link to a folder others can write is refused by what it leads to.
     const open = join(root, 'open');
     mkdirSync(open);
     chmodSync(open, 0o777);
     const toOpen = join(root, 'to-open');
     symlinkSync(open, toOpen);
-    expect(checkCacheDir(toOpen, uid)).toEqual({ off: `${open} is writable by other users` });
+    expect(privateCacheDir(toOpen, uid)).toBeUndefined();
     // A link to a file is no folder.
     const file = join(root, 'file');
     writeFileSync(file, '');
     const toFile = join(root, 'to-file');
     symlinkSync(file, toFile);
-    expect(checkCacheDir(toFile, uid)).toMatchObject({ off: expect.stringMatching(/^cannot create .*to-file: EEXIST/) });
+    expect(() => privateCacheDir(toFile, uid)).toThrow(/EEXIST/);
   });
 
-  it('refuses a folder it cannot create', () => {
+  it('throws for a folder it cannot create', () => {
     const root = scratch();
     // A file where a parent folder should be.
     const blocked = join(root, 'file');
     writeFileSync(blocked, '');
-    expect(checkCacheDir(join(blocked, 'cache'), uid)).toMatchObject({ off: expect.stringMatching(/^cannot create /) });
+    expect(() => privateCacheDir(join(blocked, 'cache'), uid)).toThrow();
   });
 
-  it.skipIf(uid !== 0)('refuses a folder of another user (needs root to make one)', () => {
+  it.skipIf(uid !== 0)('refuses a folder of another user, or one in another user\'s folder (needs root to make them)', () => {
     const root = scratch();
     const theirs = join(root, 'theirs');
     mkdirSync(theirs, { mode: 0o700 });
     chownSync(theirs, 12345, 12345);
-    expect(checkCacheDir(theirs, uid)).toEqual({ off: `${theirs} belongs to another user` });
+    expect(privateCacheDir(theirs, uid)).toBeUndefined();
+    expect(privateCacheDir(join(theirs, 'mine'), uid)).toBeUndefined();
   });
 });
 

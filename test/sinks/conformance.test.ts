@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { SinkDelivery } from '../../src/delivery/sink-delivery.js';
 import type { SendOutcome, Sink, SinkBatch } from '../../src/sinks/contract.js';
+import { BUILTIN_SINKS } from '../../src/sinks/registry.js';
 import { TestJournal, contextFor, startDelivery, tempDir, testSettings, waitUntil } from '../helpers/delivery.js';
 import { CASES, MODEL, type Destination } from './conformance/cases.js';
 
@@ -15,6 +16,10 @@ function missing(expected: readonly string[], actual: readonly string[]): string
   const have = new Set(actual);
   return expected.filter((l) => !have.has(l));
 }
+
+it('has a case for every built-in sink type (src/sinks/registry.ts), and for no other', () => {
+  expect(CASES.map((c) => c.type)).toEqual(BUILTIN_SINKS.map((d) => d.type));
+});
 
 describe.each(CASES)('$type sink conformance', (c) => {
   const name = c.type;

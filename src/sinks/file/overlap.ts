@@ -54,7 +54,7 @@ export interface FileOverlap {
 
 /** Every pair of sinks (in config order) whose files can coincide, with an example name. */
 export function findFileOverlaps(sinks: readonly FileSinkPaths[]): FileOverlap[] {
-  // One sink has no other to meet (its tries cost ≈ 7 µs a model: 70 ms at 10,000 models, at every start).
+  // One sink has no other to meet (its tries cost time per model, at every start, that thousands of models notice).
   if (sinks.length < 2) return [];
   const tries = sinks.map((s) => ({ sink: s, trie: trieOf(shapesOf(s)) }));
   const out: FileOverlap[] = [];
