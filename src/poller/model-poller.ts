@@ -5,7 +5,7 @@
 //! size limit is decided here.
 import type { WindowStart } from '../journal/store.js';
 import type { ModelCounters } from '../telemetry/model-metrics.js';
-import { firstWindowKind, planWindows, pruneHorizonMs, type PlannedWindow, type PlannerSettings } from './planner.js';
+import { firstWindowKind, pruneHorizonMs, type PlannedWindow, type PlannerSettings } from './planner.js';
 import { jittered } from '../time/backoff.js';
 import { WindowEvents } from './window-events.js';
 import { resolveStart, type StartAt } from '../time/start-at.js';
@@ -203,7 +203,7 @@ export class ModelPoller implements Pollable {
       let planned: PlannedWindow | undefined;
       if (!cp.window) {
         const now = clock.now();
-        const next = this.windowEvents.clamp(cp, planWindows(cp, now, this.planning)[0], now);
+        const next = this.windowEvents.next(cp, now);
         planned = next;
         if (!next && cp.watermarkMs !== undefined && now - this.planning.settleMs < cp.watermarkMs - settings.intervalMs) {
           if (!this.clockWarned) logger.warn({ model: modelId, behindMs: cp.watermarkMs - now }, 'the clock is behind this model\'s watermark; waiting for it to catch up (nothing is skipped)');
