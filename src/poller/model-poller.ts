@@ -5,7 +5,7 @@
 //! size limit is decided here.
 import type { WindowStart } from '../journal/store.js';
 import type { ModelCounters } from '../telemetry/model-metrics.js';
-import { firstWindowKind, pruneHorizonMs, type PlannedWindow, type PlannerSettings } from './planner.js';
+import { firstWindowKind, pruneHorizonMs, rereadAges, type PlannedWindow, type PlannerSettings } from './planner.js';
 import { jittered } from '../time/backoff.js';
 import { WindowEvents } from './window-events.js';
 import { resolveStart, type StartAt } from '../time/start-at.js';
@@ -88,11 +88,11 @@ export class ModelPoller implements Pollable {
 
   constructor(private readonly d: ModelPollerDeps) {
     const s = d.settings;
-    const firstAge = s.reread?.mode === 'sparse' ? s.reread.agesMs.filter((a) => a > 0 && a < s.lookbackMs).sort((a, b) => a - b)[0] : undefined;
+    const ages = s.reread?.mode === 'sparse' ? rereadAges(s, s.reread.agesMs) : [];
     this.delays = new IngestDelays({
       settle: s.settle ?? s.settleMs,
       fallbackSettleMs: s.settleMs,
-      firstAgeMs: firstAge,
+      firstAgeMs: ages.length > 1 ? ages[0] : undefined,
       lookbackMs: s.lookbackMs,
       minIntervalMs: s.minIntervalMs ?? s.intervalMs,
     });
