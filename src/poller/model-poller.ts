@@ -5,7 +5,7 @@
 //! size limit is decided here.
 import type { WindowStart } from '../journal/store.js';
 import type { ModelCounters } from '../telemetry/metrics.js';
-import { firstWindowKind, planWindows, pruneHorizonMs, type PlannedWindow, type PlannerSettings } from './planner.js';
+import { firstWindowKind, pruneHorizonMs, rereadAges, type PlannedWindow, type PlannerSettings } from './planner.js';
 import { jittered } from '../time/backoff.js';
 import { WindowEvents } from './window-events.js';
 import { resolveStart, type StartAt } from '../time/start-at.js';
@@ -88,11 +88,11 @@ export class ModelPoller implements Pollable {
 
   constructor(private readonly d: ModelPollerDeps) {
     const s = d.settings;
-    const firstAge = s.reread?.mode === 'sparse' ? s.reread.agesMs.filter((a) => a > 0 && a < s.lookbackMs).sort((a, b) => a - b)[0] : undefined;
+    const ages = s.reread?.mode === 'sparse' ? rereadAges(s, s.reread.agesMs) : [];
     this.delays = new IngestDelays({
       settle: s.settle ?? s.settleMs,
       fallbackSettleMs: s.settleMs,
-      firstAgeMs: firstAge,
+      firstAgeMs: ages.length > 1 ? ages[0] : undefined,
       lookbackMs: s.lookbackMs,
       minIntervalMs: s.minIntervalMs ?? s.intervalMs,
     });
@@ -203,7 +203,7 @@ export class ModelPoller implements Pollable {
       let planned: PlannedWindow | undefined;
       if (!cp.window) {
         const now = clock.now();
-        const next = this.windowEvents.clamp(cp, planWindows(cp, now, this.planning)[0], now);
+        const next = this.windowEvents.next(cp, now);
         planned = next;
         if (!next && cp.watermarkMs !== undefined && now - this.planning.settleMs < cp.watermarkMs - settings.intervalMs) {
           if (!this.clockWarned) logger.warn({ model: modelId, behindMs: cp.watermarkMs - now }, 'the clock is behind this model\'s watermark; waiting for it to catch up (nothing is skipped)');

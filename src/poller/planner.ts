@@ -14,9 +14,10 @@
 //!   A model with no entry seen at or after a frontier (a quiet model) gets that re-read
 //!   folded into its fresh read: one window from the frontier to now costs one request
 //!   and re-reads nothing the model has returned before.
-//!   With `settle: auto` the first re-read may come earlier than its configured age, at an
-//!   age learned from the model's ingest delays (`firstAgeMs`); it replaces that re-read
-//!   rather than adding one, so each span is still read as often.
+//!   With `settle: auto` a re-read may come earlier than the first configured age, at an
+//!   age learned from the model's ingest delays (`firstAgeMs`); it comes in addition: the
+//!   re-read at the configured age still comes, so an entry visible within that age never
+//!   waits for the read at `lookback`.
 
 import { decodeFrontiers, encodeFrontiers } from './plan-state.js';
 
@@ -36,10 +37,10 @@ export interface PlannerSettings {
    */
   pollEveryMs?: number;
   /**
-   * Re-read schedule; `sliding` when absent. `firstAgeMs` moves the first of `agesMs`
-   * (when it is below the lookback) to another age, learned from the model's ingest
-   * delays: the re-read keeps its place in the plan state, so a changing age never loses
-   * the progress made.
+   * Re-read schedule; `sliding` when absent. `firstAgeMs`, learned from the model's ingest
+   * delays, adds a re-read at that age when it is below the first of `agesMs` (and that
+   * one below the lookback); its progress is kept under one key whatever the age, so a
+   * changing age never loses it.
    */
   reread?: { mode: 'sliding' } | { mode: 'sparse'; agesMs: readonly number[]; firstAgeMs?: number | undefined };
 }
@@ -58,7 +59,7 @@ export interface PlannedWindow {
   fromMs: number;
   toMs: number;
   kind: 'fresh' | 'reread';
-  /** A re-read at the first (earliest) age of a sparse schedule that has more than one. */
+  /** A re-read at the earliest age of a sparse schedule that has more than one. */
   first?: true;
   /** Planner state to store once this window has been fetched to the end (sparse only). */
   planStateAfter?: string;
@@ -106,7 +107,7 @@ function planSliding(cp: PlannerCheckpoint, nowMs: number, s: PlannerSettings): 
 
 /** One re-read of the sparse schedule: where its frontier is kept, and its age now. */
 export interface Slot {
-  /** Key of its frontier in the plan state: the configured age, whatever the age now. */
+  /** Key of its frontier in the plan state: the configured age, or {@link EARLY_KEY}. */
   key: string;
   ageMs: number;
   /** Least span read at once (re-reads of busy models are batched). */
@@ -131,7 +132,13 @@ export function rereadAges(s: PlannerSettings, agesMs: readonly number[]): reado
  */
 const slotsBySettings = new WeakMap<PlannerSettings, { reread: object; slots: Slot[] }>();
 
-/** The re-reads of the sparse schedule, the first one at `firstAgeMs` if given. */
+/**
+ * Where the frontier of the re-read at the learned age is kept, whatever that age: no
+ * configured age is 0, and the plan state's keys stay integers in ascending order.
+ */
+const EARLY_KEY = '0';
+
+/** The re-reads of the sparse schedule, with one at `firstAgeMs` first if it is due. */
 function slots(s: PlannerSettings, reread: { agesMs: readonly number[]; firstAgeMs?: number | undefined }): Slot[] {
   const mine = slotsBySettings.get(s);
   if (mine !== undefined && mine.reread === reread) return mine.slots;
@@ -143,18 +150,26 @@ function slots(s: PlannerSettings, reread: { agesMs: readonly number[]; firstAge
 
 function makeSlots(s: PlannerSettings, reread: { agesMs: readonly number[]; firstAgeMs?: number | undefined }, interval: number, every: number): Slot[] {
   const ages = rereadAges(s, reread.agesMs);
-  return ages.map((age, i) => {
-    const moved = i === 0 && ages.length > 1 && reread.firstAgeMs !== undefined && reread.firstAgeMs < age;
-    const ageMs = moved ? Math.max(1, reread.firstAgeMs!) : age;
-    // A learned early age is read in pieces of a third of it (at least one poll): the re-read comes at that age plus a third.
-    const chunkMs = Math.min(moved ? Math.max(every, ageMs / 3) : Math.max(interval, age / 5), s.maxWindowMs);
-    return { key: String(age), ageMs, chunkMs };
-  });
+  const made = ages.map((age) => ({ key: String(age), ageMs: age, chunkMs: Math.min(Math.max(interval, age / 5), s.maxWindowMs) }));
+  const early = reread.firstAgeMs;
+  if (ages.length > 1 && early !== undefined && early < ages[0]!) {
+    const ageMs = Math.max(1, early);
+    // Read in pieces of a third of its age (at least one poll): the re-read comes at that age plus a third.
+    made.unshift({ key: EARLY_KEY, ageMs, chunkMs: Math.min(Math.max(every, ageMs / 3), s.maxWindowMs) });
+  }
+  return made;
 }
 
-/** The frontier of each slot (in the order of `slotList`), from the checkpoint's plan state. */
+/**
+ * The frontier of each slot (in the order of `slotList`), from the checkpoint's plan state.
+ * A span read at an age was read at every younger age too: a frontier is never behind an
+ * older age's (the learned re-read, new or back after a while, starts where the configured
+ * first one is, not at the model's start).
+ */
 function readState(cp: PlannerCheckpoint, slotList: readonly Slot[]): number[] {
-  return decodeFrontiers(cp.planState, slotList, cp.startMs);
+  const frontiers = decodeFrontiers(cp.planState, slotList, cp.startMs);
+  for (let i = frontiers.length - 2; i >= 0; i--) frontiers[i] = Math.max(frontiers[i]!, frontiers[i + 1]!);
+  return frontiers;
 }
 
 function advance(slotList: readonly Slot[], frontiers: readonly number[], w: { fromMs: number; toMs: number }, readAtMs: number): number[] {

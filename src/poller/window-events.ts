@@ -4,13 +4,14 @@
 //! from its start; a token cycle or an abandoned window is counted and logged. After a cut,
 //! the next windows are planned no longer than the span that was cut to, twice as long
 //! with each window read to its end, so that a model does not pay for every halving again
-//! with each window.
+//! with each window. A window cut short holds entries not read yet: the next windows are
+//! planned as if one had been seen there, so that none starts back before the cut.
 import type { Logger } from 'pino';
 import type { ApiResponseTooLargeError } from '../api/errors.js';
 import type { Checkpoint, StateStore, WindowStart } from '../journal/store.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import type { Clock } from '../time/clock.js';
-import { planStateAfterPiece, type PlannedWindow, type PlannerSettings } from './planner.js';
+import { planStateAfterPiece, planWindows, type PlannedWindow, type PlannerSettings } from './planner.js';
 import { MIN_CAPPED_SPAN_MS, MIN_OVERSIZED_SPAN_MS, shortenedWindow, type SplitReason } from './window-guard.js';
 
 /** A window completed as read although a cap stopped its fetch. */
@@ -50,14 +51,23 @@ export class WindowEvents {
 
   /** Longest span of the next window while windows have to be cut (undefined: the planner's). */
   private spanCapMs: number | undefined;
+  /** The end (exact ns) of the latest window cut short: it holds entries not read yet. */
+  private unreadUpToNs: bigint | undefined;
 
   constructor(private readonly d: WindowEventsDeps) {}
 
   /**
-   * The planned window, cut to the current span cap if it is longer; its planner state
-   * then covers the shorter window only.
+   * The window to fetch next: the planner's first, cut to the current span cap if it is
+   * longer (its planner state then covers the shorter window only). The model is planned
+   * as having seen an entry at the end of the latest window cut short: a model that seems
+   * quiet has its re-reads folded into its fresh read, from the oldest frontier on, and
+   * that window would ask again for the span that was cut off (an oversized page, fetched
+   * again after every piece read).
    */
-  clamp(cp: Checkpoint, planned: PlannedWindow | undefined, nowMs: number): PlannedWindow | undefined {
+  next(cp: Checkpoint, nowMs: number): PlannedWindow | undefined {
+    const unread = this.unreadUpToNs;
+    const seen = unread === undefined || (cp.lastEntryNs !== undefined && cp.lastEntryNs >= unread) ? cp : { ...cp, lastEntryNs: unread };
+    const planned = planWindows(seen, nowMs, this.d.settings())[0];
     const cap = this.spanCapMs;
     if (!planned || cap === undefined || planned.toMs - planned.fromMs <= cap) return planned;
     const piece = { fromMs: planned.fromMs, toMs: planned.fromMs + cap };
@@ -87,6 +97,8 @@ export class WindowEvents {
     metrics.windowSplits.inc({ model: modelId, reason });
     this.splits++;
     this.spanCapMs = cut.toMs - cut.fromMs;
+    const end = BigInt(window.toMs) * 1_000_000n;
+    if (this.unreadUpToNs === undefined || end > this.unreadUpToNs) this.unreadUpToNs = end;
     const what = reason === 'too_large' ? 'a page was larger than api.max_response_bytes' : `the window fetch reached poll.window_limits.${reason}`;
     logger.warn(
       { model: modelId, reason, ...details, from: iso(window.fromMs), to: iso(window.toMs), newTo: iso(cut.toMs) },

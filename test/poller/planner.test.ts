@@ -191,6 +191,32 @@ describe('sparse re-read schedule', () => {
     expect([...kinds].sort()).toEqual(['fresh', 'reread']);
   });
 
+  it('still reads every instant at the configured first age when a re-read at an earlier age was learned', () => {
+    const learned: PlannerSettings = { ...SPARSE, reread: { mode: 'sparse', agesMs: [30_000], firstAgeMs: 6_000 }, pollEveryMs: 2_000 };
+    // Busy, and quiet (its re-reads folded into its fresh reads).
+    for (const entries of [undefined, () => undefined]) {
+      const { reads } = simulate(learned, 1_800_000, T0, entries);
+      for (let t = T0 + 600_000; t < T0 + 1_200_000; t += 997) {
+        const ages = reads.filter((r) => r.fromMs <= t && t <= r.toMs).map((r) => r.atMs - t);
+        expect(Math.min(...ages)).toBeLessThan(15_000);
+        // The learned re-read, well before the configured age...
+        expect(ages.some((a) => a >= 6_000 && a < 30_000)).toBe(true);
+        // ...and the configured one still, within its chunk and a poll: not left to the read at lookback.
+        expect(ages.some((a) => a >= 30_000 && a < 60_000)).toBe(true);
+        expect(ages.some((a) => a >= 300_000)).toBe(true);
+      }
+    }
+  });
+
+  it('starts a learned re-read where the configured first re-read has got to, not at the model start', () => {
+    const now = T0 + 3_600_000;
+    const cp: PlannerCheckpoint = { startMs: T0, watermarkMs: now - 2_000, planState: `{"f":{"30000":${now - 30_000},"300000":${now - 300_000}}}`, lastEntryNs: BigInt(now - 2_000) * 1_000_000n };
+    const learned: PlannerSettings = { ...SPARSE, reread: { mode: 'sparse', agesMs: [30_000], firstAgeMs: 6_000 }, pollEveryMs: 2_000 };
+    const windows = planWindows(cp, now, learned);
+    expect(windows.map((w) => w.kind)).toEqual(['reread']);
+    expect(windows[0]).toMatchObject({ fromMs: now - 30_000, toMs: now - 6_000, first: true });
+  });
+
   it('never prunes keys a pending re-read can still reach', () => {
     const { cp } = simulate(SPARSE, 1_200_000);
     const horizon = pruneHorizonMs({ ...cp, watermarkMs: cp.watermarkMs! }, SPARSE);
