@@ -1,10 +1,11 @@
 //! `mls status --config F`: per-model checkpoints and per-sink cursors as a table. Asks
 //! the running daemon's admin server when there is one, else reads the state file.
 import type { Command } from 'commander';
+import { configOption } from './common.js';
 import { existsSync } from 'node:fs';
 import type { DaemonStatus } from '../daemon/status.js';
 import { StateError } from '../errors.js';
-import { registerSecret, scrubSecrets } from '../telemetry/secrets.js';
+import { scrubSecrets } from '../telemetry/secrets.js';
 import { formatDuration } from '../time/duration.js';
 
 /** Adds `mls status`. */
@@ -12,12 +13,11 @@ export function register(program: Command): void {
   program
     .command('status')
     .description('show per-model checkpoints and per-sink cursors and backlogs')
-    .requiredOption('-c, --config <file>', 'configuration file (YAML)')
+    .addOption(configOption())
     .option('--json', 'print JSON instead of a table')
     .action(async (opts: { config: string; json?: boolean }) => {
-      const [{ configSecrets, loadConfig }, { fetchStatus }] = await Promise.all([import('./config.js'), import('./status-fetch.js')]);
-      const config = await loadConfig(opts.config);
-      for (const secret of configSecrets(config)) registerSecret(secret);
+      const [{ openConfig }, { fetchStatus }] = await Promise.all([import('./config.js'), import('./status-fetch.js')]);
+      const config = await openConfig(opts.config);
       let status: DaemonStatus | undefined;
       let source = 'state file';
       if (config.admin) {
