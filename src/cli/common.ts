@@ -93,7 +93,7 @@ export async function resolveApiOptions(opts: ApiCliOptions, env: NodeJS.Process
   refuseTokenFlag(opts);
   const baseUrl = opts.apiUrl ?? base?.baseUrl ?? env.MLS_API_URL;
   if (baseUrl === undefined || baseUrl.trim() === '') {
-    throw new UsageError('no service URL: pass --api-url or --config, or set MLS_API_URL');
+    throw new UsageError('no service URL: pass --api-url or set MLS_API_URL (or name a config with --config)');
   }
   let url: URL;
   try {
@@ -129,7 +129,7 @@ export async function resolveApiOptions(opts: ApiCliOptions, env: NodeJS.Process
     if (token === '') throw new UsageError(`--token-file: ${opts.tokenFile} is empty`);
   } else {
     token = (base?.token ?? env.MLS_API_TOKEN ?? '').trim();
-    if (token === '') throw new UsageError('no API token: set MLS_API_TOKEN, pass --token-file, or name a config with --config');
+    if (token === '') throw new UsageError('no API token: set MLS_API_TOKEN or pass --token-file (or name a config with --config)');
   }
   if (/[\r\n\0]/.test(token)) throw new UsageError('the API token contains a line break or NUL; it must be a single line');
   registerSecret(token);
