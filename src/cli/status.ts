@@ -49,14 +49,15 @@ function iso(ms: number | undefined): string {
 /** Renders a status snapshot as aligned tables for a person. */
 export function renderStatus(st: DaemonStatus, source: string): string {
   const models = st.models.map((m) => [m.id, iso(m.watermarkMs), formatDuration(m.lagSeconds * 1000), m.window ? `${iso(m.window.fromMs)} .. ${iso(m.window.toMs)}${m.window.hasToken ? ' (paging)' : ''}` : '-', m.lastError ?? '']);
-  const sinks = st.sinks.map((s) => [s.name, s.type, String(s.cursor), String(s.backlogEntries), String(s.delivered), String(s.dropped), String(s.deadLetters), s.lastError ?? '']);
+  const sinks = st.sinks.map((s) => [s.name, s.type, String(s.cursor), String(s.backlogEntries), String(s.deliveredEntries), String(s.droppedEntries), String(s.deadLetters), s.lastError ?? '']);
   return (
     `source: ${source}\ninstallation: ${st.installationId ?? '- (the daemon has not opened this state file yet)'}\n\n` +
     table(['MODEL', 'WATERMARK', 'LAG', 'WINDOW IN PROGRESS', 'LAST ERROR'], models) +
     renderWindowEvents(st) +
     '\n' +
     table(['SINK', 'TYPE', 'CURSOR', 'BACKLOG', 'DELIVERED', 'DROPPED', 'DEAD LETTERS', 'LAST ERROR'], sinks) +
-    `\njournal: ${st.journal.entries} entries, ${st.journal.bytes} bytes, last seq ${st.journal.lastSeq}\n`
+    `BACKLOG, DELIVERED and DROPPED count entries (log lines as the service returned them); processing may ship them as fewer records\n` +
+    `\njournal: ${st.journal.entries} entries held until every sink has them (${st.journal.bytes} bytes); ${st.journal.lastSeq} entries journaled since the state file was made (last seq)\n`
   );
 }
 
