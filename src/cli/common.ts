@@ -57,7 +57,7 @@ export const DEFAULT_TIMEOUT = '30s';
  * Mandatory unless `optional` (the commands that can do without one).
  */
 export function configOption(optional = false): Option {
-  const option = new Option('-c, --config <file>', optional ? 'configuration file (YAML) to take the service, token and processing from' : 'configuration file (YAML)').env('MLS_CONFIG');
+  const option = new Option('-c, --config <file>', optional ? 'configuration file (YAML) to take the service and token from (and, for logs --process, the processing rules)' : 'configuration file (YAML)').env('MLS_CONFIG');
   return optional ? option : option.makeOptionMandatory();
 }
 
