@@ -83,12 +83,13 @@ describe('validation without the environment', () => {
     expect(check(minimal()).standIns).toEqual({ variables: [], token: false });
   });
 
-  test('variables in a models file stand in too', () => {
+  test('variables in a models file stand in too, even when the environment sets them', () => {
     const dir = tmp();
     writeFileSync(path.join(dir, 'models.yaml'), '- id: ${MODEL}\n  is_less_logs: true\n');
     const raw = { ...minimal(), models: undefined, models_file: 'models.yaml' };
     let standIns: StandIns | undefined;
-    parseConfig(raw, { baseDir: dir, noEnv: true, onStandIns: (s) => (standIns = s) });
+    const config = parseConfig(raw, { baseDir: dir, env: { MODEL: 'from-env' }, noEnv: true, onStandIns: (s) => (standIns = s) });
     expect(standIns!.variables).toEqual(['MODEL']);
+    expect(config.models.map((m) => m.id)).toEqual(['placeholder']);
   });
 });
