@@ -6,6 +6,7 @@ import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import type { ApiClientOptions } from '../api/client-options.js';
+import type { Config } from '../config/index.js';
 import { describeError, ExitCode, MlsError, UsageError } from '../errors.js';
 import { registerSecret, scrubSecrets } from '../telemetry/secrets.js';
 import { parseDuration } from '../time/duration.js';
@@ -38,6 +39,8 @@ export function processIo(): CommandIo {
 
 /** The connection options as commander parses them. */
 export interface ApiCliOptions {
+  /** The config file whose `api` section gives the defaults of the others. */
+  config?: string;
   apiUrl?: string;
   tokenFile?: string;
   authScheme?: string;
@@ -46,16 +49,26 @@ export interface ApiCliOptions {
   token?: unknown;
 }
 
-/** Default of `--timeout`: the time one request may take, retries included. */
+/** Default of `--timeout` without a config: the time one request may take, retries included. */
 export const DEFAULT_TIMEOUT = '30s';
 
-/** Adds the connection options to a command. */
+/**
+ * `-c, --config <file>`, else `$MLS_CONFIG`: the one way every command names its config.
+ * Mandatory unless `optional` (the commands that can do without one).
+ */
+export function configOption(optional = false): Option {
+  const option = new Option('-c, --config <file>', optional ? 'configuration file (YAML) to take the service and token from (and, for logs --process, the processing rules)' : 'configuration file (YAML)').env('MLS_CONFIG');
+  return optional ? option : option.makeOptionMandatory();
+}
+
+/** Adds the connection options to a command, `--config` among them. */
 export function addApiOptions(cmd: Command): Command {
   return cmd
-    .option('--api-url <url>', 'base URL of the service (default: $MLS_API_URL)')
-    .option('--token-file <path>', 'file holding the API token (default: the token in $MLS_API_TOKEN)')
-    .option('--auth-scheme <scheme>', 'how the token is sent: raw (the whole header value) or bearer', 'raw')
-    .option('--timeout <duration>', 'time a request may take, retries included', DEFAULT_TIMEOUT)
+    .addOption(configOption(true))
+    .option('--api-url <url>', "base URL of the service (default: the config's api.base_url, else $MLS_API_URL)")
+    .option('--token-file <path>', "file holding the API token (default: the config's token, else $MLS_API_TOKEN)")
+    .option('--auth-scheme <scheme>', "how the token is sent: raw (the whole header value) or bearer (default: the config's, else raw)")
+    .option('--timeout <duration>', `time a request may take, retries included (default: the config's api timeouts and retry, else ${DEFAULT_TIMEOUT})`)
     .addOption(new Option('--token <token>', 'refused: use $MLS_API_TOKEN or --token-file').hideHelp());
 }
 
@@ -70,16 +83,17 @@ export function refuseTokenFlag(opts: ApiCliOptions): void {
 }
 
 /**
- * Turns the connection options and the environment into client options. The token
- * comes from `--token-file`, else from `MLS_API_TOKEN`, and is registered so that no log
- * line can show it.
+ * Turns the connection options and the environment into client options. Each option given
+ * wins over the client options of the config (`base`, when `--config` named one), which win
+ * over the environment (`MLS_API_URL`, `MLS_API_TOKEN`). The token is registered so that no
+ * log line can show it.
  * @throws UsageError naming the option at fault.
  */
-export async function resolveApiOptions(opts: ApiCliOptions, env: NodeJS.ProcessEnv): Promise<ApiClientOptions> {
+export async function resolveApiOptions(opts: ApiCliOptions, env: NodeJS.ProcessEnv, base?: ApiClientOptions): Promise<ApiClientOptions> {
   refuseTokenFlag(opts);
-  const baseUrl = opts.apiUrl ?? env.MLS_API_URL;
+  const baseUrl = opts.apiUrl ?? base?.baseUrl ?? env.MLS_API_URL;
   if (baseUrl === undefined || baseUrl.trim() === '') {
-    throw new UsageError('no service URL: pass --api-url or set MLS_API_URL');
+    throw new UsageError('no service URL: pass --api-url or set MLS_API_URL (or name a config with --config)');
   }
   let url: URL;
   try {
@@ -92,13 +106,13 @@ export async function resolveApiOptions(opts: ApiCliOptions, env: NodeJS.Process
   }
   if (url.username || url.password) throw new UsageError('--api-url: must not carry credentials; give the token through MLS_API_TOKEN or --token-file');
 
-  const scheme = opts.authScheme ?? 'raw';
+  const scheme = opts.authScheme ?? base?.authScheme ?? 'raw';
   if (scheme !== 'raw' && scheme !== 'bearer') {
     throw new UsageError(`--auth-scheme: expected raw or bearer, got ${JSON.stringify(scheme)}`);
   }
-  const timeoutText = opts.timeout ?? DEFAULT_TIMEOUT;
-  const timeoutMs = parseDuration(timeoutText);
-  if (timeoutMs === undefined || timeoutMs <= 0) {
+  const timeoutText = opts.timeout ?? (base ? undefined : DEFAULT_TIMEOUT);
+  const timeoutMs = timeoutText === undefined ? undefined : parseDuration(timeoutText);
+  if (timeoutText !== undefined && (timeoutMs === undefined || timeoutMs <= 0)) {
     throw new UsageError(`--timeout: expected a positive duration such as 30s or 2m, got ${JSON.stringify(timeoutText)}`);
   }
 
@@ -114,19 +128,36 @@ export async function resolveApiOptions(opts: ApiCliOptions, env: NodeJS.Process
     token = text.trim();
     if (token === '') throw new UsageError(`--token-file: ${opts.tokenFile} is empty`);
   } else {
-    token = (env.MLS_API_TOKEN ?? '').trim();
-    if (token === '') throw new UsageError('no API token: set MLS_API_TOKEN or pass --token-file');
+    token = (base?.token ?? env.MLS_API_TOKEN ?? '').trim();
+    if (token === '') throw new UsageError('no API token: set MLS_API_TOKEN or pass --token-file (or name a config with --config)');
   }
   if (/[\r\n\0]/.test(token)) throw new UsageError('the API token contains a line break or NUL; it must be a single line');
   registerSecret(token);
 
   return {
+    ...base,
     baseUrl: url.toString(),
     token,
     authScheme: scheme,
-    timeouts: { connectMs: Math.min(10_000, timeoutMs), headersMs: timeoutMs, bodyMs: timeoutMs },
-    retry: { deadlineMs: timeoutMs, baseDelayMs: 250, maxDelayMs: 5_000 },
+    ...(timeoutMs === undefined
+      ? {}
+      : {
+          timeouts: { connectMs: Math.min(10_000, timeoutMs), headersMs: timeoutMs, bodyMs: timeoutMs },
+          retry: { deadlineMs: timeoutMs, baseDelayMs: 250, maxDelayMs: 5_000 },
+        }),
   };
+}
+
+/**
+ * The client options of a command that talks to the service, and the config `--config`
+ * named (undefined without one: the options then come from the flags and the environment).
+ */
+export async function resolveConnection(opts: ApiCliOptions, env: NodeJS.ProcessEnv): Promise<{ api: ApiClientOptions; config: Config | undefined }> {
+  refuseTokenFlag(opts);
+  if (opts.config === undefined) return { api: await resolveApiOptions(opts, env), config: undefined };
+  const { configClientOptions, openConfig } = await import('./config.js');
+  const config = await openConfig(opts.config, env);
+  return { api: await resolveApiOptions(opts, env, await configClientOptions(config)), config };
 }
 
 /**

@@ -2,6 +2,8 @@
 //! registry (their schemas, the keys they add to models, their checks). The commands load
 //! their config here; `config/mls.schema.json` is generated from the same schema.
 import type { z } from 'zod';
+import type { ApiClientOptions } from '../api/client-options.js';
+import { registerSecret } from '../telemetry/secrets.js';
 import { buildConfigSchema, ConfigLoader, type Config, type ParseConfigOptions, type SinkConfig } from '../config/index.js';
 import { sinkRegistry, type SinkRegistry } from '../sinks/registry.js';
 
@@ -24,8 +26,21 @@ export const sinkSchema = loader.schema.shape.sinks.element as unknown as z.ZodT
  * paths against its directory. Returns the deeply frozen config; throws a ConfigError
  * listing every problem.
  */
-export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env): Promise<Config> {
-  return loader.load(file, env);
+export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env, options: Pick<ParseConfigOptions, 'noEnv' | 'onStandIns'> = {}): Promise<Config> {
+  return loader.load(file, env, options);
+}
+
+/** The config at `file` (see {@link loadConfig}), its secrets registered so that no output of the command shows them. */
+export async function openConfig(file: string, env: NodeJS.ProcessEnv = process.env): Promise<Config> {
+  const config = await loadConfig(file, env);
+  for (const secret of configSecrets(config)) registerSecret(secret);
+  return config;
+}
+
+/** The options of the service client the daemon would make from `config`; the client's warnings go to stderr. */
+export async function configClientOptions(config: Config): Promise<ApiClientOptions> {
+  const [{ clientOptions }, { Metrics }, { createLogger }] = await Promise.all([import('../daemon/wiring.js'), import('../telemetry/metrics.js'), import('../telemetry/logger.js')]);
+  return clientOptions(config, new Metrics({ processMetrics: false }), createLogger({ level: 'warn' }).child({ component: 'api' }), undefined);
 }
 
 /** Validates an in-memory configuration (as parsed from YAML); see {@link ConfigLoader.parse}. */

@@ -64,8 +64,8 @@ export function demoReport(rawDir: string, recordsDir: string, truth: DemoTruth)
   const example = records.records.find((r) => (r.lines ?? 0) >= 6);
   const json = records.records.find((r) => r.attributes !== undefined);
   const out = [
-    `mls demo: ${raw.records.length} entries in ${raw.files} files under ${rawDir} (raw: true, one line per entry)`,
-    `mls demo: ${records.records.length} records in ${records.files} files under ${recordsDir} (default processing)`,
+    `mls demo: ${raw.records.length} entries shipped as ${raw.records.length} lines in ${raw.files} files under ${rawDir} (raw: true, one line per entry)`,
+    `mls demo: ${records.records.reduce((n, r) => n + (r.lines ?? 1), 0)} entries shipped as ${records.records.length} records in ${records.files} files under ${recordsDir} (default processing: a traceback is one record)`,
     `mls demo: levels read from the text: ${['fatal', 'error', 'warn', 'info', 'debug', 'none'].map((l) => `${l} ${levels.get(l) ?? 0}`).join(', ')}`,
     `mls demo: tracebacks shipped as one record: ${whole} of ${tracebacks.length} settled`,
   ];

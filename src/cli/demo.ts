@@ -96,9 +96,9 @@ async function runDemo(o: { out: string; durationMs: number | undefined; modelCo
   const tty = process.stderr.isTTY;
   const progress = setInterval(() => {
     const st = daemon.status();
-    const shipped = st.sinks.reduce((n, s) => n + s.delivered, 0);
+    const everywhere = Math.min(...st.sinks.map((s) => s.deliveredEntries));
     const lag = Math.max(0, ...st.models.map((m) => m.lagSeconds));
-    const line = `models ${st.models.length} · shipped ${shipped} entries · max lag ${lag.toFixed(1)}s · backlog ${Math.max(0, ...st.sinks.map((s) => s.backlogEntries))}`;
+    const line = `models ${st.models.length} · entries from the service ${st.journal.lastSeq} · delivered to every sink ${everywhere} · max lag ${lag.toFixed(1)}s · backlog ${Math.max(0, ...st.sinks.map((s) => s.backlogEntries))} entries`;
     process.stderr.write(tty ? `\r${line}   ` : `${line}\n`);
   }, tty ? 500 : 5_000);
   progress.unref();

@@ -2,6 +2,7 @@
 //! (batches a sink rejected permanently). Replay and purge write the state file: directly
 //! when no daemon runs, through the running daemon's control socket otherwise.
 import type { Command } from 'commander';
+import { configOption } from './common.js';
 import type { Config } from '../config/index.js';
 import { UsageError } from '../errors.js';
 
@@ -16,7 +17,7 @@ export function register(program: Command): void {
   dlq
     .command('list')
     .description('list dead letters')
-    .requiredOption('-c, --config <file>', 'configuration file (YAML)')
+    .addOption(configOption())
     .option('--sink <name>', 'only this sink')
     .option('--entries', 'print the entries of each dead letter as NDJSON too')
     .action(async (opts: DlqOptions & { entries?: boolean }) => {
@@ -37,7 +38,7 @@ export function register(program: Command): void {
   dlq
     .command('replay')
     .description('send dead letters again (through the running daemon, or directly when none runs)')
-    .requiredOption('-c, --config <file>', 'configuration file (YAML)')
+    .addOption(configOption())
     .option('--sink <name>', 'only this sink')
     .action(async (opts: DlqOptions) => {
       const config = await loadFor(opts);
@@ -53,7 +54,7 @@ export function register(program: Command): void {
   dlq
     .command('purge')
     .description('delete dead letters for good (through the running daemon, or directly when none runs)')
-    .requiredOption('-c, --config <file>', 'configuration file (YAML)')
+    .addOption(configOption())
     .option('--sink <name>', 'only this sink')
     .action(async (opts: DlqOptions) => {
       const config = await loadFor(opts);

@@ -5,6 +5,8 @@ import type { LogEntry } from '../records/entry.js';
 import { entryTimeNs, msToNs } from '../time/timestamp.js';
 import { ModelProcessor, type ProcessedRecord } from '../processing/pipeline.js';
 import { entryToNdjson } from '../records/ndjson.js';
+import type { ProcessingConfig } from '../config/processing.js';
+import { sinkProcessing } from '../delivery/processing/compile.js';
 
 /** Output format of `mls logs`. */
 export type LogsFormat = 'ndjson' | 'text';
@@ -33,9 +35,14 @@ function formatEntry(modelId: string, e: LogEntry, format: LogsFormat): string {
   return `${JSON.stringify({ model_id: modelId, time: e.time, stream: e.stream, log: e.log })}\n`;
 }
 
-/** Prints the processed records, with the default processing settings. */
-export function processedOutput(modelId: string, format: LogsFormat): LogsOutput {
-  const processor = new ModelProcessor({ modelId });
+/**
+ * Prints the processed records: with the global rules of `processing` (a config's), else
+ * the default ones. With processing off, the entries as they are, as the daemon ships them.
+ */
+export function processedOutput(modelId: string, format: LogsFormat, processing?: ProcessingConfig): LogsOutput {
+  const stage = processing === undefined ? { processor: {} } : sinkProcessing(processing, { raw: false });
+  if (stage === undefined) return rawOutput(modelId, format);
+  const processor = new ModelProcessor({ ...stage.processor, modelId });
   let seq = 0;
   const print = (records: readonly ProcessedRecord[]) => records.map((r) => formatRecord(r, format)).join('');
   return {

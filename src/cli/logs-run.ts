@@ -12,7 +12,7 @@ import { msToNs, nsToMs, nsToMsCeil, parseEntryTime } from '../time/timestamp.js
 import { sleepOrAbort as sleep } from '../time/backoff.js';
 import { OccurrenceFilter } from './occurrence-filter.js';
 import { processedOutput, rawOutput, type LogsFormat, type LogsOutput } from './logs-output.js';
-import { OutputClosedError, OutputWriter, refuseTokenFlag, resolveApiOptions, type CommandIo } from './common.js';
+import { OutputClosedError, OutputWriter, refuseTokenFlag, resolveConnection, type CommandIo } from './common.js';
 import { DEFAULT_INTERVAL, DEFAULT_SINCE, type LogsCliOptions, type LogsDeps } from './logs-options.js';
 
 /** Each follow poll re-reads at least this much before the previous `to`, for late lines. */
@@ -146,11 +146,11 @@ export async function runLogs(opts: LogsCliOptions, io: CommandIo, deps: LogsDep
   refuseTokenFlag(opts);
   const clock = deps.clock ?? systemClock;
   const p = plan(opts, clock.now());
-  const apiOptions = await resolveApiOptions(opts, io.env);
-  const client = (deps.createClient ?? (await import('../api/client.js')).createApiClient)(apiOptions);
+  const { api, config } = await resolveConnection(opts, io.env);
+  const client = (deps.createClient ?? (await import('../api/client.js')).createApiClient)(api);
   const out = new OutputWriter(io.stdout);
   const filter = new OccurrenceFilter();
-  const output = p.process ? processedOutput(p.modelId, p.format) : rawOutput(p.modelId, p.format);
+  const output = p.process ? processedOutput(p.modelId, p.format, config?.processing) : rawOutput(p.modelId, p.format);
   try {
     if (!p.follow) {
       await fetchWindow(client, p, p.fromMs, p.toMs!, filter, output, out, io, undefined);

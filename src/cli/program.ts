@@ -12,6 +12,7 @@ import { register as registerSimulate } from './simulate.js';
 import { register as registerStatus } from './status.js';
 import { register as registerDlq } from './dlq.js';
 import { register as registerState } from './state.js';
+import { register as registerInit } from './init.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -22,7 +23,7 @@ export function buildProgram(): Command {
     .version(pkg.version, '-V, --version')
     .showHelpAfterError()
     .exitOverride();
-  for (const register of [registerRun, registerDemo, registerValidate, registerLogs, registerSettings, registerSimulate, registerStatus, registerDlq, registerState]) {
+  for (const register of [registerRun, registerDemo, registerInit, registerValidate, registerLogs, registerSettings, registerSimulate, registerStatus, registerDlq, registerState]) {
     register(program);
   }
   for (const cmd of program.commands) cmd.exitOverride();

@@ -2,6 +2,7 @@
 //! SIGHUP re-reads the config.
 import module from 'node:module';
 import type { Command } from 'commander';
+import { configOption } from './common.js';
 import type { Logger } from 'pino';
 import { ExitCode, describeError } from '../errors.js';
 import type { AdminServer } from '../admin/server.js';
@@ -13,7 +14,7 @@ export function register(program: Command): void {
   program
     .command('run')
     .description('run the daemon: poll every configured model and ship new entries to the sinks')
-    .requiredOption('-c, --config <file>', 'configuration file (YAML)')
+    .addOption(configOption())
     .option('--log-level <level>', 'override log.level (trace, debug, info, warn, error)')
     .action(async (opts: { config: string; logLevel?: string }) => {
       const { loadConfig } = await import('./config.js');

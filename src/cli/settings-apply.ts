@@ -10,10 +10,9 @@ import { StateReader } from '../journal/reader.js';
 import { StateStore, type AppliedFields } from '../journal/store.js';
 import type { ApplySummary, ModelApplyResult } from '../settings/apply.js';
 import { declaredSettings, planModel, type DeclaredModel, type ModelPlan } from '../settings/plan.js';
-import { createLogger } from '../telemetry/logger.js';
 import { registerSecret } from '../telemetry/secrets.js';
 import { OutputWriter, type CommandIo } from './common.js';
-import { loadConfig } from './config.js';
+import { configClientOptions, loadConfig } from './config.js';
 import { formatHistory, formatPlan, formatResult, formatSummary, planJson } from './settings-output.js';
 import { writeState } from './state-writer.js';
 
@@ -105,14 +104,9 @@ export async function runApply(opts: SelectOptions & { all?: boolean; dryRun?: b
 
 async function applyDirectly(config: Config, declared: DeclaredModel[], opts: { all?: boolean; recordOnly?: boolean }, onResult: (r: ModelApplyResult) => void): Promise<ApplySummary> {
   // Loaded here, not with the command's definition: every `mls` command starts faster.
-  const [{ createApiClient }, { clientOptions }, { applySettings }, { Metrics }] = await Promise.all([
-    import('../api/client.js'),
-    import('../daemon/wiring.js'),
-    import('../settings/apply.js'),
-    import('../telemetry/metrics.js'),
-  ]);
+  const [{ createApiClient }, { applySettings }] = await Promise.all([import('../api/client.js'), import('../settings/apply.js')]);
   const store = StateStore.open(config.state.path);
-  const client = createApiClient(clientOptions(config, new Metrics({ processMetrics: false }), createLogger({ level: 'warn' }).child({ component: 'api' }), undefined));
+  const client = createApiClient(await configClientOptions(config));
   try {
     return await applySettings({ declared, all: opts.all, recordOnly: opts.recordOnly }, { client, state: store.settings, onResult });
   } finally {

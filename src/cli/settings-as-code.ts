@@ -1,7 +1,7 @@
 //! The definitions of `mls settings plan|apply|history` (what they do is in settings-apply.ts,
 //! loaded when one of them runs: the other commands start without the state file's code).
 import type { Command } from 'commander';
-import { runCommand, type CommandIo } from './common.js';
+import { configOption, runCommand, type CommandIo } from './common.js';
 import type { SelectOptions } from './settings-apply.js';
 
 const apply = () => import('./settings-apply.js');
@@ -13,7 +13,7 @@ export function registerSettingsAsCode(settings: Command, io: CommandIo): void {
   settings
     .command('plan')
     .description('show, for each model, the settings fields apply would send: those declared in the config that differ from what mls last applied')
-    .requiredOption('-c, --config <file>', 'configuration file (YAML)')
+    .addOption(configOption())
     .option('--model <id>', 'only this model (repeatable)', collect, [])
     .option('--all', 'plan every declared field, not only those that changed')
     .option('--json', 'print the plan as JSON')
@@ -22,7 +22,7 @@ export function registerSettingsAsCode(settings: Command, io: CommandIo): void {
   settings
     .command('apply')
     .description('send each model the settings fields that changed since mls last applied them (one request per model), and record them')
-    .requiredOption('-c, --config <file>', 'configuration file (YAML)')
+    .addOption(configOption())
     .option('--model <id>', 'only this model (repeatable)', collect, [])
     .option('--all', 'send every declared field, not only those that changed')
     .option('--dry-run', 'print what would be sent; send and record nothing')
@@ -31,7 +31,7 @@ export function registerSettingsAsCode(settings: Command, io: CommandIo): void {
   settings
     .command('history')
     .description('list the settings applies mls made: time, model, outcome, fields, details')
-    .requiredOption('-c, --config <file>', 'configuration file (YAML)')
+    .addOption(configOption())
     .option('--model <id>', 'only this model')
     .option('--json', 'print the history as JSON')
     .action(runCommand(io, async (opts: { config: string; model?: string; json?: boolean }) => (await apply()).runHistory(opts, io)));

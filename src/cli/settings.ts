@@ -6,7 +6,7 @@ import type { ApiClient, ModelSettings } from '../api/types.js';
 import { UsageError } from '../errors.js';
 import { parseDuration } from '../time/duration.js';
 import { registerSettingsAsCode } from './settings-as-code.js';
-import { addApiOptions, OutputWriter, processIo, refuseTokenFlag, resolveApiOptions, runCommand, type ApiCliOptions, type CommandIo } from './common.js';
+import { addApiOptions, OutputWriter, processIo, refuseTokenFlag, resolveConnection, runCommand, type ApiCliOptions, type CommandIo } from './common.js';
 
 /** Options of `mls settings update` as commander parses them. */
 export interface SettingsUpdateCliOptions extends ApiCliOptions {
@@ -118,7 +118,7 @@ export async function runSettingsUpdate(opts: SettingsUpdateCliOptions, io: Comm
       await out.write(`${JSON.stringify({ model_id: modelId, data }, null, 2)}\n`);
       return;
     }
-    const client = (deps.createClient ?? (await import('../api/client.js')).createApiClient)(await resolveApiOptions(opts, io.env));
+    const client = (deps.createClient ?? (await import('../api/client.js')).createApiClient)((await resolveConnection(opts, io.env)).api);
     try {
       const result = await client.updateSettings(modelId, data);
       await out.write(`${result.details}\n`);

@@ -1,6 +1,7 @@
 //! `mls state check --config F`: verifies the state file (SQLite integrity, schema) and
 //! says what to do when it is damaged.
 import type { Command } from 'commander';
+import { configOption } from './common.js';
 import { existsSync } from 'node:fs';
 import type { StateReader } from '../journal/reader.js';
 import { StateError, describeError } from '../errors.js';
@@ -11,7 +12,7 @@ export function register(program: Command): void {
   state
     .command('check')
     .description('check the integrity of the state file')
-    .requiredOption('-c, --config <file>', 'configuration file (YAML)')
+    .addOption(configOption())
     .action(async (opts: { config: string }) => {
       const [{ loadConfig }, { StateReader }] = await Promise.all([import('./config.js'), import('../journal/reader.js')]);
       const config = await loadConfig(opts.config);

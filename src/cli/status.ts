@@ -1,10 +1,11 @@
 //! `mls status --config F`: per-model checkpoints and per-sink cursors as a table. Asks
 //! the running daemon's admin server when there is one, else reads the state file.
 import type { Command } from 'commander';
+import { configOption } from './common.js';
 import { existsSync } from 'node:fs';
 import type { DaemonStatus } from '../daemon/status.js';
 import { StateError } from '../errors.js';
-import { registerSecret, scrubSecrets } from '../telemetry/secrets.js';
+import { scrubSecrets } from '../telemetry/secrets.js';
 import { formatDuration } from '../time/duration.js';
 
 /** Adds `mls status`. */
@@ -12,12 +13,11 @@ export function register(program: Command): void {
   program
     .command('status')
     .description('show per-model checkpoints and per-sink cursors and backlogs')
-    .requiredOption('-c, --config <file>', 'configuration file (YAML)')
+    .addOption(configOption())
     .option('--json', 'print JSON instead of a table')
     .action(async (opts: { config: string; json?: boolean }) => {
-      const [{ configSecrets, loadConfig }, { fetchStatus }] = await Promise.all([import('./config.js'), import('./status-fetch.js')]);
-      const config = await loadConfig(opts.config);
-      for (const secret of configSecrets(config)) registerSecret(secret);
+      const [{ openConfig }, { fetchStatus }] = await Promise.all([import('./config.js'), import('./status-fetch.js')]);
+      const config = await openConfig(opts.config);
       let status: DaemonStatus | undefined;
       let source = 'state file';
       if (config.admin) {
@@ -49,14 +49,15 @@ function iso(ms: number | undefined): string {
 /** Renders a status snapshot as aligned tables for a person. */
 export function renderStatus(st: DaemonStatus, source: string): string {
   const models = st.models.map((m) => [m.id, iso(m.watermarkMs), formatDuration(m.lagSeconds * 1000), m.window ? `${iso(m.window.fromMs)} .. ${iso(m.window.toMs)}${m.window.hasToken ? ' (paging)' : ''}` : '-', m.lastError ?? '']);
-  const sinks = st.sinks.map((s) => [s.name, s.type, String(s.cursor), String(s.backlogEntries), String(s.delivered), String(s.dropped), String(s.deadLetters), s.lastError ?? '']);
+  const sinks = st.sinks.map((s) => [s.name, s.type, String(s.cursor), String(s.backlogEntries), String(s.deliveredEntries), String(s.droppedEntries), String(s.deadLetters), s.lastError ?? '']);
   return (
     `source: ${source}\ninstallation: ${st.installationId ?? '- (the daemon has not opened this state file yet)'}\n\n` +
     table(['MODEL', 'WATERMARK', 'LAG', 'WINDOW IN PROGRESS', 'LAST ERROR'], models) +
     renderWindowEvents(st) +
     '\n' +
     table(['SINK', 'TYPE', 'CURSOR', 'BACKLOG', 'DELIVERED', 'DROPPED', 'DEAD LETTERS', 'LAST ERROR'], sinks) +
-    `\njournal: ${st.journal.entries} entries, ${st.journal.bytes} bytes, last seq ${st.journal.lastSeq}\n`
+    `BACKLOG, DELIVERED and DROPPED count entries (log lines as the service returned them); processing may ship them as fewer records\n` +
+    `\njournal: ${st.journal.entries} entries held until every sink has them (${st.journal.bytes} bytes); ${st.journal.lastSeq} entries journaled since the state file was made (last seq)\n`
   );
 }
 

@@ -1,35 +1,70 @@
 //! `mls validate`: loads the config file and reports every problem, or a one-line summary.
-//! With `--check-sinks`, each sink's healthcheck is run too; without it nothing leaves the machine.
-import { Option, type Command } from 'commander';
-import { ConfigError, describeError, ExitCode } from '../errors.js';
+//! `--no-env` checks the file without its environment (unset variables and a token from
+//! outside the file stand for any value), for CI. Nothing leaves the machine unless asked:
+//! `--check-sinks` runs each sink's healthcheck, `--check-service` asks the service once per model.
+import type { Command } from 'commander';
+import type { StandIns } from '../config/index.js';
+import { ConfigError, describeError, ExitCode, UsageError } from '../errors.js';
 import { registerSecret, scrubSecrets } from '../telemetry/secrets.js';
+import { configOption } from './common.js';
+
+interface ValidateOptions {
+  config: string;
+  env: boolean;
+  checkSinks?: boolean;
+  checkService?: boolean;
+}
 
 /**
- * Adds `mls validate --config <file> [--check-sinks]` to `program`. Sets `process.exitCode`:
- * 0, 78 for an invalid config, 1 when a sink's check fails.
+ * Adds `mls validate --config <file> [--no-env] [--check-sinks] [--check-service]` to
+ * `program`. Sets `process.exitCode`: 0, 78 for an invalid config, 1 when a sink's check
+ * fails, 3 when the service refused the token, 4 when it refused or did not answer a model.
  */
 export function register(program: Command): void {
   program
     .command('validate')
     .description('check a config file and report every problem in it')
-    .addOption(new Option('-c, --config <file>', 'path of the YAML config file').env('MLS_CONFIG').makeOptionMandatory())
+    .addOption(configOption())
+    .option('--no-env', 'check without the environment: an unset ${VAR}, and a token from outside the file, stand for any value (for CI)')
     .option('--check-sinks', "also run each sink's healthcheck (connects to network sinks; writes nothing)")
-    .action(async (opts: { config: string; checkSinks?: boolean }) => {
+    .option('--check-service', 'also ask the service once per model for the logs of the last second (is the token accepted, is the model known?)')
+    .action(async (opts: ValidateOptions) => {
       const file = opts.config;
+      if (!opts.env && opts.checkService) throw new UsageError('--check-service needs the token: it cannot be combined with --no-env');
       const { configSecrets, loadConfig } = await import('./config.js');
+      let standIns: StandIns | undefined;
       try {
-        const config = await loadConfig(file);
+        const config = await loadConfig(file, process.env, opts.env ? {} : { noEnv: true, onStandIns: (s) => (standIns = s) });
         const names = config.sinks.map((s) => s.name).join(', ');
         const m = config.models.length;
         const s = config.sinks.length;
         process.stdout.write(`config OK: ${m} model${m === 1 ? '' : 's'}, ${s} sink${s === 1 ? '' : 's'} (${names})\n`);
+        if (standIns) process.stdout.write(describeStandIns(standIns));
         process.exitCode = ExitCode.ok;
+        // Stand-ins are no secrets: scrubbing a word such as `placeholder` would garble the output.
+        if (opts.env) for (const secret of configSecrets(config)) registerSecret(secret);
         if (opts.checkSinks) {
-          for (const secret of configSecrets(config)) registerSecret(secret);
           const [{ checkSinks, renderSinkChecks }, { createLogger }] = await Promise.all([import('./check-sinks.js'), import('../telemetry/logger.js')]);
           const checks = await checkSinks(config, createLogger({ level: 'warn' }));
           process.stdout.write(scrubSecrets(renderSinkChecks(checks)));
           if (checks.some((c) => !c.ok)) process.exitCode = ExitCode.failure;
+        }
+        if (opts.checkService) {
+          const [{ checkService, renderServiceChecks }, { createApiClient }, { configClientOptions }] = await Promise.all([
+            import('./check-service.js'),
+            import('../api/client.js'),
+            import('./config.js'),
+          ]);
+          const options = await configClientOptions(config);
+          // A service that does not answer fails the check within this, not after the daemon's whole retry deadline.
+          const client = createApiClient({ ...options, retry: { ...options.retry, deadlineMs: Math.min(options.retry?.deadlineMs ?? Infinity, CHECK_DEADLINE_MS) } });
+          try {
+            const report = renderServiceChecks(await checkService(client, config));
+            process.stdout.write(scrubSecrets(report.text));
+            if (report.exitCode !== ExitCode.ok) process.exitCode = report.exitCode;
+          } finally {
+            await client.close();
+          }
         }
       } catch (err) {
         if (err instanceof ConfigError) {
@@ -37,9 +72,20 @@ export function register(program: Command): void {
           process.stderr.write(problems.map((p) => `${file}: ${p}\n`).join(''));
           process.exitCode = ExitCode.config;
         } else {
-          process.stderr.write(`${file}: ${describeError(err)}\n`);
+          process.stderr.write(`${file}: ${scrubSecrets(describeError(err))}\n`);
           process.exitCode = ExitCode.failure;
         }
       }
     });
+}
+
+/** Longest one model's check may take, retries included. */
+const CHECK_DEADLINE_MS = 15_000;
+
+/** What stood in for the environment, said after the summary of `--no-env`. */
+function describeStandIns(s: StandIns): string {
+  const vars = s.variables.length === 0 ? [] : [`unset variable${s.variables.length === 1 ? '' : 's'} ${s.variables.map((v) => `\${${v}}`).join(', ')}`];
+  const token = s.token ? ['the API token (it comes from outside the file)'] : [];
+  const what = [...vars, ...token];
+  return what.length === 0 ? 'checked without the environment; the file needs nothing from it\n' : `checked without the environment; these stood for any value: ${what.join('; ')}\n`;
 }

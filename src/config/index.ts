@@ -14,7 +14,7 @@ export {
   type SinkType,
   type LogLevel,
 } from './schema.js';
-export { ConfigLoader, parseYaml, deepFreeze, type ConfigParts, type ParseConfigOptions } from './load.js';
+export { ConfigLoader, parseYaml, deepFreeze, STAND_IN_TOKEN, type ConfigParts, type ParseConfigOptions, type StandIns } from './load.js';
 export { TOKEN_ENV, TOKEN_CREDENTIAL } from './token.js';
 export { duration, filePath, httpUrl, leaf, scalar, secret, secretHeaders, size, stringMap, text, SINK_CREDENTIALS, type JsonMeta } from './fields.js';
 export { sinkFields, REQUEST_BATCHES, WRITE_BATCHES, type BatchDefaults, type SinkBlock } from './sink-block.js';

@@ -1,5 +1,7 @@
 //! `${VAR}` interpolation of every string value of the parsed config, before validation.
 //! `${VAR:-default}` uses the default when VAR is unset or empty; `$${` is a literal `${`.
+//! Without the environment (`mls validate --no-env`) an unset variable is filled with a
+//! placeholder instead of being a problem, and the value it lands in is recorded.
 
 /** One path segment: a mapping key or a list index. */
 export type PathSegment = string | number;
@@ -16,14 +18,20 @@ export interface Interpolated {
   problems: InterpolationProblem[];
   /** Every value substituted from the environment, with the variable it came from. */
   substituted: { name: string; value: string }[];
+  /** Values in which an unset variable was filled by the placeholder, with the variables (only with `fill`). */
+  placeholders: { path: PathSegment[]; names: string[] }[];
 }
+
+/** Gives the text that stands for the unset variable `name` in the value at `path`. */
+export type PlaceholderFill = (path: readonly PathSegment[], name: string) => string;
 
 const REF_RE = /\$\$\{|\$\{([^}]*)\}|\$\{/g;
 const NAME_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-function interpolateString(text: string, env: NodeJS.ProcessEnv, out: Interpolated, path: PathSegment[]): string {
+function interpolateString(text: string, env: NodeJS.ProcessEnv, out: Interpolated, path: PathSegment[], fill: PlaceholderFill | undefined): string {
   if (!text.includes('${')) return text;
-  return text.replace(REF_RE, (whole, body: string | undefined) => {
+  const unset: string[] = [];
+  const result = text.replace(REF_RE, (whole, body: string | undefined) => {
     if (whole === '$${') return '${';
     if (body === undefined) {
       out.problems.push({ path, message: 'has a ${ without a closing }; write ${VAR}, or $${ for a literal ${' });
@@ -41,28 +49,37 @@ function interpolateString(text: string, env: NodeJS.ProcessEnv, out: Interpolat
       return value;
     }
     if (sep !== -1) return body.slice(sep + 2);
+    if (fill) {
+      unset.push(name);
+      return fill(path, name);
+    }
     out.problems.push({ path, message: `environment variable ${name} is not set; set it, or write \${${name}:-default}` });
     return '';
   });
+  if (unset.length > 0) out.placeholders.push({ path, names: unset });
+  return result;
 }
 
-function walk(value: unknown, env: NodeJS.ProcessEnv, out: Interpolated, path: PathSegment[]): unknown {
-  if (typeof value === 'string') return interpolateString(value, env, out, path);
-  if (Array.isArray(value)) return value.map((v, i) => walk(v, env, out, [...path, i]));
+function walk(value: unknown, env: NodeJS.ProcessEnv, out: Interpolated, path: PathSegment[], fill: PlaceholderFill | undefined): unknown {
+  if (typeof value === 'string') return interpolateString(value, env, out, path, fill);
+  if (Array.isArray(value)) return value.map((v, i) => walk(v, env, out, [...path, i], fill));
   if (value !== null && typeof value === 'object') {
     const result: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
       // defineProperty, so a `__proto__` key stays a plain (and then rejected) key
-      Object.defineProperty(result, k, { value: walk(v, env, out, [...path, k]), enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(result, k, { value: walk(v, env, out, [...path, k], fill), enumerable: true, writable: true, configurable: true });
     }
     return result;
   }
   return value;
 }
 
-/** Replaces `${VAR}` references in every string value (not in keys) of `value`. */
-export function interpolate(value: unknown, env: NodeJS.ProcessEnv): Interpolated {
-  const out: Interpolated = { value: undefined, problems: [], substituted: [] };
-  out.value = walk(value, env, out, []);
+/**
+ * Replaces `${VAR}` references in every string value (not in keys) of `value`. With `fill`,
+ * an unset variable without a default becomes what `fill` gives for its value's path.
+ */
+export function interpolate(value: unknown, env: NodeJS.ProcessEnv, fill?: PlaceholderFill): Interpolated {
+  const out: Interpolated = { value: undefined, problems: [], substituted: [], placeholders: [] };
+  out.value = walk(value, env, out, [], fill);
   return out;
 }

@@ -2,6 +2,9 @@
 //! `models_file` to the inline ones, validates against the schema, checks what spans several
 //! fields, resolves relative paths and the API token, then freezes the result. Every problem is collected before one ConfigError.
 //! The schema and the checks of the sink types come from whoever builds the loader.
+//! Without the environment (`noEnv`), unset variables and a token from outside the file
+//! stand in for any value (placeholders.ts) and every other check still runs.
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
@@ -10,6 +13,7 @@ import { SecretScrubber } from '../telemetry/secrets.js';
 import { crossCheck } from './cross-check.js';
 import { interpolate, type PathSegment } from './interpolate.js';
 import { markedFields, secretStrings } from './marks.js';
+import { fillPlaceholders, type SchemaIssue } from './placeholders.js';
 import { joinModelsFile } from './models-file.js';
 import { applyModelDefaults } from './model-defaults.js';
 import { configErrorMap, formatProblem, issuesToProblems, type RawProblem } from './problems.js';
@@ -27,7 +31,27 @@ export interface ParseConfigOptions {
   env?: NodeJS.ProcessEnv;
   /** Name used for the source in the error message (e.g. the file path). */
   source?: string;
+  /**
+   * Check the file without the environment (`mls validate --no-env`): `env` is not read, an
+   * unset `${VAR}` stands for any value its field accepts, and a token that would come from
+   * outside the file (the environment, a credential, a `token_file` that does not exist here)
+   * is a stand-in. Every other check runs.
+   */
+  noEnv?: boolean;
+  /** With `noEnv`: told what stood in for the environment. */
+  onStandIns?(standIns: StandIns): void;
 }
+
+/** What stood in for the environment in a check without it. */
+export interface StandIns {
+  /** The variables that were unset, each once, in the order met. */
+  variables: string[];
+  /** Whether the token was not read (it comes from outside the file). */
+  token: boolean;
+}
+
+/** The token of a config checked without the environment, when it would come from outside the file. */
+export const STAND_IN_TOKEN = 'stand-in-token';
 
 /** The schema, and the checks that the sink types contribute. */
 export interface ConfigParts {
@@ -111,10 +135,11 @@ export class ConfigLoader {
    * Throws a ConfigError listing every problem.
    */
   parse(raw: unknown, options: ParseConfigOptions = {}): Config {
-    const env = options.env ?? process.env;
+    const noEnv = options.noEnv === true;
+    const env = noEnv ? {} : (options.env ?? process.env);
     const baseDir = path.resolve(options.baseDir ?? process.cwd());
 
-    const interpolated = interpolate(raw, env);
+    const interpolated = noEnv ? fillPlaceholders(raw, (v) => this.#schemaIssues(v)) : { ...interpolate(raw, env), satisfied: () => false };
     const value = interpolated.value;
     const problems: RawProblem[] = [...interpolated.problems];
     if (!isObj(value)) {
@@ -122,7 +147,8 @@ export class ConfigLoader {
       fail(options.source, [{ path: [], message: `expected a mapping of sections (api, models, sinks, ...), got ${show(value)}` }], secrets);
     }
     // The models of models_file join the inline ones before validation, and are checked as they are.
-    const models = joinModelsFile(value, baseDir, env);
+    const unsetInModelsFile: string[] = [];
+    const models = joinModelsFile(value, baseDir, env, noEnv ? (_path, name) => (unsetInModelsFile.push(name), 'placeholder') : undefined);
     problems.push(...models.problems);
     const secrets = this.#secretValues(value, [...interpolated.substituted, ...models.substituted]);
 
@@ -131,23 +157,25 @@ export class ConfigLoader {
     // A value whose interpolation failed was replaced by '', so its own problem says it all;
     // a bad default is said once, at model_defaults.
     const failedPaths = interpolated.problems.map((p) => p.path);
-    const notShadowed = (p: RawProblem): boolean => !failedPaths.some((f) => startsWith(p.path, f));
+    const notShadowed = (p: RawProblem): boolean => !failedPaths.some((f) => startsWith(p.path, f)) && !interpolated.satisfied(p.path);
     if (!parsed.success) problems.push(...issuesToProblems(parsed.error.issues).filter((p) => notShadowed(p) && !merged.inherited(p.path)));
     problems.push(...crossCheck(value, this.#parts.checkSink).filter(notShadowed));
     problems.push(...checkModelSettings(merged.value.models).filter(notShadowed));
     const data = parsed.success ? (parsed.data as unknown as Omit<Config, 'api'> & { api: Omit<Config['api'], 'token'> & { token?: string } }) : undefined;
     if (data) {
       this.#resolvePaths(data, baseDir);
-      if (this.#parts.validate) problems.push(...this.#parts.validate(data));
+      if (this.#parts.validate) problems.push(...this.#parts.validate(data).filter(notShadowed));
     }
 
     let token: string | undefined;
     const apiFailed = problems.some((p) => p.path[0] === 'api' && (p.path[1] === 'token' || p.path[1] === 'token_file' || p.path.length === 1));
-    if (data && !apiFailed) {
+    const tokenStandsIn = noEnv && data !== undefined && data.api.token === undefined && (data.api.token_file === undefined || !existsSync(data.api.token_file));
+    if (tokenStandsIn) token = STAND_IN_TOKEN;
+    else if (data && !apiFailed) {
       const r = resolveToken(data.api, env);
       if (r.problem) problems.push(r.problem);
       token = r.token;
-    } else if (!apiFailed && isObj(value.api) && value.api.token === undefined && value.api.token_file === undefined) {
+    } else if (!noEnv && !apiFailed && isObj(value.api) && value.api.token === undefined && value.api.token_file === undefined) {
       // Report a missing token even when other parts are broken, so one run shows everything.
       const r = resolveToken({}, env);
       if (r.problem) problems.push(r.problem);
@@ -156,7 +184,15 @@ export class ConfigLoader {
     if (problems.length > 0 || !data || token === undefined) {
       fail(options.source, models.locate(problems), token === undefined ? secrets : [...secrets, token]);
     }
+    if (noEnv) options.onStandIns?.({ variables: [...new Set([...interpolated.placeholders.flatMap((p) => p.names), ...unsetInModelsFile])], token: tokenStandsIn });
     return deepFreeze({ ...data, api: { ...data.api, token } } as Config);
+  }
+
+  /** The schema's issues with a config as written (interpolated), for choosing stand-ins. */
+  #schemaIssues(value: unknown): SchemaIssue[] {
+    if (!isObj(value)) return [];
+    const parsed = this.#parts.schema.safeParse(applyModelDefaults(value).value);
+    return parsed.success ? [] : parsed.error.issues.map((i) => ({ path: i.path, values: 'values' in i ? (i.values as unknown[]) : undefined }));
   }
 
   /** Makes every path field (as the schema marks them) absolute, against `baseDir`. Mutates `data`. */
@@ -172,7 +208,7 @@ export class ConfigLoader {
    * paths against its directory. Returns the deeply frozen config; throws a ConfigError
    * listing every problem (a missing file or a YAML syntax error is one problem).
    */
-  async load(file: string, env: NodeJS.ProcessEnv = process.env): Promise<Config> {
+  async load(file: string, env: NodeJS.ProcessEnv = process.env, options: Pick<ParseConfigOptions, 'noEnv' | 'onStandIns'> = {}): Promise<Config> {
     let text: string;
     try {
       text = await readFile(file, 'utf8');
@@ -182,7 +218,7 @@ export class ConfigLoader {
       const problem = `config file ${file} ${why}; pass the path of a YAML config file with --config`;
       throw new ConfigError(problem, [problem], { cause: err });
     }
-    return this.parse(parseYaml(text, file), { baseDir: path.dirname(path.resolve(file)), env, source: file });
+    return this.parse(parseYaml(text, file), { ...options, baseDir: path.dirname(path.resolve(file)), env, source: file });
   }
 }
 

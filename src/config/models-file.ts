@@ -5,7 +5,7 @@
 //! the file's models are reported with the file and the line they are on.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { interpolate, type PathSegment } from './interpolate.js';
+import { interpolate, type PathSegment, type PlaceholderFill } from './interpolate.js';
 import { formatPath, type RawProblem } from './problems.js';
 import { show } from './units.js';
 import { readYaml, YamlSyntaxError, type YamlDocument } from './yaml.js';
@@ -79,7 +79,7 @@ function readText(file: string, text: string): ModelsFileRead {
 }
 
 /** Reads YAML: a list whose items are model ids or entries like those of `models`. */
-function readYamlList(file: string, text: string, env: NodeJS.ProcessEnv): ModelsFileRead {
+function readYamlList(file: string, text: string, env: NodeJS.ProcessEnv, fill: PlaceholderFill | undefined): ModelsFileRead {
   const out: ModelsFileRead = { models: [], problems: [], substituted: [] };
   let doc: YamlDocument;
   try {
@@ -97,7 +97,7 @@ function readYamlList(file: string, text: string, env: NodeJS.ProcessEnv): Model
     return out;
   }
   const lineOf = (i: number, rest: readonly PathSegment[]): number => doc.lineOf([i, ...rest]) ?? 0;
-  const interpolated = interpolate(top, env);
+  const interpolated = interpolate(top, env, fill);
   out.substituted.push(...interpolated.substituted);
   const items = interpolated.value as unknown[];
   const failed = new Set<number>();
@@ -122,8 +122,8 @@ function readYamlList(file: string, text: string, env: NodeJS.ProcessEnv): Model
   return out;
 }
 
-/** Reads and parses the models file at `file` (absolute). */
-export function readModelsFile(file: string, env: NodeJS.ProcessEnv): ModelsFileRead {
+/** Reads and parses the models file at `file` (absolute); `fill` as for {@link interpolate}. */
+export function readModelsFile(file: string, env: NodeJS.ProcessEnv, fill?: PlaceholderFill): ModelsFileRead {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -139,7 +139,7 @@ export function readModelsFile(file: string, env: NodeJS.ProcessEnv): ModelsFile
   }
   if (text.startsWith('\uFEFF')) text = text.slice(1);
   text = text.replace(/\r\n/g, '\n');
-  return modelsFileFormat(file, text) === 'yaml' ? readYamlList(file, text, env) : readText(file, text);
+  return modelsFileFormat(file, text) === 'yaml' ? readYamlList(file, text, env, fill) : readText(file, text);
 }
 
 /** How the models of a config were joined. */
@@ -163,7 +163,7 @@ export interface ModelsJoin {
  * and is left out of the joined list so that it is reported once. Also says when there is
  * no model at all, which the schema cannot tell while either list may be left out.
  */
-export function joinModelsFile(value: Obj, baseDir: string, env: NodeJS.ProcessEnv): ModelsJoin {
+export function joinModelsFile(value: Obj, baseDir: string, env: NodeJS.ProcessEnv, fill?: PlaceholderFill): ModelsJoin {
   const spec = value.models_file;
   const problems: RawProblem[] = [];
   const origin = new Map<number, FileModel>();
@@ -188,7 +188,7 @@ export function joinModelsFile(value: Obj, baseDir: string, env: NodeJS.ProcessE
   if (value.models === undefined) value.models = [];
   if (typeof spec !== 'string' || spec.trim() === '') return { problems, substituted, locate }; // the schema says what is wrong
   file = path.resolve(baseDir, spec);
-  const read = readModelsFile(file, env);
+  const read = readModelsFile(file, env, fill);
   problems.push(...read.problems);
   substituted = read.substituted;
   if (!Array.isArray(value.models)) return { problems, substituted, locate }; // the schema reports models

@@ -29,7 +29,27 @@ export interface DaemonStatus {
     /** Only from a running daemon. */
     abandonedWindows?: readonly AbandonedWindow[];
   }>;
-  sinks: Array<{ name: string; type: string; cursor: number; backlogEntries: number; delivered: number; dropped: number; deadLetters: number; lastError: string | undefined; failingSeconds: number | undefined }>;
+  /**
+   * Per sink. Every count is of *entries*, log lines as the service returned them (after
+   * dedupe), whatever *records* processing makes of them for the sink (a traceback of 12
+   * entries is one record): records are counted by `mls_model_log_records_total`.
+   */
+  sinks: Array<{
+    name: string;
+    type: string;
+    /** The seq of the last entry the sink acknowledged (with the entries before it). */
+    cursor: number;
+    /** Entries in the journal the sink has not acknowledged yet. */
+    backlogEntries: number;
+    /** Entries the sink acknowledged since the state file was made. */
+    deliveredEntries: number;
+    /** Entries dropped before the sink got them (`when_full: drop_oldest`). */
+    droppedEntries: number;
+    deadLetters: number;
+    lastError: string | undefined;
+    failingSeconds: number | undefined;
+  }>;
+  /** The journal: `entries` (and their `bytes`) held until every sink has them; `lastSeq`, the entries journaled since the state file was made. */
   journal: { entries: number; bytes: number; lastSeq: number };
 }
 
@@ -71,8 +91,8 @@ export function buildStatus(store: StatusStore, nowMs: number, ctx: StatusContex
       type: ctx.sinkTypes?.get(s.name) ?? 'unknown',
       cursor: s.cursor,
       backlogEntries: Math.min(size.entries, Math.max(0, lastSeq - s.cursor)),
-      delivered: s.delivered,
-      dropped: s.dropped,
+      deliveredEntries: s.delivered,
+      droppedEntries: s.dropped,
       deadLetters: dlq.get(s.name)?.entries ?? 0,
       lastError: ctx.sinkErrors?.get(s.name),
       failingSeconds: failingSeconds(ctx.sinkFailingSince?.get(s.name), nowMs),

@@ -59,11 +59,14 @@ export function requestObject(req: IncomingMessage, raw: string, credentials: Cr
   return { body: body as Record<string, unknown> };
 }
 
+/** How the service answers a `model_id` it does not know: 404 `Model not found`, or 400 with details naming the id. */
+export type UnknownModelStatus = 400 | 404;
+
 /** The model the body's `model_id` names, or the answer that says what is wrong with it. */
-export function requestedModel(body: Record<string, unknown>, models: ReadonlyMap<string, ModelLog>): ModelLog | Answer {
+export function requestedModel(body: Record<string, unknown>, models: ReadonlyMap<string, ModelLog>, unknown: UnknownModelStatus = 404): ModelLog | Answer {
   const id = body.model_id;
   if (typeof id !== 'string' || id === '') return errorAnswer(400, 'model_id must be a non-empty string');
-  return models.get(id) ?? errorAnswer(404, 'Model not found');
+  return models.get(id) ?? (unknown === 404 ? errorAnswer(404, 'Model not found') : errorAnswer(400, `Model ${id} does not exist in this workspace`));
 }
 
 /** Writes an answer whole. */

@@ -3,7 +3,7 @@
 //! or random size in time order or shuffled, and the three ways the spec allows to say that
 //! no more pages remain.
 import type { IncomingMessage } from 'node:http';
-import { errorAnswer, requestObject, requestedModel, type Answer, type Credentials } from './http.js';
+import { errorAnswer, requestObject, requestedModel, type Answer, type Credentials, type UnknownModelStatus } from './http.js';
 import type { EndStyle } from './options.js';
 import type { Prng } from './prng.js';
 import type { SimulatorStats } from './stats.js';
@@ -17,8 +17,10 @@ const TIME_FORMAT_HINT = 'an ISO 8601 UTC timestamp with milliseconds, like 2024
 export interface LogsEndpointOptions {
   credentials: Credentials;
   models: ReadonlyMap<string, ModelLog>;
-  /** Whether the token has lost access to a model (answered 401). */
-  denied(modelId: string): boolean;
+  /** How a model the service does not know is answered. */
+  unknownModel: UnknownModelStatus;
+  /** The status (401 or 403) answered for a model the token has lost access to; undefined for the others. */
+  denied(modelId: string): 401 | 403 | undefined;
   now(): number;
   codec: TokenCodec;
   tokenTtlMs: number;
@@ -44,9 +46,10 @@ export class LogsEndpoint {
     const parsed = requestObject(req, raw, o.credentials);
     if ('error' in parsed) return parsed.error;
     const { body } = parsed;
-    const model = requestedModel(body, o.models);
+    const model = requestedModel(body, o.models, o.unknownModel);
     if (!(model instanceof ModelLog)) return model;
-    if (o.denied(model.id)) return errorAnswer(401, 'Invalid token');
+    const denied = o.denied(model.id);
+    if (denied !== undefined) return errorAnswer(denied, denied === 401 ? 'Invalid token' : 'The token has no access to this model');
     const bounds: number[] = [];
     for (const field of ['time_from', 'time_to'] as const) {
       const v = body[field];

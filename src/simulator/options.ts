@@ -9,6 +9,7 @@ import { FAULT_KINDS, type FaultRates } from './faults.js';
  */
 export type { ContentProfile } from './content-python.js';
 import type { ContentProfile } from './content-python.js';
+import type { UnknownModelStatus } from './http.js';
 
 /** How the last page of a window fetch says that no more logs remain. */
 export type EndStyle = 'absent' | 'null' | 'empty' | 'rotate';
@@ -25,6 +26,8 @@ export interface SimulatorOptions {
   acceptBearer?: boolean;
   /** Ids of the models the service knows. */
   models: string[];
+  /** How a request for another model is answered: 404 `Model not found` (default) or 400 with details naming the id. */
+  unknownModelStatus?: UnknownModelStatus;
   /** New entries per second per model; may be fractional or 0. */
   ratePerSec: number;
   /** Models with a rate of their own instead of `ratePerSec` (e.g. 0 for a quiet model). */

@@ -45,8 +45,8 @@ export interface Simulator {
   setFaults(f: Partial<FaultRates>): void;
   /** Zeroes the counters (a benchmark measures one phase at a time). */
   resetStats(): void;
-  /** Test hook: answer 401 to every request for these models (as if the token lost access to them); [] restores. */
-  denyModels(modelIds: readonly string[]): void;
+  /** Test hook: answer `status` (default 401) to every request for these models (as if the token lost access to them); [] restores. */
+  denyModels(modelIds: readonly string[], status?: 401 | 403): void;
   /** Accepted settings updates, oldest first. */
   settingsUpdates: SettingsUpdate[];
   /** Every settings request that reached the service's checks, with its answer's status, oldest first. */
@@ -98,11 +98,14 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   const stats = emptyStats();
   const settingsUpdates: SettingsUpdate[] = [];
   let denied = new Set<string>();
+  let deniedStatus: 401 | 403 = 401;
   const timers = new Set<NodeJS.Timeout>();
+  const unknownModel = options.unknownModelStatus ?? 404;
   const logs = new LogsEndpoint({
     credentials,
     models,
-    denied: (id) => denied.has(id),
+    unknownModel,
+    denied: (id) => (denied.has(id) ? deniedStatus : undefined),
     now,
     codec: new TokenCodec(),
     tokenTtlMs: options.tokenTtlMs ?? 5 * 60_000,
@@ -115,7 +118,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   });
   const settingsCalls: SettingsCall[] = [];
   const failingSettings = new Map<string, SettingsFailure>();
-  const settings = { credentials, models, now, updates: settingsUpdates, calls: settingsCalls, failing: failingSettings };
+  const settings = { credentials, models, now, updates: settingsUpdates, calls: settingsCalls, failing: failingSettings, unknownModel };
 
   /** Sends an answer, counted by status; cut short when the fault says so. */
   function reply(res: ServerResponse, a: Answer, truncated = false): void {
@@ -246,8 +249,9 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       });
       entries.forEach((e, k) => m.inject(e, parsed[k]!.ms, parsed[k]!.ns, t + visibleAfterMs));
     },
-    denyModels(modelIds) {
+    denyModels(modelIds, status = 401) {
       denied = new Set(modelIds);
+      deniedStatus = status;
     },
     setFaults(f) {
       validateFaults(f);

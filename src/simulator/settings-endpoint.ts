@@ -1,7 +1,7 @@
 //! The *update model settings* operation of the simulated service: the fields the spec
 //! names, each checked for its type; an accepted update is recorded for tests to read.
 import type { IncomingMessage } from 'node:http';
-import { errorAnswer, requestObject, requestedModel, type Answer, type Credentials } from './http.js';
+import { errorAnswer, requestObject, requestedModel, type Answer, type Credentials, type UnknownModelStatus } from './http.js';
 import { ModelLog } from './store.js';
 
 /** One accepted settings update. */
@@ -46,6 +46,7 @@ export function answerSettings(
     updates: SettingsUpdate[];
     calls: SettingsCall[];
     failing: ReadonlyMap<string, SettingsFailure>;
+    unknownModel: UnknownModelStatus;
   },
 ): Answer {
   const answer = check(req, raw, o);
@@ -63,7 +64,7 @@ function check(req: IncomingMessage, raw: string, o: Parameters<typeof answerSet
   const parsed = requestObject(req, raw, o.credentials);
   if ('error' in parsed) return parsed.error;
   const { body } = parsed;
-  const model = requestedModel(body, o.models);
+  const model = requestedModel(body, o.models, o.unknownModel);
   if (!(model instanceof ModelLog)) return model;
   const failure = o.failing.get(model.id);
   if (failure) return errorAnswer(failure.status, failure.details);

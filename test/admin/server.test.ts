@@ -15,7 +15,7 @@ function source(over: Partial<{ alive: boolean; store: boolean; lagSeconds: numb
   const status: DaemonStatus = {
     installationId: 'e0c1a0de-0000-4000-8000-000000000001',
     models: [{ id: 'm1', startMs: 0, watermarkMs: 1_000, lagSeconds: over.lagSeconds ?? 5, window: undefined, lastError: over.lagSeconds ? 'service answered 503' : undefined }],
-    sinks: [{ name: 'hook', type: 'webhook', cursor: 10, backlogEntries: 2, delivered: 10, dropped: 0, deadLetters: 0, lastError: over.failingSeconds ? 'connect ECONNREFUSED' : undefined, failingSeconds: over.failingSeconds }],
+    sinks: [{ name: 'hook', type: 'webhook', cursor: 10, backlogEntries: 2, deliveredEntries: 10, droppedEntries: 0, deadLetters: 0, lastError: over.failingSeconds ? 'connect ECONNREFUSED' : undefined, failingSeconds: over.failingSeconds }],
     journal: { entries: 2, bytes: 200, lastSeq: 12 },
   };
   return {

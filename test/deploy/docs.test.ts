@@ -1,11 +1,18 @@
-// docs/operating.md stays true to the code: every metric is documented, the files and
-// commands it names exist, and it points to the Kubernetes manifests (checked in
-// kubernetes.test.ts) rather than copying them.
-import { readFileSync } from 'node:fs';
+// The documents stay true to the code: docs/operating.md documents every metric, names files
+// and commands that exist, and points to the Kubernetes manifests (checked in
+// kubernetes.test.ts) rather than copying them; docs/commands.md names every command, exit
+// code and error code; the README stays short, for users, and its first config is valid;
+// every link between the documents leads to a file and a heading that exist.
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import GithubSlugger from 'github-slugger';
 import { describe, expect, it } from 'vitest';
+import { buildProgram } from '../../src/cli/program.js';
+import { loadConfig } from '../../src/cli/config.js';
 import { parseYaml } from '../../src/config/index.js';
+import { ExitCode } from '../../src/errors.js';
 import { Metrics } from '../../src/telemetry/metrics.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -43,5 +50,72 @@ describe('docs/operating.md', () => {
       expect(() => readFileSync(path.join(root, file))).not.toThrow();
     }
     for (const cmd of ['mls dlq list', 'mls dlq replay', 'mls dlq purge', 'mls validate', 'mls status', 'mls state check']) expect(doc).toContain(cmd);
+  });
+});
+
+const read = (file: string): string => readFileSync(path.join(root, file), 'utf8');
+
+/** The Markdown files users and contributors read. */
+const documents = ['README.md', 'CONTRIBUTING.md', 'CHANGELOG.md', ...readdirSync(path.join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+
+/** The anchors of a Markdown file's headings, as GitHub makes them. */
+function anchors(text: string): Set<string> {
+  const slugger = new GithubSlugger();
+  const body = text.replace(/^```[\s\S]*?^```/gm, '');
+  return new Set([...body.matchAll(/^#{1,6} (.+)$/gm)].map((m) => slugger.slug(m[1]!)));
+}
+
+describe('the documents', () => {
+  it.each(documents)('%s: every relative link leads to a file, and an anchor to a heading of it', (doc) => {
+    const text = read(doc).replace(/^```[\s\S]*?^```/gm, '');
+    for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^[a-z]+:/.test(target!)) continue;
+      const [file, anchor] = target!.split('#') as [string, string | undefined];
+      const resolved = file === '' ? doc : path.join(path.dirname(doc), file);
+      let linked = '';
+      expect(() => (linked = readFileSync(path.join(root, resolved), 'utf8')), `${doc} links to ${target}`).not.toThrow();
+      if (anchor !== undefined && resolved.endsWith('.md')) expect([...anchors(linked)], `${doc} links to ${target}`).toContain(anchor);
+    }
+  });
+
+  it('the README is short, for users: the two commands, a first config that is valid, where to read next', async () => {
+    const readme = read('README.md');
+    expect(readme.split('\n').length).toBeLessThanOrEqual(200);
+    // The two commands (.ci/run runs the second on a fresh machine).
+    expect(readme).toContain('npm ci && npx mls demo --duration 30s');
+    expect(readme).toMatch(/^npm test\b/m);
+    for (const doc of ['docs/configuration.md', 'docs/commands.md', 'docs/design.md', 'docs/install.md', 'docs/operating.md', 'CONTRIBUTING.md', 'LICENSE']) expect(readme, doc).toContain(`(${doc})`);
+    const first = /```yaml\n([\s\S]*?)```/.exec(readme)![1]!;
+    const dir = mkdtempSync(path.join(tmpdir(), 'mls-readme-'));
+    try {
+      writeFileSync(path.join(dir, 'mls.yaml'), first);
+      const config = await loadConfig(path.join(dir, 'mls.yaml'), {}, { noEnv: true });
+      expect(config.models.map((m) => m.id)).toEqual(['my-model']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('docs/commands.md names every command, exit code and error code a user can meet', () => {
+    const commands = read('docs/commands.md');
+    const leaves: string[] = [];
+    const walk = (cmd: ReturnType<typeof buildProgram>, at: string[]) => {
+      for (const sub of cmd.commands) sub.commands.length > 0 ? walk(sub, [...at, sub.name()]) : leaves.push([...at, sub.name()].join(' '));
+    };
+    walk(buildProgram(), []);
+    expect(leaves.length).toBeGreaterThan(10);
+    const table = commands.split('\n').filter((l) => l.startsWith('| `mls '));
+    for (const c of leaves) {
+      const [head, last] = [c.split(' ').slice(0, -1).join(' '), c.split(' ').at(-1)!];
+      // `mls dlq list|replay|purge` names three commands in one row
+      expect(table.some((l) => l.startsWith(`| \`mls ${c} `) || l.startsWith(`| \`mls ${c}\``) || (head !== '' && new RegExp(`^\\| \`mls ${head} [\\w|\\\\]*\\b${last}\\b`).test(l))), `mls ${c}`).toBe(true);
+    }
+    for (const code of new Set(Object.values(ExitCode))) expect(commands, `exit code ${code}`).toMatch(new RegExp(`^\\| ${code} \\|`, 'm'));
+    // Codes only a bug can raise are left out.
+    const internal = new Set(['MLS_ERR_STATE_CLOSED', 'MLS_ERR_STATE_NO_CHECKPOINT']);
+    const src = path.join(root, 'src');
+    const files = readdirSync(src, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+    const codes = new Set(files.flatMap((f) => [...readFileSync(path.join(src, f), 'utf8').matchAll(/'(MLS_ERR_[A-Z_]+)'/g)].map((m) => m[1]!)));
+    for (const code of codes) if (!internal.has(code)) expect(commands, code).toContain(`| \`${code}\``);
   });
 });

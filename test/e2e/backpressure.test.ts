@@ -97,7 +97,7 @@ describe('journal bounds', () => {
       const dropped = Number(/mls_sink_dropped_total\{sink="hook"\} (\d+)/.exec(text)?.[1] ?? 0);
       expect(dropped).toBeGreaterThan(0);
       expect(journalEntries(config.state.path)).toBeLessThanOrEqual(600);
-      expect(daemon.status().sinks[0]!.dropped).toBeGreaterThan(0);
+      expect(daemon.status().sinks[0]!.droppedEntries).toBeGreaterThan(0);
     } finally {
       await hook.restart();
       await daemon.stop();

@@ -21,6 +21,13 @@ describe('mls demo', () => {
       expect(Number(tracebacks![2])).toBeGreaterThan(20);
       expect(Number(tracebacks![1])).toBeGreaterThanOrEqual(0.95 * Number(tracebacks![2]));
       expect(r.stderr).toMatch(/levels read from the text: fatal \d+, error [1-9]\d*, warn [1-9]\d*, info [1-9]\d*/);
+      // Entries (what the service returned) and records (what processing ships) are named apart everywhere.
+      expect(r.stderr).toMatch(/^models 2 · entries from the service \d+ · delivered to every sink \d+ · max lag [\d.]+s · backlog \d+ entries$/m);
+      const raw = /mls demo: (\d+) entries shipped as \1 lines in/.exec(r.stderr);
+      const grouped = /mls demo: (\d+) entries shipped as (\d+) records in/.exec(r.stderr);
+      expect(raw, r.stderr).not.toBeNull();
+      expect(grouped, r.stderr).not.toBeNull();
+      expect(Number(grouped![2])).toBeLessThan(Number(grouped![1]));
       const lines = readNdjsonTree(join(out, 'raw'));
       expect(lines.length).toBeGreaterThan(3_000);
       expect(new Set(lines.map((l) => l.model_id))).toEqual(new Set(['demo-model-1', 'demo-model-2']));
