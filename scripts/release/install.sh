@@ -8,7 +8,7 @@
 # the systemd unit are left alone. Nothing is downloaded.
 set -eu
 umask 022
-here=$(cd "$(dirname "$0")" && pwd -P)
+here=$(CDPATH= cd -- "$(dirname "$0")" && pwd -P)
 prefix=${1:-/opt/mls}
 case $prefix in /*) ;; *) prefix=$(pwd)/$prefix ;; esac
 prefix=${prefix%/}

@@ -8,8 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
-import { readNdjsonTree, shippedCommand, waitFor } from '../e2e/harness.js';
-import { root } from './dockerfile-parse.js';
+import { ROOT as root, readNdjsonTree, shippedCommand, waitFor } from '../e2e/harness.js';
 
 const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string };
 const tmp = mkdtempSync(path.join(tmpdir(), 'mls-release-'));
@@ -109,7 +108,7 @@ describe('install.sh', () => {
   const prefix = path.join(tmp, 'root/opt/mls');
   const install = (from: string, to: string) => spawnSync('sh', [path.join(from, 'install.sh'), to], { env: bare('/usr/bin:/bin'), encoding: 'utf8', timeout: 120_000 });
 
-  it('copies the tree to PREFIX, readable by every user, runs it, and says what to do next', () => {
+  it('copies the tree to PREFIX, readable by every user, runs it, and says what to do next', { timeout: 150_000 }, () => {
     chmodSync(path.join(tree, 'VERSION'), 0o600); // as a restrictive umask would leave it
     try {
       const r = install(tree, prefix);
@@ -127,7 +126,7 @@ describe('install.sh', () => {
     expect(r.stdout.trim()).toBe(`${pkg.version} (Node.js ${versionFile().node})`);
   });
 
-  it('run again, replaces the release in place and leaves nothing beside it', () => {
+  it('run again, replaces the release in place and leaves nothing beside it', { timeout: 150_000 }, () => {
     const r = install(tree, prefix);
     expect(r.status, output(r)).toBe(0);
     expect(r.stdout).toContain(`installed mls ${pkg.version} in ${prefix}, replacing mls ${pkg.version}`);
