@@ -10,8 +10,8 @@
 #   node/        the runtime and its licence               config/      examples, systemd unit, …
 #   lib/         package.json, dist/, node_modules/        VERSION      mls, node and glibc versions
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-out=$(mkdir -p "${1:-$root/release}" && cd "${1:-$root/release}" && pwd)
+root=$(CDPATH= cd -- "$(dirname "$0")/.." && pwd)
+out=$(mkdir -p "${1:-$root/release}" && CDPATH= cd -- "${1:-$root/release}" && pwd)
 cd "$root"
 
 version=$(node -p 'require("./package.json").version')
@@ -42,8 +42,8 @@ echo "release: production dependencies (npm ci --omit=dev)"
 mkdir -p "$tree/lib"
 cp package.json package-lock.json "$tree/lib/"
 # No install scripts: the only native addon, better-sqlite3, carries Node-API binaries (one
-# per platform, usable by any Node.js from 22) and would only check for them. Binaries for
-# other platforms than this tarball's cannot run and are dropped.
+# per platform, usable by any Node.js from 22), and its script would only find them and
+# compile nothing. The other platforms' binaries cannot run with this runtime: dropped.
 (cd "$tree/lib" && npm ci --omit=dev --ignore-scripts --prefer-offline --no-audit --no-fund --loglevel=error)
 find "$tree/lib/node_modules" -path '*/prebuilds/*' ! -path '*/prebuilds/linux-x64*' -type f -delete
 cp -R "$stage/build/dist" "$tree/lib/dist"
