@@ -13,8 +13,9 @@ ARG NODE_IMAGE=node:24-bookworm-slim
 
 # ---------------------------------------------------------------------------------------
 # build: compile TypeScript, then drop the development dependencies.
-# better-sqlite3 ships prebuilt binaries for linux x64/arm64 (glibc and musl) inside its
-# npm package and has no install script, so no compiler toolchain is needed here.
+# better-sqlite3 ships prebuilt Node-API binaries for linux x64/arm64 (glibc and musl)
+# inside its npm package, and install scripts are skipped, so no compiler toolchain is
+# needed here.
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 ENV NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false NPM_CONFIG_AUDIT=false

@@ -20,7 +20,8 @@ const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.ur
 export function buildProgram(): Command {
   const program = new Command('mls')
     .description('model-log-shipper: ships the logs of deployed models to files, OTLP, webhooks and stdout')
-    .version(pkg.version, '-V, --version')
+    // With the runtime's: a release brings its own Node.js, and a bug report needs both.
+    .version(`${pkg.version} (Node.js ${process.version})`, '-V, --version')
     .showHelpAfterError()
     .exitOverride();
   for (const register of [registerRun, registerDemo, registerInit, registerValidate, registerLogs, registerSettings, registerSimulate, registerStatus, registerDlq, registerState]) {

@@ -136,7 +136,7 @@ describe('Dockerfile replay (outside Docker)', () => {
     const version = mls(['--version']);
     expect(version.stderr).toBe('');
     expect(version.status).toBe(0);
-    expect(version.stdout.trim()).toBe(pkg.version);
+    expect(version.stdout.trim()).toBe(`${pkg.version} (Node.js ${process.version})`);
     const help = mls(['--help']);
     expect(help.status).toBe(0);
     for (const cmd of ['run', 'simulate', 'validate', 'status', 'demo', 'dlq']) expect(help.stdout).toMatch(new RegExp(`^\\s+${cmd}\\b`, 'm'));

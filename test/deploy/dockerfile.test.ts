@@ -59,7 +59,7 @@ describe('Dockerfile structure', () => {
 
   it('.dockerignore keeps secrets and local builds out, but not what the build copies', () => {
     const ignore = readFileSync(path.join(root, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
-    for (const p of ['node_modules', 'dist', '.git', '.env', '**/*.env']) expect(ignore).toContain(p);
+    for (const p of ['node_modules', 'dist', 'release', '.git', '.env', '**/*.env']) expect(ignore).toContain(p);
     const copied = stepsOf(build, 'COPY').flatMap((c) => flags(c.args).rest.split(/\s+/).slice(0, -1)).map((s) => s.replace(/\/$/, ''));
     expect(copied.sort()).toEqual(['config', 'package-lock.json', 'package.json', 'src', 'tsconfig.json']);
     for (const c of copied) expect(ignore, c).not.toContain(c);

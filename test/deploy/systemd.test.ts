@@ -47,9 +47,9 @@ const tmp = mkdtempSync(path.join(tmpdir(), 'mls-unit-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 /**
- * Copies the unit into a temp dir with /usr/bin/mls replaced by a stub executable there
- * (verify checks that ExecStart exists, and mls is not installed on a build machine);
- * every other line is verified as written.
+ * Copies the unit into a temp dir with /opt/mls/bin/mls replaced by a stub executable there
+ * (verify checks that ExecStart exists, and mls is not installed on a build machine; the
+ * release test verifies it against a real installed tree); every other line is verified as written.
  */
 function verifiable(text: string, name: string): string {
   const stub = path.join(tmp, 'bin', 'mls');
@@ -57,14 +57,14 @@ function verifiable(text: string, name: string): string {
   writeFileSync(stub, '#!/bin/sh\nexit 0\n');
   chmodSync(stub, 0o755);
   const file = path.join(tmp, name);
-  writeFileSync(file, text.replaceAll('/usr/bin/mls', stub));
+  writeFileSync(file, text.replaceAll('/opt/mls/bin/mls', stub));
   return file;
 }
 
 describe('config/mls.service', () => {
   it('runs `mls run` with the documented config path, reloads with SIGHUP, restarts on failure', () => {
     expect(value('Type')).toBe('simple');
-    expect(value('ExecStart')).toBe('/usr/bin/mls run --config /etc/mls/config.yaml');
+    expect(value('ExecStart')).toBe('/opt/mls/bin/mls run --config /etc/mls/config.yaml');
     expect(value('ExecReload')).toBe('/bin/kill -HUP $MAINPID');
     expect(value('Restart')).toBe('on-failure');
     expect(section(unitText, 'Install')).toContainEqual(['WantedBy', 'multi-user.target']);
