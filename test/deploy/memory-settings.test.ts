@@ -51,7 +51,7 @@ describe('shipped memory settings', () => {
     expect(docker).toMatch(/^RUN ln -s \/app\/dist\/cli\/main\.js \/usr\/local\/bin\/mls\b/m);
     expect(docker).toMatch(/^ENTRYPOINT \["tini", "--", "mls"\]$/m);
     const unit = readFileSync(path.join(root, 'config/mls.service'), 'utf8');
-    expect(unit).toMatch(/^ExecStart=\/usr\/bin\/mls run /m);
+    expect(unit).toMatch(/^ExecStart=\/opt\/mls\/bin\/mls run /m);
     const sts = readFileSync(path.join(root, 'deploy/kubernetes/statefulset.yaml'), 'utf8');
     expect(sts).not.toMatch(/^\s*command:/m);
     // No second copy of the flags to drift from the #! line (comments may show examples).

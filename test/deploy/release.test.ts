@@ -3,12 +3,13 @@
 // under a prefix with install.sh, and the systemd unit it ships starts it. Slow (it packs a
 // Node.js runtime), so the runtime package and npm's cache are reused between runs.
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
-import { ROOT as root, readNdjsonTree, shippedCommand, waitFor } from '../e2e/harness.js';
+import { ROOT as root, readNdjsonTree, waitFor } from '../e2e/harness.js';
+import { shebang } from './shebang-probe.js';
 
 const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string };
 const tmp = mkdtempSync(path.join(tmpdir(), 'mls-release-'));
@@ -197,14 +198,16 @@ describe('the systemd unit, on the installed tree', () => {
     const exited = new Promise<number | null>((resolve) => daemon.once('exit', (code) => resolve(code)));
     try {
       await waitFor(() => existsSync(path.join(work, 'out')) && readNdjsonTree(path.join(work, 'out')).length > 0, 60_000, 'entries in the file sink', 200, () => stderr.slice(-2000));
-      // The launcher exec'd the bundled node in its own process, with the flags and
-      // variables of the program's #! line.
-      const cmdline = readFileSync(`/proc/${daemon.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-      const shipped = shippedCommand();
+      // The launcher put the bundled runtime first on PATH and ran the program, whose #! line
+      // started that runtime with its variables and flags.
       const home = realpathSync(prefix);
-      expect(cmdline).toEqual([`${home}/node/bin/node`, ...shipped.nodeArgs, `${home}/lib/dist/cli/main.js`, 'run', '--config', config]);
+      expect(readlinkSync(`/proc/${daemon.pid}/exe`)).toBe(`${home}/node/bin/node`);
+      const cmdline = readFileSync(`/proc/${daemon.pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+      expect(cmdline.slice(1)).toEqual([`${home}/lib/dist/cli/main.js`, 'run', '--config', config]);
       const environ = readFileSync(`/proc/${daemon.pid}/environ`, 'utf8').split('\0');
-      for (const [k, v] of Object.entries(shipped.env)) expect(environ).toContain(`${k}=${v}`);
+      const shipped = /^#!\/usr\/bin\/env -S MALLOC_ARENA_MAX=(\S+) NODE_OPTIONS="([^$"]*?) ?\$\{NODE_OPTIONS\}" node$/.exec(shebang)!;
+      expect(environ).toContain(`MALLOC_ARENA_MAX=${shipped[1]}`);
+      expect(environ.find((e) => e.startsWith('NODE_OPTIONS='))?.trim()).toBe(`NODE_OPTIONS=${shipped[2]}`);
     } finally {
       daemon.kill('SIGTERM');
     }
