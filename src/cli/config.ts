@@ -33,11 +33,6 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions = {}): Con
   return loader.parse(raw, options);
 }
 
-/** Every secret value of a loaded config (token, signing secrets, header values), for log redaction. */
-export function configSecrets(config: Config): string[] {
-  return loader.secrets(config);
-}
-
 /** The JSON Schema (draft 2020-12) of the YAML file; written to config/mls.schema.json. */
 export function configJsonSchema(): Record<string, unknown> {
   return loader.jsonSchema();

@@ -11,7 +11,6 @@ import { StateStore, type AppliedFields } from '../journal/store.js';
 import type { ApplySummary, ModelApplyResult } from '../settings/apply.js';
 import { declaredSettings, planModel, type DeclaredModel, type ModelPlan } from '../settings/plan.js';
 import { createLogger } from '../telemetry/logger.js';
-import { registerSecret } from '../telemetry/secrets.js';
 import { OutputWriter, type CommandIo } from './common.js';
 import { loadConfig } from './config.js';
 import { formatHistory, formatPlan, formatResult, formatSummary, planJson } from './settings-output.js';
@@ -71,7 +70,6 @@ export async function runPlan(opts: SelectOptions & { all?: boolean; json?: bool
 export async function runApply(opts: SelectOptions & { all?: boolean; dryRun?: boolean; recordOnly?: boolean }, io: CommandIo): Promise<void> {
   if (opts.dryRun && opts.recordOnly) throw new UsageError('--dry-run and --record-only exclude each other; give one');
   const config = await loadConfig(opts.config, io.env);
-  registerSecret(config.api.token);
   if (opts.dryRun) {
     await write(io, formatPlan(plansOf(config, opts), { dryRun: true }));
     return;

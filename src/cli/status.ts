@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import type { DaemonStatus } from '../daemon/status.js';
 import { StateError } from '../errors.js';
-import { registerSecret, scrubSecrets } from '../telemetry/secrets.js';
+import { scrubSecrets } from '../telemetry/secrets.js';
 import { formatDuration } from '../time/duration.js';
 
 /** Adds `mls status`. */
@@ -15,9 +15,8 @@ export function register(program: Command): void {
     .requiredOption('-c, --config <file>', 'configuration file (YAML)')
     .option('--json', 'print JSON instead of a table')
     .action(async (opts: { config: string; json?: boolean }) => {
-      const [{ configSecrets, loadConfig }, { fetchStatus }] = await Promise.all([import('./config.js'), import('./status-fetch.js')]);
+      const [{ loadConfig }, { fetchStatus }] = await Promise.all([import('./config.js'), import('./status-fetch.js')]);
       const config = await loadConfig(opts.config);
-      for (const secret of configSecrets(config)) registerSecret(secret);
       let status: DaemonStatus | undefined;
       let source = 'state file';
       if (config.admin) {

@@ -2,7 +2,7 @@
 //! With `--check-sinks`, each sink's healthcheck is run too; without it nothing leaves the machine.
 import { Option, type Command } from 'commander';
 import { ConfigError, describeError, ExitCode } from '../errors.js';
-import { registerSecret, scrubSecrets } from '../telemetry/secrets.js';
+import { scrubSecrets } from '../telemetry/secrets.js';
 
 /**
  * Adds `mls validate --config <file> [--check-sinks]` to `program`. Sets `process.exitCode`:
@@ -16,7 +16,7 @@ export function register(program: Command): void {
     .option('--check-sinks', "also run each sink's healthcheck (connects to network sinks; writes nothing)")
     .action(async (opts: { config: string; checkSinks?: boolean }) => {
       const file = opts.config;
-      const { configSecrets, loadConfig } = await import('./config.js');
+      const { loadConfig } = await import('./config.js');
       try {
         const config = await loadConfig(file);
         const names = config.sinks.map((s) => s.name).join(', ');
@@ -25,7 +25,6 @@ export function register(program: Command): void {
         process.stdout.write(`config OK: ${m} model${m === 1 ? '' : 's'}, ${s} sink${s === 1 ? '' : 's'} (${names})\n`);
         process.exitCode = ExitCode.ok;
         if (opts.checkSinks) {
-          for (const secret of configSecrets(config)) registerSecret(secret);
           const [{ checkSinks, renderSinkChecks }, { createLogger }] = await Promise.all([import('./check-sinks.js'), import('../telemetry/logger.js')]);
           const checks = await checkSinks(config, createLogger({ level: 'warn' }));
           process.stdout.write(scrubSecrets(renderSinkChecks(checks)));

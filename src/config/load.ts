@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
-import { SecretScrubber } from '../telemetry/secrets.js';
+import { SecretScrubber, registerSecret } from '../telemetry/secrets.js';
 import { crossCheck } from './cross-check.js';
 import { interpolate, type PathSegment } from './interpolate.js';
 import { markedFields, secretStrings } from './marks.js';
@@ -91,7 +91,11 @@ export class ConfigLoader {
     return z.toJSONSchema(this.#parts.schema, { io: 'input', target: 'draft-2020-12' }) as Record<string, unknown>;
   }
 
-  /** Every secret value of a loaded config (the token, and every field its schema marks secret), for log redaction. */
+  /**
+   * Every secret value of a loaded config (the token, and every field its schema marks
+   * secret), for log redaction. {@link ConfigLoader.parse} registers them all with the
+   * process's scrubber.
+   */
   secrets(config: Config): string[] {
     return secretStrings(markedFields(this.#parts.schema, config)).filter((s) => s.length > 0);
   }
@@ -108,7 +112,9 @@ export class ConfigLoader {
   /**
    * Validates an in-memory configuration (as parsed from YAML, before interpolation) and
    * returns it parsed, with paths resolved against `baseDir`, the token resolved, deeply frozen.
-   * Throws a ConfigError listing every problem.
+   * Every secret of it is registered with the process's scrubber before it is returned, so
+   * no part of mls (a sink, the client, a command) has a secret of the config that the logs,
+   * errors and outputs do not know to cut out. Throws a ConfigError listing every problem.
    */
   parse(raw: unknown, options: ParseConfigOptions = {}): Config {
     const env = options.env ?? process.env;
@@ -156,7 +162,9 @@ export class ConfigLoader {
     if (problems.length > 0 || !data || token === undefined) {
       fail(options.source, models.locate(problems), token === undefined ? secrets : [...secrets, token]);
     }
-    return deepFreeze({ ...data, api: { ...data.api, token } } as Config);
+    const config = deepFreeze({ ...data, api: { ...data.api, token } } as Config);
+    for (const s of this.secrets(config)) registerSecret(s);
+    return config;
   }
 
   /** Makes every path field (as the schema marks them) absolute, against `baseDir`. Mutates `data`. */
