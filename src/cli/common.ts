@@ -3,9 +3,9 @@
 //! streams a command writes to, and the wrapper that turns a failure into a message and
 //! an exit code.
 import { once } from 'node:events';
-import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import type { ApiClientOptions } from '../api/client-options.js';
+import { readTokenFile } from '../config/token.js';
 import { describeError, ExitCode, MlsError, UsageError } from '../errors.js';
 import { registerSecret, scrubSecrets } from '../telemetry/secrets.js';
 import { parseDuration } from '../time/duration.js';
@@ -104,15 +104,9 @@ export async function resolveApiOptions(opts: ApiCliOptions, env: NodeJS.Process
 
   let token: string;
   if (opts.tokenFile !== undefined) {
-    let text: string;
-    try {
-      text = await readFile(opts.tokenFile, 'utf8');
-    } catch (err) {
-      const code = (err as { code?: string }).code ?? 'unreadable';
-      throw new UsageError(`--token-file: cannot read ${opts.tokenFile} (${code})`, { cause: err });
-    }
-    token = text.trim();
-    if (token === '') throw new UsageError(`--token-file: ${opts.tokenFile} is empty`);
+    const read = readTokenFile(opts.tokenFile);
+    if (read.problem !== undefined) throw new UsageError(`--token-file: ${read.problem}`);
+    token = read.token!.trim();
   } else {
     token = (env.MLS_API_TOKEN ?? '').trim();
     if (token === '') throw new UsageError('no API token: set MLS_API_TOKEN or pass --token-file');
