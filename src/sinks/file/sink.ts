@@ -54,6 +54,7 @@ export class FileSink implements Sink {
     this.#sync = cfg.fsync !== 'never';
     this.#idleCloseMs = tuning.idleCloseMs ?? 300_000;
     this.#durable = parseState(ctx.state);
+    if (!ctx.state) this.#durable.since = ctx.now();
     this.#errors = new IoErrorLog(ctx.logger, ctx.name);
     this.#compression = new RotatedCompression({
       enabled: cfg.compress === 'gzip',
@@ -149,6 +150,7 @@ export class FileSink implements Sink {
           const { fh, created } = await this.#handles.acquire(path);
           const st = await fh.stat();
           const born = created || st.size === 0 ? now : Math.min(now, st.birthtimeMs > 0 ? st.birthtimeMs : now);
+          if (st.size > 0 && st.mtimeMs < (work.since ?? 0)) this.#unknownBytes(path, st.size);
           work.files[path] = { off: st.size, created: born };
           base.set(path, st.size);
         }
@@ -176,6 +178,20 @@ export class FileSink implements Sink {
       const fix = fileErrorFix(err, this.#errors.setting);
       return { status: 'retry', afterMs: retryDelayMs(errCode(err)), error: `${describeError(err)}${fix ? `; ${fix}` : ''}` };
     }
+  }
+
+  /**
+   * Bytes found in `path` from before this sink's state began (a state file made anew beside
+   * files it wrote before, or a file of something else): no offset of the state covers them.
+   * They are kept, and the sink appends after them; entries re-read into a new state file
+   * may then repeat lines they hold.
+   */
+  #unknownBytes(path: string, bytes: number): void {
+    this.#ctx.logger.error(
+      { sink: this.#ctx.name, path, bytes },
+      'An output file holds bytes written before this sink\'s state began (a new state file?); they are kept and new lines are appended after them, so lines may repeat. See "Output files hold bytes the state does not know" in docs/operating.md.',
+    );
+    this.#ctx.unknownBytes?.(bytes);
   }
 
   /** Stores structural changes (new files, rotations) with every offset at its committed value. */
