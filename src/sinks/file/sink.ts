@@ -14,7 +14,7 @@ import { FileHandles, fsyncDir } from './handles.js';
 import { checkWritableDir } from './healthcheck.js';
 import { forgetIdleFiles } from './idle.js';
 import { errCode, IoErrorLog, retryDelayMs } from './io-errors.js';
-import { matchDisk } from './reconcile.js';
+import { adoptFile, matchDisk } from './reconcile.js';
 import { gzName, gzTempName, rotatedName } from './rotation.js';
 import { cloneState, parseState, serializeState, type FileSinkState } from './state.js';
 import { compileTemplate, type CompiledTemplate } from './template.js';
@@ -148,11 +148,7 @@ export class FileSink implements Sink {
       if (unknown.length > 0) {
         for (const path of unknown) {
           const { fh, created } = await this.#handles.acquire(path);
-          const st = await fh.stat();
-          const born = created || st.size === 0 ? now : Math.min(now, st.birthtimeMs > 0 ? st.birthtimeMs : now);
-          if (st.size > 0 && st.mtimeMs < (work.since ?? 0)) this.#unknownBytes(path, st.size);
-          work.files[path] = { off: st.size, created: born };
-          base.set(path, st.size);
+          base.set(path, await adoptFile(path, fh, created, work, now, { sink: this.#ctx.name, logger: this.#ctx.logger, unknownBytes: this.#ctx.unknownBytes }));
         }
         this.#commit(work, base);
       }
@@ -178,20 +174,6 @@ export class FileSink implements Sink {
       const fix = fileErrorFix(err, this.#errors.setting);
       return { status: 'retry', afterMs: retryDelayMs(errCode(err)), error: `${describeError(err)}${fix ? `; ${fix}` : ''}` };
     }
-  }
-
-  /**
-   * Bytes found in `path` from before this sink's state began (a state file made anew beside
-   * files it wrote before, or a file of something else): no offset of the state covers them.
-   * They are kept, and the sink appends after them; entries re-read into a new state file
-   * may then repeat lines they hold.
-   */
-  #unknownBytes(path: string, bytes: number): void {
-    this.#ctx.logger.error(
-      { sink: this.#ctx.name, path, bytes },
-      'An output file holds bytes written before this sink\'s state began (a new state file?); they are kept and new lines are appended after them, so lines may repeat. See "Output files hold bytes the state does not know" in docs/operating.md.',
-    );
-    this.#ctx.unknownBytes?.(bytes);
   }
 
   /** Stores structural changes (new files, rotations) with every offset at its committed value. */
