@@ -5,7 +5,6 @@
 import { once } from 'node:events';
 import { Option, type Command } from 'commander';
 import type { ApiClientOptions } from '../api/client-options.js';
-import { readTokenFile } from '../config/token.js';
 import { describeError, ExitCode, MlsError, UsageError } from '../errors.js';
 import { registerSecret, scrubSecrets } from '../telemetry/secrets.js';
 import { parseDuration } from '../time/duration.js';
@@ -104,7 +103,7 @@ export async function resolveApiOptions(opts: ApiCliOptions, env: NodeJS.Process
 
   let token: string;
   if (opts.tokenFile !== undefined) {
-    const read = readTokenFile(opts.tokenFile);
+    const read = (await import('../config/token.js')).readTokenFile(opts.tokenFile);
     if (read.problem !== undefined) throw new UsageError(`--token-file: ${read.problem}`);
     token = read.token!.trim();
   } else {

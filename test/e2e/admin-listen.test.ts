@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { page, startHostileService, type HostileService } from '../helpers/hostile-service.js';
-import { runMls, startMls, waitFor, writeConfig, type MlsProcess } from './harness.js';
+import { runMls, sleep, startMls, waitFor, writeConfig, type MlsProcess } from './harness.js';
 
 const TOKEN = 'tok-admin-listen-5c1e';
 let dir: string;
@@ -64,7 +64,9 @@ describe('admin.listen in use by another process', () => {
     mls = startMls(['run', '--config', file]);
     const p = mls;
     let address = '';
-    await waitFor(() => (address = /"address":"([^"]+)"[^\n]*admin server listening/.exec(p.stderr())?.[1] ?? '') !== '', 15_000, 'the admin server', 100, p.stderr);
+    // the admin server listens before the daemon starts; SIGHUP is handled once it has
+    await waitFor(() => (address = /"address":"([^"]+)"[^\n]*admin server listening/.exec(p.stderr())?.[1] ?? '') !== '' && p.stderr().includes('control socket listening'), 15_000, 'the daemon', 100, p.stderr);
+    await sleep(200);
     config('reload', takenAddress);
     p.child.kill('SIGHUP');
     await waitFor(() => p.stderr().includes('reload rejected'), 15_000, 'the reload to be refused', 100, p.stderr);
