@@ -8,6 +8,7 @@
 // is reported against it too. Then undici's Pool doing the same, for comparison.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SCALE_MODELS, SCALE_RATE, scaleConfig, scaleModels, startScaleSim } from './lib/scale-load.js';
@@ -32,6 +33,20 @@ function timeStatus(cfgPath) {
 
 /** What docs/operating.md advises for thousands of models: a larger young generation. */
 const DAEMON_NODE_ARGS = ['--max-semi-space-size=8'];
+/** A client connected to the control socket at `socketPath` and one to the admin server on `adminPort`, both idle. */
+async function idleClients(socketPath, adminPort) {
+  const connect = (to) =>
+    new Promise((resolve, reject) => {
+      const s = createConnection(to, () => resolve(s)).once('error', reject);
+      s.on('error', () => {}); // the daemon closes them when it stops
+    });
+  const control = await connect(socketPath);
+  const admin = await connect({ host: '127.0.0.1', port: adminPort });
+  // one request answered on a kept-alive connection, which then stays open and idle
+  admin.write('GET /healthz HTTP/1.1\r\nHost: mls\r\n\r\n');
+  await new Promise((resolve) => admin.once('data', resolve));
+  return { close: () => [control, admin].forEach((s) => s.destroy()) };
+}
 
 const FLOOR_SCRIPT = fileURLToPath(new URL('./lib/http-floor.js', import.meta.url));
 
@@ -95,16 +110,20 @@ export async function run({ quick }) {
     // The young generation the daemon runs with: its command line says which.
     const semiSpace = readFileSync(`/proc/${d.pid}/cmdline`, 'utf8').split('\0').filter((a) => a.startsWith('--max-semi-space-size=')).pop();
 
-    // Restart: SIGTERM, then a new process to its first logs request.
+    // Restart: SIGTERM, then a new process to its first logs request. The stop is timed with
+    // clients that hold connections open and idle, as a stuck `mls settings apply` or a
+    // scraper's kept-alive connection would: one on the control socket, one on the admin server.
+    const idle = await idleClients(join(w.dir, 'state', 'state.db.sock'), port);
     const stopStarted = performance.now();
     await d.stop();
     const stopMs = performance.now() - stopStarted;
+    idle.close();
     await sim.resetStats();
     d = spawnDaemon(cfgPath, { nodeArgs: DAEMON_NODE_ARGS });
     const spawnedWall = d.startedWall;
     const first = await waitFor(async () => (await sim.stats()).firstLogsRequestMs, { everyMs: 20, timeoutMs: 60_000, what: 'the first logs request after the restart' });
     const restartMs = first - spawnedWall;
-    say('scale', `mls status ${Math.round(median(statusRuns))} ms (models in a models_file: ${Math.round(median(fileStatusRuns))} ms); restart to first request ${restartMs} ms; stop took ${Math.round(stopMs)} ms`);
+    say('scale', `mls status ${Math.round(median(statusRuns))} ms (models in a models_file: ${Math.round(median(fileStatusRuns))} ms); restart to first request ${restartMs} ms; stop took ${Math.round(stopMs)} ms (with an idle control client and an idle admin connection)`);
 
     await d.stop();
     const quietIdsFile = join(w.dir, 'quiet-models.txt');

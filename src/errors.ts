@@ -85,6 +85,7 @@ export function fileErrorFix(err: unknown, setting: string): string | undefined 
       return `give the daemon's user write access there, or set ${setting} to a directory it may write`;
     case 'ENOSPC':
     case 'EDQUOT':
+    case 'SQLITE_FULL':
       return `free space on that disk, or set ${setting} to a path on another one`;
     default:
       return undefined;

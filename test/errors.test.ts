@@ -1,6 +1,7 @@
 //! How failures are put into words: a cause already quoted is not said again, and a file
 //! that cannot be written is described once, with what to change.
 import { describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
 import { describeError, describeFileError, StateError } from '../src/errors.js';
 
 /** An error shaped like Node's for a failed open (message, code, errno, syscall, path). */
@@ -42,5 +43,24 @@ describe('describeFileError', () => {
     );
     expect(describeFileError('cannot open', '/x', systemError('EACCES', 'permission denied', '/x'), 'state.path')).toMatch(/write access there, or set state\.path/);
     expect(describeFileError('cannot open', '/x', systemError('ENOSPC', 'no space left on device', '/x'), 'state.path')).toMatch(/free space on that disk/);
+  });
+
+  it("gives SQLite's full database (SQLITE_FULL) the fix of a full disk", () => {
+    // A database that may not grow (PRAGMA max_page_count) fails its writes as a full disk does.
+    const db = new Database(':memory:');
+    db.pragma('max_page_count = 2');
+    const full = (() => {
+      try {
+        db.exec("CREATE TABLE t (v); INSERT INTO t VALUES (randomblob(100000))");
+      } catch (err) {
+        return err;
+      } finally {
+        db.close();
+      }
+    })();
+    expect(full).toMatchObject({ code: 'SQLITE_FULL' });
+    expect(describeFileError('cannot open the state file', '/x/state.db', full, 'state.path')).toBe(
+      'cannot open the state file /x/state.db: database or disk is full; free space on that disk, or set state.path to a path on another one',
+    );
   });
 });

@@ -3,7 +3,6 @@
 //! streams a command writes to, and the wrapper that turns a failure into a message and
 //! an exit code.
 import { once } from 'node:events';
-import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import type { ApiClientOptions } from '../api/client-options.js';
 import type { Config } from '../config/index.js';
@@ -118,15 +117,9 @@ export async function resolveApiOptions(opts: ApiCliOptions, env: NodeJS.Process
 
   let token: string;
   if (opts.tokenFile !== undefined) {
-    let text: string;
-    try {
-      text = await readFile(opts.tokenFile, 'utf8');
-    } catch (err) {
-      const code = (err as { code?: string }).code ?? 'unreadable';
-      throw new UsageError(`--token-file: cannot read ${opts.tokenFile} (${code})`, { cause: err });
-    }
-    token = text.trim();
-    if (token === '') throw new UsageError(`--token-file: ${opts.tokenFile} is empty`);
+    const read = (await import('../config/token.js')).readTokenFile(opts.tokenFile);
+    if (read.problem !== undefined) throw new UsageError(`--token-file: ${read.problem}`);
+    token = read.token!.trim();
   } else {
     token = (base?.token ?? env.MLS_API_TOKEN ?? '').trim();
     if (token === '') throw new UsageError('no API token: set MLS_API_TOKEN or pass --token-file (or name a config with --config)');
@@ -155,8 +148,8 @@ export async function resolveApiOptions(opts: ApiCliOptions, env: NodeJS.Process
 export async function resolveConnection(opts: ApiCliOptions, env: NodeJS.ProcessEnv): Promise<{ api: ApiClientOptions; config: Config | undefined }> {
   refuseTokenFlag(opts);
   if (opts.config === undefined) return { api: await resolveApiOptions(opts, env), config: undefined };
-  const { configClientOptions, openConfig } = await import('./config.js');
-  const config = await openConfig(opts.config, env);
+  const { configClientOptions, loadConfig } = await import('./config.js');
+  const config = await loadConfig(opts.config, env);
   return { api: await resolveApiOptions(opts, env, await configClientOptions(config)), config };
 }
 

@@ -3,7 +3,6 @@
 //! their config here; `config/mls.schema.json` is generated from the same schema.
 import type { z } from 'zod';
 import type { ApiClientOptions } from '../api/client-options.js';
-import { registerSecret } from '../telemetry/secrets.js';
 import { buildConfigSchema, ConfigLoader, type Config, type ParseConfigOptions, type SinkConfig } from '../config/index.js';
 import { sinkRegistry, type SinkRegistry } from '../sinks/registry.js';
 
@@ -30,13 +29,6 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env, o
   return loader.load(file, env, options);
 }
 
-/** The config at `file` (see {@link loadConfig}), its secrets registered so that no output of the command shows them. */
-export async function openConfig(file: string, env: NodeJS.ProcessEnv = process.env): Promise<Config> {
-  const config = await loadConfig(file, env);
-  for (const secret of configSecrets(config)) registerSecret(secret);
-  return config;
-}
-
 /** The options of the service client the daemon would make from `config`; the client's warnings go to stderr. */
 export async function configClientOptions(config: Config): Promise<ApiClientOptions> {
   const [{ clientOptions }, { Metrics }, { createLogger }] = await Promise.all([import('../daemon/wiring.js'), import('../telemetry/metrics.js'), import('../telemetry/logger.js')]);
@@ -46,11 +38,6 @@ export async function configClientOptions(config: Config): Promise<ApiClientOpti
 /** Validates an in-memory configuration (as parsed from YAML); see {@link ConfigLoader.parse}. */
 export function parseConfig(raw: unknown, options: ParseConfigOptions = {}): Config {
   return loader.parse(raw, options);
-}
-
-/** Every secret value of a loaded config (token, signing secrets, header values), for log redaction. */
-export function configSecrets(config: Config): string[] {
-  return loader.secrets(config);
 }
 
 /** The JSON Schema (draft 2020-12) of the YAML file; written to config/mls.schema.json. */

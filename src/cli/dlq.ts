@@ -22,17 +22,13 @@ export function register(program: Command): void {
     .option('--entries', 'print the entries of each dead letter as NDJSON too')
     .action(async (opts: DlqOptions & { entries?: boolean }) => {
       const config = await loadFor(opts);
-      const { StateReader } = await import('../journal/reader.js');
-      const store = StateReader.open(config.state.path);
-      try {
-        const rows = store.listDeadLetters(opts.sink, 100_000);
-        if (rows.length === 0) process.stdout.write('no dead letters\n');
-        for (const d of rows) {
-          process.stdout.write(`#${d.id}  sink=${d.sink}  entries=${d.count}  seq=${d.firstSeq}..${d.lastSeq}  at=${new Date(d.createdMs).toISOString()}  error=${d.error}\n`);
-          if (opts.entries) for (const e of d.entries) process.stdout.write(`${JSON.stringify({ model_id: e.modelId, time: e.time, stream: e.stream, log: e.log })}\n`);
-        }
-      } finally {
-        store.close();
+      const [{ readStateFile }, { scrubSecrets }] = await Promise.all([import('../journal/reader.js'), import('../telemetry/secrets.js')]);
+      const rows = readStateFile(config.state.path, (store) => store.listDeadLetters(opts.sink, 100_000)) ?? [];
+      if (rows.length === 0) process.stdout.write('no dead letters\n');
+      for (const d of rows) {
+        // A receiver's answer may quote a credential of the config in a form the sink did not know.
+        process.stdout.write(`#${d.id}  sink=${d.sink}  entries=${d.count}  seq=${d.firstSeq}..${d.lastSeq}  at=${new Date(d.createdMs).toISOString()}  error=${scrubSecrets(d.error)}\n`);
+        if (opts.entries) for (const e of d.entries) process.stdout.write(`${JSON.stringify({ model_id: e.modelId, time: e.time, stream: e.stream, log: e.log })}\n`);
       }
     });
   dlq

@@ -22,11 +22,17 @@ export function register(program: Command): void {
       const { createLogger } = await import('../telemetry/logger.js');
       const logger = createLogger({ level: opts.logLevel ?? config.log.level });
       const { Daemon } = await import('../daemon/index.js');
+      const { startAdminServer, adminForReload } = await import('../admin/server.js');
+      const adminLogger = logger.child({ component: 'admin' });
+      // Bound before the daemon starts: an address in use stops mls before it polls anything.
+      let admin: AdminServer | undefined = config.admin ? await startAdminServer({ listen: config.admin.listen, maxLagMs: config.health.max_lag, logger: adminLogger }) : undefined;
       // The state file could not be synced: exit at once, without closing it, and let the
       // supervisor restart mls, which recovers from what is on disk.
-      const daemon = await Daemon.start({ config, logger, onFatal: () => process.exit(ExitCode.state) });
-      let admin: AdminServer | undefined;
-      if (config.admin) admin = await (await import('../admin/server.js')).startAdminServer({ daemon, listen: config.admin.listen, maxLagMs: config.health.max_lag, logger: logger.child({ component: 'admin' }) });
+      const daemon = await Daemon.start({ config, logger, onFatal: () => process.exit(ExitCode.state) }).catch(async (err: unknown) => {
+        await admin?.close();
+        throw err;
+      });
+      admin?.serve(daemon);
       const control = await startControl(daemon, config.state.path, logger.child({ component: 'control' }));
       // Everything the daemon loads is loaded by now: kept for the next start, which a kill -9 would otherwise lose.
       module.flushCompileCache();
@@ -41,6 +47,7 @@ export function register(program: Command): void {
         reload: async () => {
           try {
             const next = await loadConfig(opts.config);
+            admin = await adminForReload(admin, next, daemon, adminLogger);
             await daemon.reload(next);
           } catch (err) {
             logger.error({ err: describeError(err), problems: (err as { problems?: unknown }).problems }, 'reload rejected; keeping the running configuration');

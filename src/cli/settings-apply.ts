@@ -3,14 +3,12 @@
 //! the state file), applied one request per model with only the fields that changed, and
 //! the history of applies. Apply writes the state file: directly when no daemon runs,
 //! through the running daemon's control socket otherwise.
-import { existsSync } from 'node:fs';
 import type { Config } from '../config/index.js';
 import { ExitCode, MlsError, UsageError } from '../errors.js';
-import { StateReader } from '../journal/reader.js';
+import { readStateFile } from '../journal/reader.js';
 import { StateStore, type AppliedFields } from '../journal/store.js';
 import type { ApplySummary, ModelApplyResult } from '../settings/apply.js';
 import { declaredSettings, planModel, type DeclaredModel, type ModelPlan } from '../settings/plan.js';
-import { registerSecret } from '../telemetry/secrets.js';
 import { OutputWriter, type CommandIo } from './common.js';
 import { configClientOptions, loadConfig } from './config.js';
 import { formatHistory, formatPlan, formatResult, formatSummary, planJson } from './settings-output.js';
@@ -35,13 +33,7 @@ function selectModels(config: Config, only: readonly string[]): DeclaredModel[] 
 
 /** What mls last applied, read without disturbing a running daemon; nothing when there is no state file yet. */
 function readApplied(statePath: string): Map<string, AppliedFields> {
-  if (!existsSync(statePath)) return new Map();
-  const reader = StateReader.open(statePath);
-  try {
-    return reader.settings.appliedAll();
-  } finally {
-    reader.close();
-  }
+  return readStateFile(statePath, (reader) => reader.settings.appliedAll()) ?? new Map();
 }
 
 function plansOf(config: Config, opts: SelectOptions & { all?: boolean }): ModelPlan[] {
@@ -70,7 +62,6 @@ export async function runPlan(opts: SelectOptions & { all?: boolean; json?: bool
 export async function runApply(opts: SelectOptions & { all?: boolean; dryRun?: boolean; recordOnly?: boolean }, io: CommandIo): Promise<void> {
   if (opts.dryRun && opts.recordOnly) throw new UsageError('--dry-run and --record-only exclude each other; give one');
   const config = await loadConfig(opts.config, io.env);
-  registerSecret(config.api.token);
   if (opts.dryRun) {
     await write(io, formatPlan(plansOf(config, opts), { dryRun: true }));
     return;
@@ -118,14 +109,6 @@ async function applyDirectly(config: Config, declared: DeclaredModel[], opts: { 
 /** Runs `mls settings history`. */
 export async function runHistory(opts: { config: string; model?: string; json?: boolean }, io: CommandIo): Promise<void> {
   const config = await loadConfig(opts.config, io.env);
-  let rows: ReturnType<StateReader['settings']['history']> = [];
-  if (existsSync(config.state.path)) {
-    const reader = StateReader.open(config.state.path);
-    try {
-      rows = reader.settings.history(opts.model, 100_000);
-    } finally {
-      reader.close();
-    }
-  }
+  const rows = readStateFile(config.state.path, (reader) => reader.settings.history(opts.model, 100_000)) ?? [];
   await write(io, opts.json ? `${JSON.stringify(rows.map((r) => ({ time: new Date(r.atMs).toISOString(), model_id: r.modelId, outcome: r.outcome, fields: r.fields, details: r.details })), null, 2)}\n` : formatHistory(rows));
 }

@@ -2,8 +2,6 @@
 //! says what to do when it is damaged.
 import type { Command } from 'commander';
 import { configOption } from './common.js';
-import { existsSync } from 'node:fs';
-import type { StateReader } from '../journal/reader.js';
 import { StateError, describeError } from '../errors.js';
 
 /** Adds `mls state`. */
@@ -14,20 +12,11 @@ export function register(program: Command): void {
     .description('check the integrity of the state file')
     .addOption(configOption())
     .action(async (opts: { config: string }) => {
-      const [{ loadConfig }, { StateReader }] = await Promise.all([import('./config.js'), import('../journal/reader.js')]);
+      const [{ loadConfig }, { readStateFile }] = await Promise.all([import('./config.js'), import('../journal/reader.js')]);
       const config = await loadConfig(opts.config);
       const path = config.state.path;
-      if (!existsSync(path)) {
-        process.stdout.write(`state file ${path} does not exist yet; the daemon creates it at its first start\n`);
-        return;
-      }
-      let store: StateReader;
-      try {
-        store = StateReader.open(path);
-      } catch (err) {
-        throw new StateError('MLS_ERR_STATE_CORRUPT', `${describeError(err)}`, { cause: err });
-      }
-      try {
+      // Refused at open as every command refuses it: damaged, empty, or of a newer schema.
+      const said = readStateFile(path, (store) => {
         let problems: string[];
         try {
           problems = store.integrityCheck();
@@ -44,9 +33,8 @@ export function register(program: Command): void {
         }
         const cps = store.listCheckpoints();
         const size = store.journalSize();
-        process.stdout.write(`state file ${path} is healthy: ${cps.length} model checkpoints, ${store.listSinks().length} sink cursors, ${size.entries} journal entries\n`);
-      } finally {
-        store.close();
-      }
+        return `state file ${path} is healthy: ${cps.length} model checkpoints, ${store.listSinks().length} sink cursors, ${size.entries} journal entries\n`;
+      });
+      process.stdout.write(said ?? `state file ${path} does not exist yet; the daemon creates it at its first start\n`);
     });
 }

@@ -16,8 +16,8 @@ export function register(program: Command): void {
     .addOption(configOption())
     .option('--json', 'print JSON instead of a table')
     .action(async (opts: { config: string; json?: boolean }) => {
-      const [{ openConfig }, { fetchStatus }] = await Promise.all([import('./config.js'), import('./status-fetch.js')]);
-      const config = await openConfig(opts.config);
+      const [{ loadConfig }, { fetchStatus }] = await Promise.all([import('./config.js'), import('./status-fetch.js')]);
+      const config = await loadConfig(opts.config);
       let status: DaemonStatus | undefined;
       let source = 'state file';
       if (config.admin) {

@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import type { StandIns } from '../config/index.js';
 import { ConfigError, describeError, ExitCode, UsageError } from '../errors.js';
-import { registerSecret, scrubSecrets } from '../telemetry/secrets.js';
+import { scrubSecrets } from '../telemetry/secrets.js';
 import { configOption } from './common.js';
 
 interface ValidateOptions {
@@ -31,7 +31,7 @@ export function register(program: Command): void {
     .action(async (opts: ValidateOptions) => {
       const file = opts.config;
       if (!opts.env && opts.checkService) throw new UsageError('--check-service needs the token: it cannot be combined with --no-env');
-      const { configSecrets, loadConfig } = await import('./config.js');
+      const { loadConfig } = await import('./config.js');
       let standIns: StandIns | undefined;
       try {
         const config = await loadConfig(file, process.env, opts.env ? {} : { noEnv: true, onStandIns: (s) => (standIns = s) });
@@ -41,8 +41,6 @@ export function register(program: Command): void {
         process.stdout.write(`config OK: ${m} model${m === 1 ? '' : 's'}, ${s} sink${s === 1 ? '' : 's'} (${names})\n`);
         if (standIns) process.stdout.write(describeStandIns(standIns));
         process.exitCode = ExitCode.ok;
-        // Stand-ins are no secrets: scrubbing a word such as `placeholder` would garble the output.
-        if (opts.env) for (const secret of configSecrets(config)) registerSecret(secret);
         if (opts.checkSinks) {
           const [{ checkSinks, renderSinkChecks }, { createLogger }] = await Promise.all([import('./check-sinks.js'), import('../telemetry/logger.js')]);
           const checks = await checkSinks(config, createLogger({ level: 'warn' }));

@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
-import { SecretScrubber } from '../telemetry/secrets.js';
+import { SecretScrubber, registerSecret } from '../telemetry/secrets.js';
 import { crossCheck } from './cross-check.js';
 import { interpolate, type PathSegment } from './interpolate.js';
 import { markedFields, secretStrings } from './marks.js';
@@ -115,7 +115,11 @@ export class ConfigLoader {
     return z.toJSONSchema(this.#parts.schema, { io: 'input', target: 'draft-2020-12' }) as Record<string, unknown>;
   }
 
-  /** Every secret value of a loaded config (the token, and every field its schema marks secret), for log redaction. */
+  /**
+   * Every secret value of a loaded config (the token, and every field its schema marks
+   * secret), for log redaction. {@link ConfigLoader.parse} registers them all with the
+   * process's scrubber.
+   */
   secrets(config: Config): string[] {
     return secretStrings(markedFields(this.#parts.schema, config)).filter((s) => s.length > 0);
   }
@@ -132,7 +136,9 @@ export class ConfigLoader {
   /**
    * Validates an in-memory configuration (as parsed from YAML, before interpolation) and
    * returns it parsed, with paths resolved against `baseDir`, the token resolved, deeply frozen.
-   * Throws a ConfigError listing every problem.
+   * Every secret of it is registered with the process's scrubber before it is returned, so
+   * no part of mls (a sink, the client, a command) has a secret of the config that the logs,
+   * errors and outputs do not know to cut out. Throws a ConfigError listing every problem.
    */
   parse(raw: unknown, options: ParseConfigOptions = {}): Config {
     const noEnv = options.noEnv === true;
@@ -185,7 +191,10 @@ export class ConfigLoader {
       fail(options.source, models.locate(problems), token === undefined ? secrets : [...secrets, token]);
     }
     if (noEnv) options.onStandIns?.({ variables: [...new Set([...interpolated.placeholders.flatMap((p) => p.names), ...unsetInModelsFile])], token: tokenStandsIn });
-    return deepFreeze({ ...data, api: { ...data.api, token } } as Config);
+    const config = deepFreeze({ ...data, api: { ...data.api, token } } as Config);
+    // Stand-ins are no secrets: scrubbing a word such as `placeholder` would garble the output.
+    if (!noEnv) for (const s of this.secrets(config)) registerSecret(s);
+    return config;
   }
 
   /** The schema's issues with a config as written (interpolated), for choosing stand-ins. */

@@ -140,15 +140,33 @@ export function markedFields(schema: z.ZodType, value: unknown): MarkedField[] {
   return out;
 }
 
-/** The secret strings of `value`: marked values, and the string values of marked mappings. */
+/**
+ * The secret strings of `value`: marked values, and the string values of marked mappings.
+ * A secret URL that carries credentials (a proxy's `http://user:password@host`) also gives
+ * its password and `user:password`, the forms a server echoes without the rest of the URL.
+ */
 export function secretStrings(fields: readonly MarkedField[]): string[] {
   const single: string[] = [];
   const inMaps: string[] = [];
   for (const f of fields) {
     if (!('secret' in f.mark)) continue;
-    if (typeof f.value === 'string') single.push(f.value);
+    if (typeof f.value === 'string') single.push(f.value, ...urlCredentials(f.value));
     else if (isObj(f.value)) for (const v of Object.values(f.value)) if (typeof v === 'string') inMaps.push(v);
   }
   // Single secrets (tokens, signing secrets) first, then the values of secret mappings.
   return [...single, ...inMaps];
+}
+
+function urlCredentials(value: string): string[] {
+  const url = value.includes('@') ? URL.parse(value) : null;
+  if (!url?.password) return [];
+  const decode = (text: string): string => {
+    try {
+      return decodeURIComponent(text);
+    } catch {
+      return text; // a stray `%`: the URL keeps it as written, and so does the echo
+    }
+  };
+  const password = decode(url.password);
+  return [password, `${decode(url.username)}:${password}`];
 }

@@ -1,6 +1,6 @@
 //! Where the API token comes from: `api.token`, `api.token_file`, `$MLS_API_TOKEN`, then
 //! the systemd credential `mls-api-token`, first found wins.
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
 import type { RawProblem } from './problems.js';
 
@@ -9,13 +9,30 @@ export const TOKEN_ENV = 'MLS_API_TOKEN';
 /** Name of the systemd credential the token falls back to (under `$CREDENTIALS_DIRECTORY`). */
 export const TOKEN_CREDENTIAL = 'mls-api-token';
 
-function readTokenFile(file: string): { token?: string; problem?: string } {
+/** Most a token file is read: a token is far shorter, and a wrong path must not fill the memory. */
+export const MAX_TOKEN_FILE_BYTES = 64 * 1024;
+
+/**
+ * The token held by `file`, or what is wrong with it. Only a regular file is read (opened
+ * without blocking, so a FIFO with no writer cannot hang the start), and only up to
+ * {@link MAX_TOKEN_FILE_BYTES}.
+ */
+export function readTokenFile(file: string): { token?: string; problem?: string } {
   let content: string;
+  let fd: number | undefined;
   try {
-    content = readFileSync(file, 'utf8');
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
+    if (!fstatSync(fd).isFile()) return { problem: `${file} is not a regular file (a FIFO, a device or a folder); write the token into a file` };
+    const buffer = Buffer.alloc(MAX_TOKEN_FILE_BYTES + 1);
+    let size = 0;
+    for (let n = 1; n > 0 && size < buffer.length; size += n) n = readSync(fd, buffer, size, buffer.length - size, size);
+    if (size > MAX_TOKEN_FILE_BYTES) return { problem: `${file} is larger than ${MAX_TOKEN_FILE_BYTES / 1024} KiB; it must hold only the token` };
+    content = buffer.toString('utf8', 0, size);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? 'error';
     return { problem: `cannot read ${file} (${code}); check the path and its permissions` };
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
   const token = content.replace(/(\r?\n)+$/, '');
   if (token.trim() === '') return { problem: `${file} is empty; write the token into it` };

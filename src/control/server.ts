@@ -14,7 +14,11 @@ export type ControlHandler = (args: unknown, emit: (data: unknown) => void, sign
 /** A listening control channel. */
 export interface ControlServer {
   readonly path: string;
-  /** Stops accepting requests, stops the running ones (their signal fires) and waits for them, removes the socket. Idempotent. */
+  /**
+   * Stops accepting requests, stops the running ones (their signal fires) and waits for them,
+   * ends every connection (a client that connected and sent nothing too), removes the
+   * socket. Idempotent.
+   */
   close(): Promise<void>;
 }
 
@@ -37,7 +41,10 @@ export async function startControlServer(o: ControlServerOptions): Promise<Contr
   removeStaleSocket(o.path);
   const stop = new AbortController();
   const running = new Set<Promise<void>>();
+  const sockets = new Set<Socket>();
   const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
     const done = serve(socket, o, stop.signal).catch((err: unknown) => o.logger.warn({ err: describeError(err) }, 'control request failed'));
     running.add(done);
     void done.finally(() => running.delete(done));
@@ -66,6 +73,8 @@ export async function startControlServer(o: ControlServerOptions): Promise<Contr
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         stop.abort();
         await Promise.allSettled([...running]);
+        // Every answer is written by now; a client that does not close its end would hold the close.
+        for (const socket of sockets) socket.destroySoon();
         await closed;
         try {
           unlinkSync(o.path);
@@ -97,7 +106,7 @@ async function serve(socket: Socket, o: ControlServerOptions, stopping: AbortSig
   socket.on('close', () => gone.abort());
   socket.on('error', () => gone.abort()); // the client went away; the request is stopped through `gone`
   try {
-    const line = await readLine(socket);
+    const line = await readLine(socket, stopping);
     const req = parseRequest(line);
     const handler = o.handlers[req.op];
     const data = await handler(req.args, (event) => send({ type: 'event', data: event }), AbortSignal.any([stopping, gone.signal]));
@@ -130,7 +139,8 @@ function parseRequest(line: string): { op: ControlOp; args: unknown } {
   return { op: r.op, args: r.args };
 }
 
-function readLine(socket: Socket): Promise<string> {
+/** The request line; refused when the connection ends first, or when the daemon stops while it waits. */
+function readLine(socket: Socket, stopping: AbortSignal): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -150,13 +160,20 @@ function readLine(socket: Socket): Promise<string> {
       cleanup();
       reject(new BadRequest('the connection ended before a whole request'));
     };
+    const onStop = () => {
+      cleanup();
+      reject(new BadRequest('the daemon is stopping'));
+    };
     const cleanup = () => {
       socket.off('data', onData);
       socket.off('end', onEnd);
       socket.off('close', onEnd);
+      stopping.removeEventListener('abort', onStop);
     };
     socket.on('data', onData);
     socket.on('end', onEnd);
     socket.on('close', onEnd);
+    if (stopping.aborted) onStop();
+    else stopping.addEventListener('abort', onStop);
   });
 }

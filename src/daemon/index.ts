@@ -14,7 +14,6 @@ import { GroupCommit } from '../journal/group-commit.js';
 import { sleep } from '../time/backoff.js';
 import { modelLags } from '../poller/lag.js';
 import { Metrics } from '../telemetry/metrics.js';
-import { registerSecret } from '../telemetry/secrets.js';
 import { steadyClock, type Clock } from '../time/clock.js';
 import { describeError } from '../errors.js';
 import { clientOptions } from './wiring.js';
@@ -135,7 +134,6 @@ export class Daemon {
     const clock =
       options.clock ??
       steadyClock({ onStep: (delta) => logger.warn({ deltaMs: Math.round(delta) }, 'the wall clock stepped; windows keep following the monotonic clock until restart') });
-    registerSecret(config.api.token);
     const lock = acquireStateLock(config.state.path);
     let store: StateStore | undefined;
     let daemon: Daemon | undefined;

@@ -3,7 +3,9 @@
 //! letters for replay, purge them. Also the daemon's own apply of settings at start and at
 //! reload (`settings_apply: on_reload`). Applies run one at a time.
 import type { Logger } from 'pino';
+import { z } from 'zod';
 import { checkModelSettings, settingsSchema, type Config } from '../config/index.js';
+import { configErrorMap, formatProblem, issuesToProblems } from '../config/problems.js';
 import type { ApiClient } from '../api/types.js';
 import { MlsError, UsageError, describeError } from '../errors.js';
 import type { StateStore } from '../journal/store.js';
@@ -107,22 +109,17 @@ function sinkArg(args: unknown): string | undefined {
   return sink;
 }
 
+const applyArgsSchema = z.object({
+  baseUrl: z.string(),
+  declared: z.array(z.object({ modelId: z.string().min(1), settings: settingsSchema })),
+  all: z.boolean().optional(),
+  recordOnly: z.boolean().optional(),
+});
+
 /** Checks what a client sent as it checks a config: the daemon trusts no request blindly. */
 function checkApplyArgs(args: unknown): ApplyArgs {
-  const a = args as Partial<ApplyArgs> | null;
-  if (a === null || typeof a !== 'object' || typeof a.baseUrl !== 'string' || !Array.isArray(a.declared)) throw new UsageError('settings.apply: malformed request');
-  const declared: DeclaredModel[] = [];
-  const problems: string[] = [];
-  for (const m of a.declared as unknown[]) {
-    const modelId = (m as { modelId?: unknown } | null)?.modelId;
-    const parsed = settingsSchema.safeParse((m as { settings?: unknown }).settings);
-    if (typeof modelId !== 'string' || modelId === '' || !parsed.success) {
-      problems.push(`settings of ${JSON.stringify(modelId)}: ${parsed.error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') ?? 'no model id'}`);
-      continue;
-    }
-    declared.push({ modelId, settings: parsed.data });
-  }
-  problems.push(...checkModelSettings(declared.map((d) => ({ settings: d.settings }))).map((p) => `${declared[p.path[1] as number]!.modelId}: ${p.message}`));
-  if (problems.length > 0) throw new MlsError('MLS_ERR_CONFIG', `settings.apply refused: ${problems.join('; ')}`, { exitCode: 78 });
-  return { baseUrl: a.baseUrl, declared, all: a.all === true, recordOnly: a.recordOnly === true };
+  const parsed = applyArgsSchema.safeParse(args, { error: configErrorMap });
+  const problems = parsed.success ? checkModelSettings(parsed.data.declared).map((p) => ({ ...p, path: ['declared', ...p.path.slice(1)] })) : issuesToProblems(parsed.error.issues);
+  if (!parsed.success || problems.length > 0) throw new MlsError('MLS_ERR_CONFIG', `settings.apply refused: ${problems.map(formatProblem).join('; ')}`, { exitCode: 78 });
+  return { ...parsed.data, all: parsed.data.all === true, recordOnly: parsed.data.recordOnly === true };
 }

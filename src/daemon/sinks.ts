@@ -124,6 +124,7 @@ export class RunningSinks {
       now: () => clock.now(),
       logger: log,
       commitState: (state: string) => store.setSinkState(sc.name, state),
+      unknownBytes: (bytes) => metrics.fileUnknownBytes.inc({ sink: sc.name }, bytes),
     }, this.d.environment());
     const delivery = new SinkDelivery({
       name: sc.name,

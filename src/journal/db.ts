@@ -2,7 +2,7 @@
 //! synchronous=FULL, numbered migrations), the two kinds of write transaction, and the
 //! background sync of the WAL that decides which seqs sinks may read (durableSeq).
 import { randomUUID } from 'node:crypto';
-import { closeSync, existsSync, fdatasync, fdatasyncSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, existsSync, fdatasync, fdatasyncSync, mkdirSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { StateError, describeError, describeFileError } from '../errors.js';
@@ -32,30 +32,49 @@ const PAGE_SIZE = 16_384;
 
 /**
  * Opens (creating with mode 0600 in a 0700 folder if needed) and migrates the state file
- * for writing, then hands it to `build`. A file that is not a usable SQLite database, found
- * at open or by what `build` reads, raises a StateError that names it and says how to recover.
+ * for writing, then hands it to `build`. A file that is not a usable SQLite database (an
+ * empty one included), found at open or by what `build` reads, or one of a newer schema,
+ * raises a StateError that names it and says how to recover.
  */
 export function openWritable<T>(path: string, build: (db: DB) => T): T {
   return openWith(
     path,
     () => {
-      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-      closeSync(openSync(path, 'a', 0o600));
+      if (!existsSync(path)) createStateFile(path);
       return new Database(path);
     },
     (db) => {
       db.pragma('busy_timeout = 5000');
-      // Only a new, empty file takes it; an existing file keeps its page size.
-      db.pragma(`page_size = ${PAGE_SIZE}`);
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
-      migrate(db);
+      migrate(path, db);
       return build(db);
     },
   );
 }
 
-/** Opens an existing state file read-only, as it is (not created, not migrated), and hands it to `build`. */
+/**
+ * Makes a new state file: made beside `path` and renamed into place once SQLite has written
+ * its header, so that a crash meanwhile leaves no empty file at `path` (which the next start
+ * would refuse as damaged).
+ */
+function createStateFile(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  const aside = `${path}.new`;
+  for (const leftover of [aside, `${aside}-wal`, `${aside}-shm`]) rmSync(leftover, { force: true });
+  closeSync(openSync(aside, 'wx', 0o600));
+  const db = new Database(aside);
+  try {
+    // Only a new, empty file takes it; an existing file keeps its page size.
+    db.pragma(`page_size = ${PAGE_SIZE}`);
+    db.pragma('journal_mode = WAL');
+  } finally {
+    db.close();
+  }
+  renameSync(aside, path);
+}
+
+/** Opens an existing state file read-only, as it is (not created, not migrated), and hands it to `build`. Refused as {@link openWritable} refuses it. */
 export function openReadOnly<T>(path: string, build: (db: DB) => T): T {
   return openWith(
     path,
@@ -63,6 +82,7 @@ export function openReadOnly<T>(path: string, build: (db: DB) => T): T {
     (db) => {
       db.pragma('busy_timeout = 5000');
       db.prepare('SELECT count(*) FROM sqlite_master').get();
+      refuseNewer(path, db);
       return build(db);
     },
   );
@@ -71,30 +91,40 @@ export function openReadOnly<T>(path: string, build: (db: DB) => T): T {
 function openWith<T>(path: string, open: () => DB, build: (db: DB) => T): T {
   let db: DB | undefined;
   try {
+    // SQLite takes an empty file for a new database: a state file emptied by accident would start over from start_at.
+    if (statSync(path, { throwIfNoEntry: false })?.size === 0) throw corrupt(path, 'it is empty: 0 bytes');
     db = open();
     return build(db);
   } catch (err) {
     db?.close();
     if (err instanceof StateError) throw err;
     const code = (err as { code?: string }).code ?? '';
-    if (/SQLITE_(CORRUPT|NOTADB)/.test(code)) {
-      throw new StateError(
-        'MLS_ERR_STATE_CORRUPT',
-        `state file ${path} is corrupt (${describeError(err)}); run 'mls state check --config <file>' for details, ` +
-          `then restore it from a backup or move it aside to start over (the daemon will re-read logs from start_at)`,
-        { cause: err },
-      );
-    }
+    if (/SQLITE_(CORRUPT|NOTADB)/.test(code)) throw corrupt(path, describeError(err), err);
     throw new StateError('MLS_ERR_STATE_OPEN', describeFileError('cannot open the state file', path, err, 'state.path'), { cause: err });
   }
 }
 
-function migrate(db: DB): void {
+function corrupt(path: string, why: string, cause?: unknown): StateError {
+  return new StateError(
+    'MLS_ERR_STATE_CORRUPT',
+    `state file ${path} is corrupt (${why}); run 'mls state check --config <file>' for details, ` +
+      `then restore it from a backup or move it aside to start over (the daemon will re-read logs from start_at)`,
+    { cause },
+  );
+}
+
+/** The file's schema version; a StateError when it is newer than this mls knows. */
+function refuseNewer(path: string, db: DB): number {
   const current = schemaVersion(db);
   const latest = MIGRATIONS[MIGRATIONS.length - 1]!.version;
   if (current > latest) {
-    throw new StateError('MLS_ERR_STATE_VERSION', `state file schema version ${current} is newer than this mls understands (${latest}); upgrade mls`);
+    throw new StateError('MLS_ERR_STATE_VERSION', `state file ${path} has schema version ${current}, newer than this mls understands (${latest}); upgrade mls`);
   }
+  return current;
+}
+
+function migrate(path: string, db: DB): void {
+  const current = refuseNewer(path, db);
   for (const m of MIGRATIONS) {
     if (m.version <= current) continue;
     db.transaction(() => {

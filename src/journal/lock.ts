@@ -28,6 +28,11 @@ export function acquireStateLock(statePath: string): StateLock {
     db.exec('BEGIN EXCLUSIVE');
   } catch (err) {
     db.close();
+    // Only a lock held elsewhere is "in use"; a full disk or an I/O error is said as what it is.
+    const code = (err as { code?: unknown }).code;
+    if (code !== 'SQLITE_BUSY' && code !== 'SQLITE_LOCKED') {
+      throw new StateError('MLS_ERR_STATE_OPEN', describeFileError('cannot take the lock of the state file at', lockPath, err, 'state.path'), { cause: err });
+    }
     let holder = '';
     try {
       holder = readFileSync(pidPath, 'utf8').trim();
@@ -40,9 +45,8 @@ export function acquireStateLock(statePath: string): StateLock {
       { cause: err },
     );
   }
-  writeFileSync(pidPath, `${process.pid}\n`, { mode: 0o600 });
   let released = false;
-  return {
+  const lock = {
     release() {
       if (released) return;
       released = true;
@@ -53,4 +57,11 @@ export function acquireStateLock(statePath: string): StateLock {
       }
     },
   };
+  try {
+    writeFileSync(pidPath, `${process.pid}\n`, { mode: 0o600 });
+  } catch (err) {
+    lock.release();
+    throw new StateError('MLS_ERR_STATE_OPEN', describeFileError('cannot write', pidPath, err, 'state.path'), { cause: err });
+  }
+  return lock;
 }

@@ -1,6 +1,7 @@
 //! The state file read-only, for the commands that only look (`mls status`, `mls dlq list`,
 //! `mls state check`): opened as it is, never created, migrated or synced, and with no
 //! write statement prepared. A running daemon's file can be read meanwhile (WAL).
+import { existsSync } from 'node:fs';
 import { AppliedSettingsReads } from './applied-settings.js';
 import { CheckpointReads, type Checkpoint } from './checkpoint-reads.js';
 import { SinkReads, type SinkCursor } from './cursors.js';
@@ -35,8 +36,9 @@ export class StateReader implements StatusStore {
   }
 
   /**
-   * Opens an existing state file read-only. A file that is missing or not a usable SQLite
-   * database raises a StateError that names it (and, when corrupt, says how to recover).
+   * Opens an existing state file read-only. A file that is missing, not a usable SQLite
+   * database (an empty one included) or of a newer schema raises a StateError that names it
+   * (and, when corrupt, says how to recover).
    */
   static open(path: string): StateReader {
     return openReadOnly(path, (db) => new StateReader(path, db));
@@ -80,5 +82,19 @@ export class StateReader implements StatusStore {
   /** Closes the file. Idempotent. */
   close(): void {
     if (this.db.open) this.db.close();
+  }
+}
+
+/**
+ * What `read` makes of the state file at `path`, opened read-only (see {@link StateReader.open})
+ * and closed after; undefined when there is no file yet.
+ */
+export function readStateFile<T>(path: string, read: (reader: StateReader) => T): T | undefined {
+  if (!existsSync(path)) return undefined;
+  const reader = StateReader.open(path);
+  try {
+    return read(reader);
+  } finally {
+    reader.close();
   }
 }

@@ -85,6 +85,12 @@ export interface SinkContext {
    */
   commitState?(state: string): void;
   /**
+   * Counts bytes a sink found at its destination that its committed state does not account
+   * for (a file sink's file written before its state began), in
+   * `mls_file_sink_unknown_bytes_total`. Absent outside the daemon.
+   */
+  unknownBytes?(bytes: number): void;
+  /**
    * True when the sink is built only to be asked for its `healthcheck()` and then closed
    * (`mls validate --check-sinks`): it must create, truncate, write and send nothing.
    * `state` is then undefined and `commitState` absent.

@@ -1,8 +1,10 @@
 // The admin server serves whatever answers the StatusSource interface, not only a running
 // daemon: liveness, readiness (with each reason), the status snapshot and the metrics.
+import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { startAdminServer, type AdminServer, type StatusSource } from '../../src/admin/server.js';
+import { adminForReload, startAdminServer, type AdminServer, type StatusSource } from '../../src/admin/server.js';
+import { ConfigError } from '../../src/errors.js';
 import type { DaemonStatus } from '../../src/daemon/status.js';
 
 let admin: AdminServer | undefined;
@@ -51,5 +53,55 @@ describe('the admin server over a StatusSource', () => {
       'model m1 is behind by 10m (health.max_lag 1m): service answered 503',
       'sink hook has failed without delivering for 2m (health.max_lag 1m): connect ECONNREFUSED',
     ]);
+  });
+});
+
+/** A port another process (here: another server) listens on, on 127.0.0.1. */
+async function taken(): Promise<{ address: string; server: Server }> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { address: `127.0.0.1:${(server.address() as { port: number }).port}`, server };
+}
+
+describe('the address of the admin server', () => {
+  it('in use: a ConfigError naming admin.listen and the address, with the fix', async () => {
+    const other = await taken();
+    try {
+      const err = await startAdminServer({ listen: other.address, maxLagMs: 60_000, logger: pino({ level: 'silent' }) }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ConfigError);
+      expect((err as ConfigError).exitCode).toBe(78);
+      expect((err as Error).message).toBe(`admin.listen: ${other.address} is in use by another process; stop it, or give admin.listen another port`);
+    } finally {
+      other.server.close();
+    }
+  });
+
+  it('is bound before there is a daemon to serve: until then every path answers 503', async () => {
+    admin = await startAdminServer({ listen: '127.0.0.1:0', maxLagMs: 60_000, logger: pino({ level: 'silent' }) });
+    expect(await get('/healthz')).toMatchObject({ status: 503, body: 'the daemon is starting\n' });
+    admin.serve(source());
+    expect(await get('/healthz')).toMatchObject({ status: 200 });
+  });
+
+  it('at a reload: moves to a free address, stays where it is when the new one is in use, and takes the new health.max_lag', async () => {
+    const logger = pino({ level: 'silent' });
+    admin = await startAdminServer({ daemon: source({ lagSeconds: 90 }), listen: '127.0.0.1:0', maxLagMs: 60_000, logger });
+    const first = admin.address;
+    expect((await get('/readyz')).status).toBe(503);
+    const other = await taken();
+    try {
+      const health = { max_lag: 120_000 } as never;
+      await expect(adminForReload(admin, { admin: { listen: other.address }, health }, source(), logger)).rejects.toThrow(`admin.listen: ${other.address} is in use by another process`);
+      expect(admin.address).toBe(first);
+      expect((await get('/healthz')).status).toBe(200);
+      expect(await adminForReload(admin, { admin: { listen: ':0' }, health }, source(), logger)).toBe(admin); // another port of 127.0.0.1
+      expect(admin.address).not.toBe(first);
+      expect((await get('/readyz')).status).toBe(200); // 90 s behind is within the new 2m
+      await expect(fetch(`http://${first}/healthz`)).rejects.toThrow(); // the old address is let go
+      expect(await adminForReload(admin, { admin: undefined, health }, source(), logger)).toBeUndefined();
+      await expect(fetch(`http://${admin.address}/healthz`)).rejects.toThrow();
+    } finally {
+      other.server.close();
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { Writable } from 'node:stream';
@@ -65,6 +66,12 @@ describe('resolveApiOptions', () => {
     expect(err).toBeInstanceOf(UsageError);
     expect((err as Error).message).toMatch(message);
     expect((err as Error).message).not.toContain(TOKEN);
+  });
+
+  it('refuses a token file that is a FIFO, without waiting for a writer', { timeout: 10_000 }, async () => {
+    const dir = await tmp();
+    execFileSync('mkfifo', [`${dir}/fifo`]);
+    await expect(resolveApiOptions({ apiUrl: 'http://h/', tokenFile: `${dir}/fifo` }, {})).rejects.toThrow(`--token-file: ${dir}/fifo is not a regular file`);
   });
 
   it('refuses an empty token file', async () => {

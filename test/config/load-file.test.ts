@@ -1,9 +1,11 @@
 //! Loading the config file: interpolation, secrets kept out of problems, token resolution, paths, freezing.
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import type { Config } from '../../src/config/index.js';
-import { configSecrets, loadConfig, parseConfig } from '../../src/cli/config.js';
+import { loadConfig, parseConfig } from '../../src/cli/config.js';
+import { scrubSecrets } from '../../src/telemetry/secrets.js';
 import { ConfigError } from '../../src/errors.js';
 import { minimal, problemsOf, removeTmpAfterAll, tmp } from './config-fixture.js';
 
@@ -105,9 +107,13 @@ describe('secrets stay out of problems', () => {
     expect(msg).not.toContain('super-secret');
   });
 
-  test('configSecrets lists what the logger must redact', () => {
-    const raw = { ...minimal(), sinks: [{ name: 'w', type: 'webhook', url: 'https://h.example.com', signing_secret: 'sign-me', headers: { 'X-Key': 'hdr-value' } }] };
-    expect(configSecrets(parseConfig(raw, { env: {} }))).toEqual(['test-token', 'sign-me', 'hdr-value']);
+  test('the secrets of a loaded config are cut out of every log line from then on', () => {
+    // values no other test of this file loads
+    const raw = { ...minimal(), api: { base_url: 'https://api.example.com', token: 'tok-only-here' }, sinks: [{ name: 'w', type: 'webhook', url: 'https://h.example.com', signing_secret: 'sign-only-here', headers: { 'X-Key': 'hdr-only-here' } }] };
+    const text = 'token tok-only-here, signing secret sign-only-here, header hdr-only-here';
+    expect(scrubSecrets(text)).toBe(text);
+    parseConfig(raw, { env: {} });
+    expect(scrubSecrets(text)).toBe('token [REDACTED], signing secret [REDACTED], header [REDACTED]');
   });
 });
 
@@ -132,6 +138,18 @@ describe('token resolution', () => {
     writeFileSync(path.join(dir, 'token'), '\n');
     const raw = { ...minimal(), api: { base_url: 'https://api.example.com', token_file: 'token' } };
     expect(problemsOf(() => parseConfig(raw, { env: {}, baseDir: dir }))).toEqual([`api.token_file: ${path.join(dir, 'token')} is empty; write the token into it`]);
+  });
+
+  test('a token file that is a FIFO, a device or over 64 KiB is a problem; nothing hangs and nothing is read whole', { timeout: 10_000 }, () => {
+    const dir = tmp();
+    execFileSync('mkfifo', [path.join(dir, 'fifo')]); // no writer: reading it would wait for ever
+    writeFileSync(path.join(dir, 'big'), 'x'.repeat(64 * 1024 + 1));
+    writeFileSync(path.join(dir, 'just-fits'), `${'y'.repeat(64 * 1024 - 1)}\n`);
+    const load = (file: string) => parseConfig({ ...minimal(), api: { base_url: 'https://api.example.com', token_file: file } }, { env: {}, baseDir: dir });
+    expect(problemsOf(() => load('fifo'))).toEqual([`api.token_file: ${path.join(dir, 'fifo')} is not a regular file (a FIFO, a device or a folder); write the token into a file`]);
+    expect(problemsOf(() => load('/dev/zero'))).toEqual(['api.token_file: /dev/zero is not a regular file (a FIFO, a device or a folder); write the token into a file']);
+    expect(problemsOf(() => load('big'))).toEqual([`api.token_file: ${path.join(dir, 'big')} is larger than 64 KiB; it must hold only the token`]);
+    expect(load('just-fits').api.token).toHaveLength(64 * 1024 - 1);
   });
 
   test('without token or token_file, MLS_API_TOKEN is used before the systemd credential', () => {

@@ -115,4 +115,24 @@ describe('control channel', () => {
     // What the stopped request says of itself still reaches the client.
     expect(await answer).toEqual({ stopped: true });
   });
+
+  it('closing ends a client that connected and never sent a request, and one that sent half a line', async () => {
+    const path = join(dir, 'f.sock');
+    const server = await startControlServer({ path, logger, handlers: { 'settings.apply': nothing, 'dlq.replay': nothing, 'dlq.purge': nothing } });
+    const connect = (first: string) =>
+      new Promise<{ answer: Promise<string> }>((resolve) => {
+        let text = '';
+        const s = createConnection(path, () => {
+          if (first) s.write(first);
+          resolve({ answer: new Promise((r) => s.on('close', () => r(text))) });
+        });
+        s.setEncoding('utf8').on('data', (d: string) => (text += d));
+        s.on('error', () => {});
+      });
+    const idle = await connect('');
+    const half = await connect('{"v":1,"op":');
+    await new Promise((r) => setTimeout(r, 50));
+    await server.close(); // without the fix, this waits for the clients for ever
+    for (const client of [idle, half]) expect(JSON.parse(await client.answer)).toMatchObject({ type: 'error', message: expect.stringContaining('the daemon is stopping') });
+  });
 });

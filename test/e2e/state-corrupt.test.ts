@@ -1,11 +1,14 @@
-// A damaged state file (cut short, or its header overwritten) while the daemon is stopped:
-// `mls run` refuses to start with exit 5, naming the file and `mls state check`; `mls state
-// check` exits non-zero with recovery advice; and the damaged file is left exactly as it
-// was — never replaced by a fresh one that would silently reset the checkpoints.
+// A damaged state file (emptied, cut short, or its header overwritten) while the daemon is
+// stopped: `mls run` refuses to start with exit 5, naming the file and `mls state check`;
+// `mls state check` exits non-zero with recovery advice; and the damaged file is left exactly
+// as it was — never replaced by a fresh one that would silently reset the checkpoints. A
+// state file of a newer mls is refused by `mls run` and by every command that reads it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, closeSync, rmSync, statSync, truncateSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import Database from 'better-sqlite3';
+import { MIGRATIONS } from '../../src/journal/migrations.js';
 import { join } from 'node:path';
 import { startSimulator, type Simulator } from '../../src/simulator/index.js';
 import { readNdjsonTree, runMls, startMls, waitFor, writeConfig } from './harness.js';
@@ -54,6 +57,8 @@ afterAll(async () => {
 });
 
 const damage: Array<[string, (path: string) => void]> = [
+  // SQLite would take an empty file for a new database: the daemon would start over from start_at.
+  ['emptied (0 bytes)', (p) => truncateSync(p, 0)],
   ['cut short in the middle', (p) => truncateSync(p, Math.floor(statSync(p).size / 2))],
   [
     'with its header overwritten',
@@ -112,5 +117,24 @@ describe('a damaged state file', () => {
     const check = await runMls(['state', 'check', '--config', config], env);
     expect(check.code, check.stderr).toBe(0);
     expect(check.stdout).toMatch(/is healthy: 2 model checkpoints/);
+  });
+
+  it('of a newer mls: mls run and every command that reads it exit 5 and say so; the file is kept', { timeout: 60_000 }, async () => {
+    const { config, statePath } = configFor('newer');
+    mkdirSync(join(statePath, '..'), { recursive: true, mode: 0o700 });
+    copyFileSync(healthy, statePath);
+    const newer = MIGRATIONS[MIGRATIONS.length - 1]!.version + 1;
+    const db = new Database(statePath);
+    db.pragma(`user_version = ${newer}`);
+    db.close();
+    const before = sha(statePath);
+    for (const args of [['run'], ['status'], ['settings', 'plan'], ['settings', 'history'], ['dlq', 'list'], ['state', 'check']]) {
+      const r = await runMls([...args, '--config', config], env);
+      const what = `mls ${args.join(' ')}`;
+      expect(r.code, `${what}: ${r.stdout}${r.stderr}`).toBe(5);
+      expect(r.stderr, what).toContain(`state file ${statePath} has schema version ${newer}, newer than this mls understands`);
+      expect(r.stderr, what).not.toMatch(/unexpected error|is corrupt|at .*\.js:\d+/);
+      expect(sha(statePath), what).toBe(before);
+    }
   });
 });

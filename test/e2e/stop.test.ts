@@ -5,6 +5,8 @@
 // abandoned request is not reported as a failure.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, get } from 'node:http';
+import { createConnection, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { page, startHostileService, type Behaviour, type HostileService } from '../helpers/hostile-service.js';
@@ -29,7 +31,7 @@ afterEach(async () => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Starts `mls run` against a fake service answering with `behaviour`. */
-async function run(name: string, behaviour: Behaviour, poll: Record<string, unknown> = {}, models = ['m1']): Promise<{ p: MlsProcess; out: string }> {
+async function run(name: string, behaviour: Behaviour, poll: Record<string, unknown> = {}, models = ['m1'], more: Record<string, unknown> = {}): Promise<{ p: MlsProcess; out: string }> {
   service = await startHostileService(behaviour);
   const out = join(dir, name, 'out');
   const config = writeConfig(join(dir), {
@@ -38,6 +40,7 @@ async function run(name: string, behaviour: Behaviour, poll: Record<string, unkn
     poll: { interval: '1s', lookback: '5s', settle: '1s', start_at: '-1m', rate_limit: 'none', ...poll },
     models: models.map((id) => ({ id })),
     sinks: [{ name: 'files', type: 'file', path: join(out, '{model_id}.ndjson'), batch: { max_delay: '20ms' } }],
+    ...more,
   }, `${name}.yaml`);
   mls = startMls(['run', '--config', config]);
   return { p: mls, out };
@@ -125,5 +128,35 @@ describe('SIGTERM', () => {
     console.log(`${models.length} models queued behind the rate limit: exit ${code} ${ms} ms after SIGTERM (${service!.calls.length} requests sent)`);
     expect(code, p.stderr()).toBe(0);
     expect(ms).toBeLessThan(2_000);
+  });
+
+  it('is not held by idle clients: of the control socket, of the admin server on a kept-alive connection, or halfway through a request', { timeout: 90_000 }, async () => {
+    const { p } = await run('idle-clients', () => ({ body: page([]) }), {}, ['m1'], { admin: { listen: '127.0.0.1:0' } });
+    let address = '';
+    await waitFor(() => (address = /"address":"([^"]+)"[^\n]*admin server listening/.exec(p.stderr())?.[1] ?? '') !== '' && p.stderr().includes('control socket listening'), 30_000, 'the admin server and the control socket', 100, p.stderr);
+    const clients: Socket[] = [];
+    const open = (path: string | { host: string; port: number }) =>
+      new Promise<Socket>((resolve, reject) => {
+        const s = typeof path === 'string' ? createConnection(path) : createConnection(path);
+        s.once('connect', () => resolve(s)).once('error', reject);
+        s.on('error', () => {}); // the daemon closes it
+        clients.push(s);
+      });
+    // connected to the control socket, and never a word
+    await open(join(dir, 'idle-clients', 'state.db.sock'));
+    // one admin request answered on a kept-alive connection that then sits idle
+    const agent = new Agent({ keepAlive: true });
+    const status = await new Promise<number>((resolve, reject) => get(`http://${address}/healthz`, { agent }, (res) => res.resume().on('end', () => resolve(res.statusCode ?? 0))).on('error', reject));
+    expect(status).toBe(200);
+    // and a request whose headers never end
+    const [host, port] = [address.slice(0, address.lastIndexOf(':')), Number(address.slice(address.lastIndexOf(':') + 1))];
+    (await open({ host, port })).write('GET /status HTTP/1.1\r\nHost: mls\r\n');
+    await sleep(300);
+    const end = await Promise.race([terminate(p), sleep(10_000).then(() => undefined)]);
+    console.log(`idle control client, idle kept-alive admin client, half-sent admin request: ${end ? `exit ${end.code} ${end.ms} ms after SIGTERM` : 'still running 10 s after SIGTERM'}`);
+    expect(end, 'the daemon exits before the 10 s watchdog').toBeDefined();
+    expect(end!.code, p.stderr()).toBe(0);
+    for (const c of clients) c.destroy();
+    agent.destroy();
   });
 });

@@ -1,7 +1,7 @@
 //! Opening the state file: its mode and page size, the sync at open of what a killed
 //! process left unsynced, a corrupt file's error, and a closed store refusing writes.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -104,6 +104,17 @@ describe('state file', () => {
     expect((err as StateError).code).toBe('MLS_ERR_STATE_CORRUPT');
     expect((err as Error).message).toContain(path);
     expect((err as Error).message).toContain('mls state check');
+  });
+
+  it('is made aside and renamed into place: what a crash left half made is replaced, and an empty state file is refused', () => {
+    const path = join(dir, 'state.db');
+    writeFileSync(`${path}.new`, ''); // a crash before SQLite wrote anything
+    StateStore.open(path).close();
+    expect(existsSync(`${path}.new`)).toBe(false);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    truncateSync(path, 0);
+    expect(() => StateStore.open(path)).toThrow(expect.objectContaining({ code: 'MLS_ERR_STATE_CORRUPT', message: expect.stringContaining(`state file ${path} is corrupt (it is empty: 0 bytes)`) }));
+    expect(statSync(path).size).toBe(0);
   });
 
   it('a closed store refuses every write with MLS_ERR_STATE_CLOSED, and closing again is harmless', () => {

@@ -7,6 +7,7 @@ import { describe, expect, test } from 'vitest';
 import { configLoader } from '../../src/cli/config.js';
 import { filePath, REQUEST_BATCHES, scalar, secret, secretHeaders, sinkFields, text, type Config } from '../../src/config/index.js';
 import { ConfigError } from '../../src/errors.js';
+import { scrubSecrets } from '../../src/telemetry/secrets.js';
 import type { Sink, SinkContext } from '../../src/sinks/contract.js';
 import { defineSink } from '../../src/sinks/definition.js';
 import { fileSink } from '../../src/sinks/file/definition.js';
@@ -75,9 +76,14 @@ describe('a sink type added through the registry', () => {
     expect(config.models[0]).toEqual({ id: 'a', tiny_tag: 'blue', resource: {} });
   });
 
-  test('has its secret fields scrubbed from problems and listed for the logs', () => {
-    const config = loader.parse({ api: API, models: [{ id: 'a' }], sinks: [tiny()] }, { env: {} });
-    expect(loader.secrets(config)).toEqual(['tiny-test-token', KEY, HEADER]);
+  test('has its secret fields scrubbed from problems and from the logs, though it never registers them itself', () => {
+    // values no other test of this file loads
+    const [key, header] = ['tiny-key-only-here-81f2', 'Bearer tiny-hdr-only-here-0c4d'];
+    const said = `key ${key}, header ${header}`;
+    expect(scrubSecrets(said)).toBe(said);
+    const config = loader.parse({ api: API, models: [{ id: 'a' }], sinks: [tiny({ api_key: key, auth: { Authorization: header } })] }, { env: {} });
+    expect(loader.secrets(config)).toEqual(['tiny-test-token', key, header]);
+    expect(scrubSecrets(said)).toBe('key [REDACTED], header [REDACTED]');
     // both secrets come back in the problems of other fields, and are cut out of them
     const problems = problemsOf(() => loader.parse({ api: API, models: [{ id: KEY }, { id: HEADER }], sinks: [tiny({ lanes: KEY })] }, { env: {} }));
     expect(problems).toContain('sinks[0].lanes: expected a number, got "[REDACTED]"');
@@ -85,6 +91,14 @@ describe('a sink type added through the registry', () => {
       expect(p).not.toContain('tiny-key');
       expect(p).not.toContain('tiny-hdr');
     }
+  });
+
+  test('has the password of a secret URL scrubbed alone and as user:password, the forms a proxy echoes', () => {
+    const password = 'pw-Proxy-77e1d';
+    const config = loader.parse({ api: API, models: [{ id: 'a' }], sinks: [tiny({ api_key: `http://relay:${encodeURIComponent(password + '@')}@proxy.example.com:3128` })] }, { env: {} });
+    expect(loader.secrets(config)).toContain(`relay:${password}@`);
+    const echoed = `proxy said: bad password ${password}@ in ${Buffer.from(`relay:${password}@`).toString('base64')}`;
+    expect(scrubSecrets(echoed)).not.toMatch(/pw-Proxy|cmVsYXk6cHctUHJveHkt/);
   });
 
   test('is refused where its schema refuses it, with the path and the fix', () => {

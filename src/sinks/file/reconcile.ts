@@ -1,10 +1,11 @@
 //! Makes the files on disk match the committed state: completes renames that a crash
 //! interrupted, removes what compression left half done, and cuts every file back to its
-//! committed offset, so a replayed batch lands exactly once.
+//! committed offset, so a replayed batch lands exactly once. A file new to the state is
+//! adopted as found.
 import { existsSync } from 'node:fs';
-import { open, rename, unlink } from 'node:fs/promises';
+import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { SinkLogger } from '../contract.js';
+import type { SinkContext, SinkLogger } from '../contract.js';
 import { fsyncDir } from './handles.js';
 import { sizeOf } from './io-errors.js';
 import { gzName, gzTempName } from './rotation.js';
@@ -88,4 +89,24 @@ async function cutBack(path: string, size: number, committed: number, o: Reconci
   }
   o.logger.info({ sink: o.sink, path, bytes: size - committed }, 'Removed uncommitted bytes from an output file.');
   return committed;
+}
+
+/**
+ * Adds `path` (open as `fh`; `created` when opening made it) to `state` at its size, and
+ * returns that size: bytes already in it are kept, never cut. Bytes last changed before the
+ * state began were written under an earlier state file, or by something else: no offset of
+ * this state covers them, and entries read again into a new state file may repeat lines they
+ * hold. They are said once, at error level, and counted.
+ */
+export async function adoptFile(path: string, fh: FileHandle, created: boolean, state: FileSinkState, now: number, o: { sink: string; logger: SinkLogger; unknownBytes: SinkContext['unknownBytes'] }): Promise<number> {
+  const st = await fh.stat();
+  if (st.size > 0 && st.mtimeMs < (state.since ?? 0)) {
+    o.logger.error(
+      { sink: o.sink, path, bytes: st.size },
+      'An output file holds bytes written before this sink\'s state began (a new state file?); they are kept and new lines are appended after them, so lines may repeat. See "Output files hold bytes the state does not know" in docs/operating.md.',
+    );
+    o.unknownBytes?.(st.size);
+  }
+  state.files[path] = { off: st.size, created: created || st.size === 0 ? now : Math.min(now, st.birthtimeMs > 0 ? st.birthtimeMs : now) };
+  return st.size;
 }

@@ -14,7 +14,7 @@ import { FileHandles, fsyncDir } from './handles.js';
 import { checkWritableDir } from './healthcheck.js';
 import { forgetIdleFiles } from './idle.js';
 import { errCode, IoErrorLog, retryDelayMs } from './io-errors.js';
-import { matchDisk } from './reconcile.js';
+import { adoptFile, matchDisk } from './reconcile.js';
 import { gzName, gzTempName, rotatedName } from './rotation.js';
 import { cloneState, parseState, serializeState, type FileSinkState } from './state.js';
 import { compileTemplate, type CompiledTemplate } from './template.js';
@@ -54,6 +54,7 @@ export class FileSink implements Sink {
     this.#sync = cfg.fsync !== 'never';
     this.#idleCloseMs = tuning.idleCloseMs ?? 300_000;
     this.#durable = parseState(ctx.state);
+    if (!ctx.state) this.#durable.since = ctx.now();
     this.#errors = new IoErrorLog(ctx.logger, ctx.name);
     this.#compression = new RotatedCompression({
       enabled: cfg.compress === 'gzip',
@@ -147,10 +148,7 @@ export class FileSink implements Sink {
       if (unknown.length > 0) {
         for (const path of unknown) {
           const { fh, created } = await this.#handles.acquire(path);
-          const st = await fh.stat();
-          const born = created || st.size === 0 ? now : Math.min(now, st.birthtimeMs > 0 ? st.birthtimeMs : now);
-          work.files[path] = { off: st.size, created: born };
-          base.set(path, st.size);
+          base.set(path, await adoptFile(path, fh, created, work, now, { sink: this.#ctx.name, logger: this.#ctx.logger, unknownBytes: this.#ctx.unknownBytes }));
         }
         this.#commit(work, base);
       }

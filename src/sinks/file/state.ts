@@ -24,12 +24,17 @@ export interface RotatedFile {
 
 /**
  * The serialised state. Version 1:
- * `{"v":1,"seq":N,"files":{"<path>":{"off":N,"created":ms}},"rotated":[{"path","from","off","renamed"}]}`.
+ * `{"v":1,"seq":N,"since":ms,"files":{"<path>":{"off":N,"created":ms}},"rotated":[{"path","from","off","renamed"}]}`.
  */
 export interface FileSinkState {
   v: 1;
   /** Highest seq written into the files this state describes. */
   seq: number;
+  /**
+   * When this state began (epoch ms): a file not in it, last changed before then, holds
+   * bytes the sink never wrote under it. Absent in states of earlier versions.
+   */
+  since?: number;
   files: Record<string, ActiveFile>;
   rotated: RotatedFile[];
 }
@@ -43,7 +48,7 @@ export function emptyState(): FileSinkState {
 export function cloneState(s: FileSinkState): FileSinkState {
   const files: Record<string, ActiveFile> = {};
   for (const [p, f] of Object.entries(s.files)) files[p] = { off: f.off, created: f.created };
-  return { v: 1, seq: s.seq, files, rotated: s.rotated.map((r) => ({ ...r })) };
+  return { v: 1, seq: s.seq, since: s.since, files, rotated: s.rotated.map((r) => ({ ...r })) };
 }
 
 function isCount(v: unknown): v is number {
@@ -68,6 +73,7 @@ export function parseState(text: string | undefined): FileSinkState {
   if (typeof o.files !== 'object' || o.files === null || Array.isArray(o.files)) throw bad('files');
   const state = emptyState();
   state.seq = o.seq;
+  if (isCount(o.since)) state.since = o.since;
   for (const [p, f] of Object.entries(o.files as Record<string, unknown>)) {
     const ff = f as Record<string, unknown> | null;
     if (typeof ff !== 'object' || ff === null || !isCount(ff.off) || typeof ff.created !== 'number') throw bad(`files["${p}"]`);

@@ -1,6 +1,6 @@
 //! The file sink in process: writing, reconciliation after simulated crashes, errors and
 //! closing. Rotation and gzip: file-sink-rotation.test.ts.
-import { appendFileSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createFileSink } from '../../../src/sinks/file/index.js';
@@ -38,6 +38,33 @@ describe('file sink: writing', () => {
     const sink = await scratch.open(store, options(scratch.dir, { path: join(scratch.dir, 'all.ndjson') }));
     await scratch.deliver(sink, store, batchOf(lines(2)));
     expect(readFileSync(join(scratch.dir, 'all.ndjson'), 'utf8')).toBe('previous content\n' + lines(2).map(entryToNdjson).join(''));
+  });
+
+  it('keeps the bytes of a file written before its state began, appends after them, and says so once: an error naming the file, and the count', async () => {
+    // as after a state file made anew beside the files of an earlier one
+    const path = join(scratch.dir, 'all.ndjson');
+    writeFileSync(path, 'written under an earlier state file\n');
+    utimesSync(path, new Date('2026-11-01T00:00:00Z'), new Date('2026-11-01T00:00:00Z'));
+    const store = new MemoryStore();
+    const sink = await scratch.open(store, options(scratch.dir, { path }));
+    await scratch.deliver(sink, store, batchOf(lines(2)));
+    await scratch.deliver(sink, store, batchOf(lines(2, 3)));
+    expect(readFileSync(path, 'utf8')).toBe('written under an earlier state file\n' + lines(4).map(entryToNdjson).join(''));
+    expect(store.errors()).toEqual([expect.objectContaining({ obj: { sink: 'file', path, bytes: 36 }, msg: expect.stringMatching(/written before this sink's state began.*lines may repeat/) })]);
+    expect(store.unknownBytes).toEqual([36]);
+  });
+
+  it('says nothing of a file it wrote itself, forgot when idle and writes again', async () => {
+    const store = new MemoryStore();
+    const sink = await scratch.open(store, options(scratch.dir, { path: join(scratch.dir, '{model_id}.ndjson') }), { idleCloseMs: 1 });
+    await scratch.deliver(sink, store, batchOf(lines(1, 1, { model: 'a' })));
+    await new Promise((r) => setTimeout(r, 20));
+    await scratch.deliver(sink, store, batchOf(lines(1, 2, { model: 'b' })));
+    expect(Object.keys((JSON.parse(store.state!) as { files: object }).files)).toEqual([join(scratch.dir, 'b.ndjson')]); // a.ndjson was forgotten
+    await scratch.deliver(sink, store, batchOf(lines(1, 3, { model: 'a' })));
+    expect(seqsIn(scratch.dir)).toEqual([1, 2, 3]);
+    expect(store.errors()).toEqual([]);
+    expect(store.unknownBytes).toEqual([]);
   });
 
   it.each(['always', 'batch', 'never'] as const)('writes the same output with fsync %s', async (fsync) => {

@@ -55,6 +55,8 @@ export class MemoryStore {
   state: string | undefined;
   cursor = 0;
   logs: Captured[] = [];
+  /** What the sink counted as bytes its state does not know. */
+  unknownBytes: number[] = [];
   clock = Date.parse('2026-11-22T10:00:00Z');
   commits = 0;
   /** When set, `commitState` stores the state and then throws, like a crash right after the commit. */
@@ -67,6 +69,7 @@ export class MemoryStore {
       state: this.state,
       now: () => this.clock,
       logger: { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') },
+      unknownBytes: (bytes) => void this.unknownBytes.push(bytes),
       commitState: (s: string) => {
         this.state = s;
         this.commits++;
