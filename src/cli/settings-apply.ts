@@ -112,7 +112,7 @@ async function applyDirectly(config: Config, declared: DeclaredModel[], opts: { 
     import('../telemetry/metrics.js'),
   ]);
   const store = StateStore.open(config.state.path);
-  const client = createApiClient(clientOptions(config, new Metrics({ processMetrics: false }), createLogger({ level: 'warn' }).child({ component: 'api' }), undefined));
+  const client = createApiClient(clientOptions(config, new Metrics({ processMetrics: false }), createLogger({ level: 'warn' }).child({ component: 'api' })));
   try {
     return await applySettings({ declared, all: opts.all, recordOnly: opts.recordOnly }, { client, state: store.settings, onResult });
   } finally {

@@ -17,6 +17,7 @@
 import type { SendOutcome } from '../contract.js';
 import { describeError } from '../../errors.js';
 import { clipExcerpt } from '../../net/excerpt.js';
+import { answerOutcome } from '../../net/http-client.js';
 import { scrubSecrets } from '../../telemetry/secrets.js';
 
 /** gRPC status codes that mean the request can never succeed as sent. */
@@ -36,19 +37,15 @@ function clip(text: string): string {
   return clipExcerpt(text, MAX_DETAIL);
 }
 
-/** Whether an HTTP status is worth retrying. */
-export function isRetryableHttpStatus(status: number): boolean {
-  return status === 408 || status === 429 || status >= 500 || status < 400;
-}
-
 /** The outcome of a failed export over HTTP (`error` is what the exporter reported). */
 export function httpFailure(error: unknown): SendOutcome {
   const status = (error as { code?: unknown } | null)?.code;
   if (typeof status === 'number' && Number.isInteger(status) && status >= 100) {
     const body = (error as { data?: unknown }).data;
     const message = (error as { message?: unknown }).message;
-    const text = `HTTP ${status}${typeof message === 'string' && message ? ` ${message}` : ''}${typeof body === 'string' && body.trim() ? `: ${clip(body)}` : ''}`;
-    return isRetryableHttpStatus(status) ? { status: 'retry', error: scrubSecrets(text) } : { status: 'reject', error: scrubSecrets(text) };
+    const text = scrubSecrets(`HTTP ${status}${typeof message === 'string' && message ? ` ${message}` : ''}${typeof body === 'string' && body.trim() ? `: ${clip(body)}` : ''}`);
+    // a redirect, which the exporter does not follow, may be a receiver moving: retried
+    return status < 400 ? { status: 'retry', error: text } : answerOutcome(status, undefined, text, 0, 0);
   }
   return { status: 'retry', error: scrubSecrets(describeError(error ?? 'export failed')) };
 }
