@@ -10,7 +10,7 @@ import type { LogRecordExporter } from '@opentelemetry/sdk-logs';
 import type { OtlpSinkConfig } from './config.js';
 import { ConfigError } from '../../errors.js';
 import { readTls, type TlsOptions } from '../../net/dispatcher.js';
-import { proxyFor } from '../../net/proxy.js';
+import { proxyFor, proxyLabel } from '../../net/proxy.js';
 import { createGrpcExporter } from './grpc-exporter.js';
 
 /** Default endpoint of OTLP over HTTP. */
@@ -60,7 +60,8 @@ export function createExporter(config: ExporterConfig, sinkName: string): Export
   const common = { timeoutMillis: config.timeout, concurrencyLimit: CONCURRENCY_LIMIT };
   if (config.protocol === 'grpc') {
     if (proxy?.protocol === 'https:') {
-      const problem = `${setting}proxy: gRPC reaches a proxy over plain HTTP only; use an http:// proxy, or proxy: none`;
+      const from = config.proxy === undefined ? ' (from the environment)' : '';
+      const problem = `${setting}proxy: gRPC reaches a proxy over plain HTTP only, and ${proxyLabel(proxy)}${from} is an https:// one; set an http:// proxy, or none`;
       throw new ConfigError(problem, [problem]);
     }
     const metadata = new Metadata();
