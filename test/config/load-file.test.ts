@@ -109,6 +109,18 @@ describe('secrets stay out of problems', () => {
     const raw = { ...minimal(), sinks: [{ name: 'w', type: 'webhook', url: 'https://h.example.com', signing_secret: 'sign-me', headers: { 'X-Key': 'hdr-value' } }] };
     expect(configSecrets(parseConfig(raw, { env: {} }))).toEqual(['test-token', 'sign-me', 'hdr-value']);
   });
+
+  test('a proxy URL is secret, and proxy none is no secret (it would cut the word out of every log line)', () => {
+    const withProxies = {
+      ...minimal(),
+      api: { ...minimal().api, proxy: 'http://mls:proxy-pw-4d@proxy.example:3128' },
+      sinks: [{ name: 'w', type: 'webhook', url: 'https://h.example.com', proxy: 'none' }],
+    };
+    const config = parseConfig(withProxies, { env: {} });
+    expect(config.api.proxy).toBe('http://mls:proxy-pw-4d@proxy.example:3128/');
+    expect((config.sinks[0] as { proxy?: unknown }).proxy).toBe(false);
+    expect(configSecrets(config)).toEqual(['test-token', 'http://mls:proxy-pw-4d@proxy.example:3128/']);
+  });
 });
 
 describe('token resolution', () => {
