@@ -65,7 +65,7 @@ export interface EndpointOptions {
 /** The dispatcher of an endpoint: keep-alive connections, through its proxy when it has one. */
 export function createDispatcher(options: EndpointOptions): Dispatcher {
   const common = { connections: options.connections, headersTimeout: options.headersMs, bodyTimeout: options.bodyMs, connectTimeout: options.connectMs };
-  if (options.proxy === undefined) return new Agent({ ...common, connect: { ...options.tls, timeout: options.connectMs } });
+  if (options.proxy === undefined) return new Agent({ ...common, connect: options.tls });
   // an https target is reached through a CONNECT tunnel, an http one by forwarding the request
   return new ProxyAgent({ ...common, uri: options.proxy.href, requestTls: options.tls, proxyTls: options.tls });
 }
