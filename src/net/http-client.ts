@@ -102,12 +102,13 @@ function requestOrAbort(dispatcher: Dispatcher, options: Dispatcher.RequestOptio
 
 /**
  * A network sink's outcome for an answer: 2xx acknowledges; 408, 429 and 5xx are retried
- * after the `Retry-After` the receiver asked for (at most `maxDelayMs`); any other status is
- * rejected, as sending the same batch again would get the same answer. `error` quotes it.
+ * after the `Retry-After` the receiver asked for (at most `maxDelayMs`), and so is 407, the
+ * proxy's refusal, which says nothing of the batch; any other status is rejected, as sending
+ * the same batch again would get the same answer. `error` quotes it.
  */
 export function answerOutcome(status: number, retryAfter: string | string[] | undefined, error: string, nowMs: number, maxDelayMs: number): SendOutcome {
   if (status >= 200 && status < 300) return { status: 'ok' };
-  if (status !== 408 && status !== 429 && status < 500) return { status: 'reject', error };
+  if (status !== 407 && status !== 408 && status !== 429 && status < 500) return { status: 'reject', error };
   const afterMs = parseRetryAfter(retryAfter, nowMs);
   return afterMs === undefined ? { status: 'retry', error } : { status: 'retry', afterMs: Math.min(afterMs, maxDelayMs), error };
 }

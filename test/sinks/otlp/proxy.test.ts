@@ -66,6 +66,14 @@ describe.each([
     expect(receiver.logRecords()).toHaveLength(2);
   });
 
+  it('retries when the proxy refuses its credentials (the batch is not at fault), showing them nowhere', async () => {
+    const outcome = await send({ proxy: proxy.urlWith('otel', 'not-the-pw-5c') });
+    expect(outcome).toMatchObject({ status: 'retry' });
+    expect(JSON.stringify(outcome)).not.toContain('not-the-pw-5c');
+    expect(JSON.stringify(outcome)).not.toContain(Buffer.from('otel:not-the-pw-5c').toString('base64'));
+    expect(receiver.requests()).toEqual([]);
+  });
+
   it.runIf(kind === 'grpc')('refuses an https:// proxy, which gRPC cannot use, at validation and when built', async () => {
     expect(checkOtlpBlock({ type: 'otlp', protocol: 'grpc', proxy: 'https://proxy.example:3128' })).toEqual([{ path: ['proxy'], message: expect.stringMatching(/https:\/\/ proxy, which gRPC cannot use/) }]);
     expect(checkOtlpBlock({ type: 'otlp', protocol: 'http/protobuf', proxy: 'https://proxy.example:3128' })).toEqual([]);
