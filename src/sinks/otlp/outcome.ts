@@ -2,15 +2,16 @@
 //! what the receiver will never accept.
 //!
 //! HTTP: the exporter reports a non-2xx answer as an `OTLPExporterError` whose `code` is the
-//! status. 408, 429 and 5xx are retried; any other 4xx (400, 401, 403, 404, 413, …) is
-//! rejected; anything else (a redirect, which the exporter does not follow) is retried.
+//! status. As for every network sink (net/http-client.ts), 408, 429, 5xx and a proxy's 407
+//! are retried and any other 4xx (400, 401, 403, 404, 413, …) is rejected; anything else (a
+//! redirect, which the exporter does not follow) is retried.
 //! Network errors and time-outs carry no status and are retried. Note that the
 //! 0.301 HTTP exporters already retry 429/502/503/504 and network errors by themselves
 //! (up to 5 times, honouring `Retry-After`, but only while the export's `timeout` lasts),
 //! and then report a bare "retryable status" error without the status or `Retry-After`;
 //! such an error is retried here too.
 //!
-//! gRPC: the exporter does not retry. The status code decides, as in the OTLP
+//! gRPC (grpc-exporter.ts) does not retry. The status code decides, as in the OTLP
 //! specification, except that INTERNAL and UNKNOWN are retried (as HTTP 500 is): a
 //! receiver's transient fault must not dead-letter data. A `google.rpc.RetryInfo` in the
 //! status details gives the delay.
