@@ -71,6 +71,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     logger?.warn({ origin }, 'TLS certificate verification is off: anyone on the path can read the token and the logs');
   }
   const route = proxy ? `${origin} through the proxy ${proxyLabel(proxy)}` : origin;
+  if (proxy) logger?.info({ origin, proxy: proxyLabel(proxy) }, 'requests to the service go through a proxy');
 
   // the token was registered above: the shared scrubber knows every form it can come back in
   const scrub = scrubWireText;
