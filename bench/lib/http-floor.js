@@ -3,8 +3,8 @@
 // daemon (no scheduler, no checkpoints, no journal, no sinks). It reads each answer as
 // the daemon's first reader would: the whole body, then JSON. Prints one line of JSON:
 // its CPU as a share of one core over the measured span, and the requests it made.
-// The client is the daemon's own connection pool (`mls`, from dist/) or undici's Pool
-// (`undici`, a general-purpose client, for comparison).
+// The client is the daemon's own dispatcher (`mls`, from dist/: an undici Agent set up as
+// the service client sets it up) or a bare undici Pool (`undici`, for comparison).
 //
 //   node bench/lib/http-floor.js <mls|undici> <simulator url> <token> <requests/s> <seconds> <file of model ids, one per line>
 import { readFileSync } from 'node:fs';
@@ -19,8 +19,8 @@ const origin = url.replace(/\/$/, '');
 // The daemon's defaults: four keep-alive connections, one request at a time on each.
 let pool;
 if (client === 'mls') {
-  const { Http1Pool } = await import('../../dist/api/http1/pool.js');
-  pool = new Http1Pool(origin, { connections: 4, connectMs: 10_000, headersMs: 30_000, bodyMs: 30_000 });
+  const { createDispatcher } = await import('../../dist/net/dispatcher.js');
+  pool = createDispatcher({ proxy: undefined, tls: {}, connections: 4, connectMs: 10_000, headersMs: 30_000, bodyMs: 30_000 });
 } else if (client === 'undici') {
   const { Pool } = await import('undici');
   pool = new Pool(origin, { connections: 4 });
@@ -35,7 +35,7 @@ function request(id) {
   const chunks = [];
   // Both pools take the same callbacks.
   pool.dispatch(
-    { path: '/rest/model/logs/get/', method: 'POST', headers, body },
+    { origin, path: '/rest/model/logs/get/', method: 'POST', headers, body },
     {
       onRequestStart() {},
       onResponseStart(_c, status) {

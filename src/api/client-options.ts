@@ -1,9 +1,9 @@
 //! The options of the service client (client.ts), and the checks of its address and limits.
 import { ConfigError } from '../errors.js';
-import type { BodyPool } from './body-pool.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Clock } from '../time/clock.js';
-import type { ApiObserver, LogsPage, PagePath } from './types.js';
+import type { ProxySetting } from '../net/proxy.js';
+import type { ApiObserver } from './types.js';
 
 /** Default of {@link ApiClientOptions.maxResponseBytes}: 64 MiB. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
@@ -39,11 +39,13 @@ export interface ApiClientOptions {
   retry?: Partial<ApiRetryPolicy>;
   /** Responses larger than this are refused without being read past it. Default 64 MiB. */
   maxResponseBytes?: number;
-  /** PEM file of the CA(s) that sign the service's certificate. */
+  /** PEM file of the CA(s) that sign the service's certificate, trusted besides Node's default ones. */
   caFile?: string;
   /** Accept any TLS certificate. For tests against self-signed services only; logs a warning. */
   insecureSkipVerify?: boolean;
-  /** Size of the keep-alive connection pool. Default 4. */
+  /** Proxy of the service: a URL, `false` for none; absent, the environment's (net/proxy.ts). */
+  proxy?: ProxySetting;
+  /** Keep-alive connections to the service. Default 4. */
   connections?: number;
   observer?: ApiObserver;
   logger?: Logger;
@@ -53,13 +55,6 @@ export interface ApiClientOptions {
   clock?: Clock;
   /** Random source of the backoff jitter (tests pin it). */
   random?: () => number;
-  /** Where the bodies of log pages are collected (see {@link LogsPage.release}). Default: a pool of the client's own. */
-  bodies?: BodyPool;
-  /**
-   * The first reader of pages (api/page/): `kernel`, `javascript` or `json`. Default: the
-   * environment variable `MLS_PAGE_PARSER`, else `kernel`. For tests and benchmarks.
-   */
-  pageParser?: PagePath;
 }
 
 /** `value` if it is a positive number, `fallback` if undefined; else a ConfigError naming the option. */

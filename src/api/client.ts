@@ -1,30 +1,22 @@
-//! The HTTP client of the model-management service: both operations over one keep-alive
-//! connection pool, with timeouts, a response size limit, retries within a deadline, and
-//! typed errors. The API token goes into the `Authorization` header and nowhere else: it
-//! is scrubbed from every message, excerpt and log line.
-import { readFileSync } from 'node:fs';
-import { Http1Pool } from './http1/pool.js';
+//! The HTTP client of the model-management service: both operations through one undici
+//! dispatcher (net/dispatcher.ts: proxy, TLS trust, keep-alive connections, timeouts), with
+//! a response size limit, retries within a deadline, and typed errors. The API token goes
+//! into the `Authorization` header and nowhere else: it is scrubbed from every message,
+//! excerpt and log line.
 import { ConfigError } from '../errors.js';
 import { registerSecret, scrubWireText } from '../telemetry/secrets.js';
 import { systemClock } from '../time/clock.js';
 import { formatRequestTime } from '../time/canonical.js';
-import {
-  ApiAuthError,
-  ApiClientError,
-  ApiError,
-  ApiProtocolError,
-  ApiResponseTooLargeError,
-  ApiUnavailableError,
-} from './errors.js';
-import { BodyPool } from './body-pool.js';
-import { exchange, type Exchanged } from './exchange.js';
-import type { AbortWatch } from './call-abort.js';
+import { ApiAuthError, ApiClientError, ApiError, ApiProtocolError, ApiResponseTooLargeError, ApiUnavailableError } from './errors.js';
 import { withRetry } from './retry.js';
 import { parseRetryAfter } from '../net/retry-after.js';
+import { createDispatcher, readTls } from '../net/dispatcher.js';
+import { exchange, type HttpAnswer } from '../net/http-client.js';
+import { proxyFor, proxyLabel } from '../net/proxy.js';
+import { describeTransportError, errorCode } from '../net/transport-errors.js';
 import type { ApiClient, LogsPage, LogsRequest, ModelSettings, SettingsResult } from './types.js';
 import { parseErrorDetails, parseSettingsBody } from './wire.js';
-import { createPageParser, pagePathFromEnv } from './page/index.js';
-import { describeTransportError, errorCode } from './transport-errors.js';
+import { createPageParser } from './page/index.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, parseBaseUrl, positive, type ApiClientOptions, type ApiRetryPolicy, type ApiTimeouts } from './client-options.js';
 
 /** Error bodies are read only this far, for their `details`. */
@@ -39,14 +31,12 @@ type Operation = 'logs' | 'settings';
 interface Answer {
   status: number;
   body: Buffer;
-  bytes: number;
   latencyMs: number;
 }
 
 /**
- * Creates the service client. One keep-alive connection pool serves every request; close
- * it with `close()`.
- * @throws ConfigError for an unusable URL, token or option.
+ * Creates the service client; close it with `close()`.
+ * @throws ConfigError for an unusable URL, token, proxy or option.
  */
 export function createApiClient(options: ApiClientOptions): ApiClient {
   const { origin, prefix } = parseBaseUrl(options.baseUrl);
@@ -69,29 +59,19 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   const clock = options.clock ?? systemClock;
   const logger = options.logger && 'component' in options.logger.bindings() ? options.logger : options.logger?.child({ component: 'api' });
   const observer = options.observer;
-  const userAgent = options.userAgent ?? 'model-log-shipper';
 
-  let ca: string[] | undefined;
-  if (options.caFile !== undefined) {
-    try {
-      // extra authorities: the public roots stay trusted
-      ca = [...process.getBuiltinModule('node:tls').rootCertificates, readFileSync(options.caFile, 'utf8')];
-    } catch (err) {
-      throw new ConfigError(`cannot read the CA file ${options.caFile}: ${(err as Error).message}`, [], { cause: err });
-    }
-  }
+  const proxy = proxyFor(new URL(origin), options.proxy, 'api.proxy');
+  const dispatcher = createDispatcher({
+    proxy,
+    tls: readTls({ setting: 'api.', caFile: options.caFile, insecure: options.insecureSkipVerify }),
+    ...timeouts,
+    connections: options.connections ?? 4,
+  });
   if (options.insecureSkipVerify) {
     logger?.warn({ origin }, 'TLS certificate verification is off: anyone on the path can read the token and the logs');
   }
-
-  const pool = new Http1Pool(origin, {
-    connections: options.connections ?? 4,
-    connectMs: timeouts.connectMs,
-    headersMs: timeouts.headersMs,
-    bodyMs: timeouts.bodyMs,
-    ...(ca ? { ca } : {}),
-    ...(options.insecureSkipVerify ? { rejectUnauthorized: false } : {}),
-  });
+  const route = proxy ? `${origin} through the proxy ${proxyLabel(proxy)}` : origin;
+  if (proxy) logger?.info({ origin, proxy: proxyLabel(proxy) }, 'requests to the service go through a proxy');
 
   // the token was registered above: the shared scrubber knows every form it can come back in
   const scrub = scrubWireText;
@@ -101,37 +81,27 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     authorization,
     'content-type': 'application/json',
     accept: 'application/json',
-    'user-agent': userAgent,
+    'user-agent': options.userAgent ?? 'model-log-shipper',
   };
   const limitFor = (status: number): number => (status >= 200 && status < 300 ? maxResponseBytes : ERROR_BODY_LIMIT);
-  const bodies = options.bodies ?? new BodyPool();
-  const giveBody = (body: Buffer): void => bodies.give(body);
-  const readPage = createPageParser({
-    first: options.pageParser ?? pagePathFromEnv(),
-    scrub,
-    onKernelUnavailable: (reason) => logger?.warn({ reason }, 'the WebAssembly page kernel did not load; pages are read by the JavaScript scanner'),
-  });
+  const readPage = createPageParser({ scrub });
 
-  /** The `details` of an error body, if it could be read. */
-  function errorDetails(res: Exchanged): string | undefined {
-    if (res.body === undefined) return undefined;
-    try {
-      return parseErrorDetails(res.body.toString('utf8'), { scrub });
-    } catch {
-      // Details are a courtesy of the error message; the status alone decides what happens.
-      return undefined;
-    }
+  /** The `details` of an error body, if it was read whole. */
+  function errorDetails(res: HttpAnswer): string | undefined {
+    return res.tooLarge || res.bodyError !== undefined ? undefined : parseErrorDetails(res.body.toString('utf8'), { scrub });
   }
 
   /** One HTTP attempt: sends the request, classifies the status, returns a 2xx body. */
-  async function attempt(path: string, payload: string, abort: AbortWatch, pooled: boolean): Promise<Answer> {
+  async function attempt(path: string, payload: string, signal: AbortSignal): Promise<Answer> {
     const started = performance.now();
-    let res: Exchanged;
+    let res: HttpAnswer;
     try {
-      res = await exchange(pool, { path, method: 'POST', headers: requestHeaders, body: payload, abort, limitFor, bodies: pooled ? bodies : undefined });
+      // Both operations are idempotent (reading a page changes nothing; an update sets the
+      // same values again), so the exchange may send one again when a closing connection cut it off.
+      res = await exchange(dispatcher, { origin, path, headers: requestHeaders, body: payload, signal, limitFor });
     } catch (err) {
-      if (abort.aborted) throw err;
-      throw new ApiUnavailableError(scrub(`cannot reach the service at ${origin}: ${describeTransportError(err)}`), { cause: err });
+      if (signal.aborted) throw err;
+      throw new ApiUnavailableError(scrub(`cannot reach the service at ${route}: ${describeTransportError(err)}`), { cause: err });
     }
     const status = res.status;
     if (status === 401 || status === 403) throw new ApiAuthError(status);
@@ -155,15 +125,15 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       const announced = res.declaredBytes !== undefined && res.declaredBytes > limit ? { responseBytes: res.declaredBytes } : {};
       throw new ApiResponseTooLargeError(limit, { status, ...announced });
     }
-    if (res.body === undefined) {
-      const err = res.bodyError;
-      if (abort.aborted) throw err;
-      if (errorCode(err) === 'MLS_HTTP_BODY_TIMEOUT') {
+    const err = res.bodyError;
+    if (err !== undefined) {
+      if (signal.aborted) throw err;
+      if (errorCode(err) === 'UND_ERR_BODY_TIMEOUT') {
         throw new ApiUnavailableError(`the service stopped sending the response body (HTTP ${status}): ${describeTransportError(err)}`, { status, cause: err });
       }
       throw new ApiProtocolError(`the response body was cut short (HTTP ${status}): ${scrub(describeTransportError(err))}`, { status, cause: err });
     }
-    return { status, body: res.body, bytes: res.body.length, latencyMs: performance.now() - started };
+    return { status, body: res.body, latencyMs: performance.now() - started };
   }
 
   // The parts of the retry options that are the same for every call.
@@ -176,20 +146,13 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     deadlineError: (abortError: unknown) => new ApiUnavailableError(`no answer from the service within the deadline of ${retry.deadlineMs} ms`, { cause: abortError }),
   };
 
-  /** `pooled`: a successful answer's body is a buffer of `bodies`, which `parse` takes over (given back here if it throws). */
-  async function call<T>(operation: Operation, modelId: string, path: string, payload: string, parse: (a: Answer) => T, signal: AbortSignal | undefined, pooled = false): Promise<T> {
+  async function call<T>(operation: Operation, modelId: string, path: string, payload: string, parse: (a: Answer) => T, signal: AbortSignal | undefined): Promise<T> {
     return withRetry(
-      async ({ abort }) => {
+      async ({ signal: attemptSignal }) => {
         const started = performance.now();
         try {
-          const answer = await attempt(path, payload, abort, pooled);
-          let result: T;
-          try {
-            result = parse(answer);
-          } catch (err) {
-            if (pooled) bodies.give(answer.body);
-            throw err;
-          }
+          const answer = await attempt(path, payload, attemptSignal);
+          const result = parse(answer);
           observer?.onAttempt?.({ operation, modelId, status: answer.status, latencyMs: answer.latencyMs });
           return result;
         } catch (err) {
@@ -230,19 +193,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       };
       if (req.isLessLogs !== undefined) body.is_less_logs = req.isLessLogs;
       if (req.nextToken !== undefined) body.next_token = req.nextToken;
-      return call(
-        'logs',
-        req.modelId,
-        prefix + LOGS_PATH,
-        JSON.stringify(body),
-        (a): LogsPage => {
-          const page = readPage(a.body, a.status, giveBody);
-          observer?.onPage?.({ modelId: req.modelId, path: page.path });
-          return Object.assign(page, { httpStatus: a.status, latencyMs: a.latencyMs, bytes: a.bytes });
-        },
-        signal,
-        true,
-      );
+      const parse = (a: Answer): LogsPage => Object.assign(readPage(a.body, a.status), { httpStatus: a.status, latencyMs: a.latencyMs, bytes: a.body.length });
+      return call('logs', req.modelId, prefix + LOGS_PATH, JSON.stringify(body), parse, signal);
     },
 
     updateSettings(modelId: string, data: ModelSettings, signal?: AbortSignal): Promise<SettingsResult> {
@@ -255,7 +207,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     },
 
     close(): Promise<void> {
-      closing ??= pool.close();
+      closing ??= dispatcher.close();
       return closing;
     },
   };

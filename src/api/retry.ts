@@ -3,28 +3,13 @@
 //! the attempts and the waits between them.
 import { systemClock, type Clock } from '../time/clock.js';
 import { fullJitterDelay, sleepOrAbort, type BackoffPolicy } from '../time/backoff.js';
-import { CallAbort, type AbortWatch } from './call-abort.js';
 
 /** What {@link withRetry} tells its callback about the current attempt. */
 export interface AttemptContext {
   /** 0 for the first attempt. */
   readonly attempt: number;
-  /** Aborted when the caller aborts or the deadline passes: what the request watches. */
-  readonly abort: AbortWatch;
-  /** The same abort as an AbortSignal (made when first asked for). */
+  /** Aborted when the caller aborts or the deadline passes. */
   readonly signal: AbortSignal;
-}
-
-/** The context of one attempt: `signal` is made only if the attempt asks for it. */
-class Attempt implements AttemptContext {
-  constructor(
-    readonly attempt: number,
-    readonly abort: CallAbort,
-  ) {}
-
-  get signal(): AbortSignal {
-    return this.abort.signal;
-  }
 }
 
 /** Options of {@link withRetry}. */
@@ -58,21 +43,22 @@ export async function withRetry<T>(fn: (ctx: AttemptContext) => Promise<T>, opti
   const clock = options.clock ?? systemClock;
   const wait = options.sleep ?? sleepOrAbort;
   const deadlineAt = clock.now() + options.deadlineMs;
-  // One abort for the call, by the deadline or by the caller's signal (AbortSignal.any would
-  // make a composite signal, with weak references and a finalizer, for every request).
-  const call = new CallAbort();
+  // One abort for the call, by the deadline or by the caller's signal.
+  const call = new AbortController();
   let deadlinePassed = false;
   const deadlineTimer = setTimeout(() => {
     deadlinePassed = true;
     call.abort(new Error('deadline passed'));
   }, Math.max(0, options.deadlineMs));
   const outer = options.signal;
-  const following = outer ? follow(outer, call) : undefined;
+  const onAbort = (): void => call.abort(outer?.reason);
+  if (outer?.aborted) onAbort();
+  else outer?.addEventListener('abort', onAbort, { once: true });
   let lastError: unknown;
   try {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await fn(new Attempt(attempt, call));
+        return await fn({ attempt, signal: call.signal });
       } catch (err) {
         if (options.signal?.aborted) throw options.signal.reason;
         if (deadlinePassed) throw lastError ?? options.deadlineError(err);
@@ -94,45 +80,6 @@ export async function withRetry<T>(fn: (ctx: AttemptContext) => Promise<T>, opti
     }
   } finally {
     clearTimeout(deadlineTimer);
-    if (following) unfollow(following, call);
+    outer?.removeEventListener('abort', onAbort);
   }
-}
-
-/**
- * Per caller's signal, the aborts of its calls in progress, in a short array of slots (a
- * free slot is undefined): a caller has a call or two out at a time, and a set that grows to
- * one entry and shrinks back at every call reallocated its table each time.
- */
-const followers = new WeakMap<AbortSignal, Array<CallAbort | undefined>>();
-
-/**
- * Aborts `call` when `outer` aborts. A caller's signal lives long (a model's poller
- * passes the same one to every request): one listener on it for all its calls costs far
- * less than adding and removing one per call. Returns what {@link unfollow} takes.
- */
-function follow(outer: AbortSignal, call: CallAbort): Array<CallAbort | undefined> | undefined {
-  if (outer.aborted) {
-    call.abort(outer.reason);
-    return undefined;
-  }
-  let calls = followers.get(outer);
-  if (!calls) {
-    const mine: Array<CallAbort | undefined> = [];
-    outer.addEventListener('abort', () => {
-      for (const c of mine) c?.abort(outer.reason);
-      mine.length = 0;
-    }, { once: true });
-    followers.set(outer, mine);
-    calls = mine;
-  }
-  const free = calls.indexOf(undefined);
-  if (free === -1) calls.push(call);
-  else calls[free] = call;
-  return calls;
-}
-
-/** Frees the slot of `call` (it ended). */
-function unfollow(calls: Array<CallAbort | undefined>, call: CallAbort): void {
-  const at = calls.indexOf(call);
-  if (at !== -1) calls[at] = undefined;
 }

@@ -90,8 +90,6 @@ export interface SettingsResult {
 export interface ApiObserver {
   onAttempt?(info: { operation: 'logs' | 'settings'; modelId: string; status: number | 'error'; latencyMs: number; errorCode?: string }): void;
   onRetry?(info: { operation: 'logs' | 'settings'; modelId: string; attempt: number; delayMs: number; errorCode: string }): void;
-  /** A page of logs was read, by the reader `path`. Bodies refused as malformed are not pages. */
-  onPage?(info: { modelId: string; path: PagePath }): void;
 }
 
 /**

@@ -32,7 +32,7 @@ export function loadConfig(file: string, env: NodeJS.ProcessEnv = process.env, o
 /** The options of the service client the daemon would make from `config`; the client's warnings go to stderr. */
 export async function configClientOptions(config: Config): Promise<ApiClientOptions> {
   const [{ clientOptions }, { Metrics }, { createLogger }] = await Promise.all([import('../daemon/wiring.js'), import('../telemetry/metrics.js'), import('../telemetry/logger.js')]);
-  return clientOptions(config, new Metrics({ processMetrics: false }), createLogger({ level: 'warn' }).child({ component: 'api' }), undefined);
+  return clientOptions(config, new Metrics({ processMetrics: false }), createLogger({ level: 'warn' }).child({ component: 'api' }));
 }
 
 /** Validates an in-memory configuration (as parsed from YAML); see {@link ConfigLoader.parse}. */

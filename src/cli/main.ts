@@ -9,7 +9,7 @@
 //!
 //! Nothing is imported statically: the Node.js version is checked first, so that an old
 //! Node says what it needs instead of failing inside a dependency.
-const REQUIRED = [22, 12] as const;
+const REQUIRED = [22, 15] as const;
 const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
 if (major < REQUIRED[0] || (major === REQUIRED[0] && minor < REQUIRED[1])) {
   process.stderr.write(

@@ -111,6 +111,28 @@ export function httpUrl(description: string, options: { stripSlash?: boolean; no
   });
 }
 
+/**
+ * An endpoint's proxy: an http(s) URL, credentials allowed (the field is secret), or `none`,
+ * parsed to `false`, to connect directly whatever the environment says. Absent, the
+ * environment's HTTP_PROXY, HTTPS_PROXY and NO_PROXY apply (net/proxy.ts).
+ */
+export function proxyUrl(description: string) {
+  const field = leaf<string | false>(description, { type: 'string', anyOf: [{ const: 'none' }, { format: 'uri', pattern: '^https?://' }] }, (v) => {
+    if (typeof v === 'string' && v.trim() === 'none') return false;
+    let url: URL | undefined;
+    try {
+      url = typeof v === 'string' ? new URL(v.trim()) : undefined;
+    } catch {
+      // the value may hold credentials: it is not shown
+    }
+    if (url?.protocol !== 'http:' && url?.protocol !== 'https:') {
+      return new Fail('expected an http:// or https:// proxy URL such as http://proxy.example:3128, or none (the value is not shown because it may hold credentials)');
+    }
+    return url.href;
+  });
+  return mark(field, { secret: true });
+}
+
 /** A file path, resolved by the loader against the directory of the config file. */
 export function filePath(description: string) {
   return mark(text(`${description} Relative paths are resolved against the directory of the config file.`), { path: 'file' });

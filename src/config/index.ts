@@ -16,7 +16,7 @@ export {
 } from './schema.js';
 export { ConfigLoader, parseYaml, deepFreeze, STAND_IN_TOKEN, type ConfigParts, type ParseConfigOptions, type StandIns } from './load.js';
 export { TOKEN_ENV, TOKEN_CREDENTIAL } from './token.js';
-export { duration, filePath, httpUrl, leaf, scalar, secret, secretHeaders, size, stringMap, text, SINK_CREDENTIALS, type JsonMeta } from './fields.js';
+export { duration, filePath, httpUrl, leaf, proxyUrl, scalar, secret, secretHeaders, size, stringMap, text, SINK_CREDENTIALS, type JsonMeta } from './fields.js';
 export { sinkFields, REQUEST_BATCHES, WRITE_BATCHES, type BatchDefaults, type SinkBlock } from './sink-block.js';
 export { mark, markedFields, type FieldMark, type MarkedField } from './marks.js';
 export { formatProblem, type RawProblem } from './problems.js';

@@ -5,7 +5,7 @@
 //! of the sink types a build has, and the keys they add to `models[]`.
 import { z } from 'zod';
 import { Fail, parseDurationValue, parseListen, parseRateLimitValue, parseStartAtValue, show, type RateLimit, type StartAt } from './units.js';
-import { duration, filePath, httpUrl, leaf, scalar, secret, size, text } from './fields.js';
+import { duration, filePath, httpUrl, leaf, proxyUrl, scalar, secret, size, text } from './fields.js';
 import { WINDOW_LIMITS_DEFAULTS } from './defaults.js';
 import { processingSchema } from './processing.js';
 import { settingsApplySchema, settingsSchema } from './settings-fields.js';
@@ -48,8 +48,13 @@ const apiSchema = z
     max_response_bytes: size('Largest response body accepted from the service; larger responses are an error.', { positive: true }).prefault(
       '64MiB',
     ),
-    ca_file: filePath('PEM file of extra certificate authorities to trust for the service.').optional(),
+    ca_file: filePath(
+      "PEM file of extra certificate authorities to trust for the service, besides Node's default ones (its bundled roots and NODE_EXTRA_CA_CERTS).",
+    ).optional(),
     insecure_skip_verify: scalar(z.boolean().default(false)).describe('Do not verify the TLS certificate of the service. Only for testing: anyone on the path can read the token.'),
+    proxy: proxyUrl(
+      'Proxy for the service: an http:// or https:// URL, credentials allowed (http://user:password@proxy:3128; treated as a secret), or `none` to connect directly. Without it, HTTP_PROXY, HTTPS_PROXY and NO_PROXY (lower or upper case) apply.',
+    ).optional(),
   })
   .describe('The model-management service to poll.');
 

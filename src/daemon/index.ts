@@ -6,7 +6,6 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config/index.js';
 import { createApiClient } from '../api/client.js';
-import type { BodyPool } from '../api/body-pool.js';
 import type { ApiClient } from '../api/types.js';
 import { StateStore, type WalSync } from '../journal/store.js';
 import { acquireStateLock, type StateLock } from '../journal/lock.js';
@@ -43,8 +42,6 @@ export interface DaemonOptions {
   onFatal?: (err: unknown) => void;
   /** How the state file's WAL is synced (default: `fdatasync`; tests make it fail). */
   walSync?: WalSync;
-  /** Where response bodies are collected (default: the client's own pool; tests watch it). */
-  bodies?: BodyPool;
   /** Least time between two prunings of a model's dedupe keys (default a minute; tests shorten it). */
   pruneEveryMs?: number;
 }
@@ -139,7 +136,7 @@ export class Daemon {
     let daemon: Daemon | undefined;
     try {
       store = StateStore.open(config.state.path, { now: () => clock.now(), walSync: options.walSync });
-      const client = createApiClient(clientOptions(config, metrics, logger.child({ component: 'api' }), options.bodies));
+      const client = createApiClient(clientOptions(config, metrics, logger.child({ component: 'api' })));
       daemon = new Daemon(config, logger, clock, store, lock, client, metrics, options.onFatal, options.pruneEveryMs);
       await daemon.sinks.startAll(config.sinks);
       daemon.pollers.start(config);

@@ -4,14 +4,13 @@
 import type { Logger } from 'pino';
 import type { Config, ModelConfig, SinkConfig } from '../config/index.js';
 import type { ApiClientOptions } from '../api/client-options.js';
-import type { BodyPool } from '../api/body-pool.js';
 import type { ModelPollerSettings } from '../poller/model-poller.js';
 import type { DeliverySettings } from '../delivery/sink-delivery.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { deliveryConcurrency, sendTimeoutMs } from '../sinks/registry.js';
 
 /** The api client of `config`, reporting each attempt and retry to `metrics`. */
-export function clientOptions(config: Config, metrics: Metrics, logger: Logger, bodies: BodyPool | undefined): ApiClientOptions {
+export function clientOptions(config: Config, metrics: Metrics, logger: Logger): ApiClientOptions {
   const { api } = config;
   return {
     baseUrl: api.base_url,
@@ -22,8 +21,8 @@ export function clientOptions(config: Config, metrics: Metrics, logger: Logger, 
     maxResponseBytes: api.max_response_bytes,
     caFile: api.ca_file,
     insecureSkipVerify: api.insecure_skip_verify,
+    proxy: api.proxy,
     connections: config.poll.concurrency,
-    bodies,
     logger,
     observer: {
       onAttempt: (a) => metrics.apiAttempt(a.operation, a.status, a.latencyMs),

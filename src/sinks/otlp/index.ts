@@ -13,8 +13,8 @@ import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import type { LogRecordExporter } from '@opentelemetry/sdk-logs';
 import type { OtlpSinkConfig } from './config.js';
 import { describeError } from '../../errors.js';
-import { registerSecret } from '../../telemetry/secrets.js';
 import { probeTcp } from '../../net/probe.js';
+import { proxyLabel } from '../../net/proxy.js';
 import type { SendOutcome, Sink, SinkBatch, SinkContext } from '../contract.js';
 import { createExporter, exportTarget, type ExporterConfig } from './exporter.js';
 import { grpcFailure, httpFailure } from './outcome.js';
@@ -39,11 +39,10 @@ export type OtlpSinkSettings = Omit<OtlpSinkConfig, 'endpoint'> & { endpoint?: s
 
 const HEALTHCHECK_TIMEOUT_MS = 3_000;
 
-/** Builds an OTLP sink. Throws a `ConfigError` when a TLS file cannot be read. */
+/** Builds an OTLP sink. Throws a `ConfigError` when a TLS file cannot be read or the proxy is unusable. */
 export async function createOtlpSink(config: OtlpSinkSettings, ctx: SinkContext, options: OtlpSinkOptions = {}): Promise<Sink> {
-  for (const value of Object.values(config.headers)) registerSecret(value);
   const exporterConfig: ExporterConfig = config;
-  const exporter = createExporter(exporterConfig, ctx.name);
+  const { exporter, proxy } = createExporter(exporterConfig, ctx.name);
   const mapper = new RecordMapper({
     resource: config.resource,
     ...(options.modelResources ? { modelResources: options.modelResources } : {}),
@@ -51,8 +50,8 @@ export async function createOtlpSink(config: OtlpSinkSettings, ctx: SinkContext,
   });
   const target = exportTarget(config);
   const classify = config.protocol === 'grpc' ? grpcFailure : httpFailure;
-  ctx.logger.debug({ sink: ctx.name, protocol: config.protocol, endpoint: target, compression: config.compression }, 'OTLP sink ready');
-  return new OtlpSink(exporter, mapper, classify, target, config.protocol);
+  ctx.logger.debug({ sink: ctx.name, protocol: config.protocol, endpoint: target, compression: config.compression, proxy: proxy && proxyLabel(proxy) }, 'OTLP sink ready');
+  return new OtlpSink(exporter, mapper, classify, new URL(target), proxy, config.protocol);
 }
 
 class OtlpSink implements Sink {
@@ -62,13 +61,15 @@ class OtlpSink implements Sink {
     private readonly exporter: LogRecordExporter,
     private readonly mapper: RecordMapper,
     private readonly classify: (error: unknown) => SendOutcome,
-    private readonly target: string,
+    private readonly target: URL,
+    private readonly proxy: URL | undefined,
     private readonly protocol: OtlpSinkConfig['protocol'],
   ) {}
 
   async healthcheck(): Promise<{ ok: boolean; detail?: string }> {
-    const { ok, detail } = await probeTcp(new URL(this.target), HEALTHCHECK_TIMEOUT_MS);
-    return { ok, detail: `${this.protocol} receiver ${detail}` };
+    // A TCP connect to where the exports go first (the proxy, if any): nothing is sent.
+    const { ok, detail } = await probeTcp(this.proxy ?? this.target, HEALTHCHECK_TIMEOUT_MS);
+    return { ok, detail: `${this.protocol} receiver ${this.proxy ? `through the proxy ${detail}` : detail}` };
   }
 
   send(batch: SinkBatch, signal: AbortSignal): Promise<SendOutcome> {

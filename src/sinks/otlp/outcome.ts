@@ -2,21 +2,23 @@
 //! what the receiver will never accept.
 //!
 //! HTTP: the exporter reports a non-2xx answer as an `OTLPExporterError` whose `code` is the
-//! status. 408, 429 and 5xx are retried; any other 4xx (400, 401, 403, 404, 413, …) is
-//! rejected; anything else (a redirect, which the exporter does not follow) is retried.
+//! status. As for every network sink (net/http-client.ts), 408, 429, 5xx and a proxy's 407
+//! are retried and any other 4xx (400, 401, 403, 404, 413, …) is rejected; anything else (a
+//! redirect, which the exporter does not follow) is retried.
 //! Network errors and time-outs carry no status and are retried. Note that the
 //! 0.301 HTTP exporters already retry 429/502/503/504 and network errors by themselves
 //! (up to 5 times, honouring `Retry-After`, but only while the export's `timeout` lasts),
 //! and then report a bare "retryable status" error without the status or `Retry-After`;
 //! such an error is retried here too.
 //!
-//! gRPC: the exporter does not retry. The status code decides, as in the OTLP
+//! gRPC (grpc-exporter.ts) does not retry. The status code decides, as in the OTLP
 //! specification, except that INTERNAL and UNKNOWN are retried (as HTTP 500 is): a
 //! receiver's transient fault must not dead-letter data. A `google.rpc.RetryInfo` in the
 //! status details gives the delay.
 import type { SendOutcome } from '../contract.js';
 import { describeError } from '../../errors.js';
 import { clipExcerpt } from '../../net/excerpt.js';
+import { answerOutcome } from '../../net/http-client.js';
 import { scrubSecrets } from '../../telemetry/secrets.js';
 
 /** gRPC status codes that mean the request can never succeed as sent. */
@@ -36,19 +38,15 @@ function clip(text: string): string {
   return clipExcerpt(text, MAX_DETAIL);
 }
 
-/** Whether an HTTP status is worth retrying. */
-export function isRetryableHttpStatus(status: number): boolean {
-  return status === 408 || status === 429 || status >= 500 || status < 400;
-}
-
 /** The outcome of a failed export over HTTP (`error` is what the exporter reported). */
 export function httpFailure(error: unknown): SendOutcome {
   const status = (error as { code?: unknown } | null)?.code;
   if (typeof status === 'number' && Number.isInteger(status) && status >= 100) {
     const body = (error as { data?: unknown }).data;
     const message = (error as { message?: unknown }).message;
-    const text = `HTTP ${status}${typeof message === 'string' && message ? ` ${message}` : ''}${typeof body === 'string' && body.trim() ? `: ${clip(body)}` : ''}`;
-    return isRetryableHttpStatus(status) ? { status: 'retry', error: scrubSecrets(text) } : { status: 'reject', error: scrubSecrets(text) };
+    const text = scrubSecrets(`HTTP ${status}${typeof message === 'string' && message ? ` ${message}` : ''}${typeof body === 'string' && body.trim() ? `: ${clip(body)}` : ''}`);
+    // a redirect, which the exporter does not follow, may be a receiver moving: retried
+    return status < 400 ? { status: 'retry', error: text } : answerOutcome(status, undefined, text, 0, 0);
   }
   return { status: 'retry', error: scrubSecrets(describeError(error ?? 'export failed')) };
 }
