@@ -1,6 +1,7 @@
 //! Shared pieces of the OTLP sink tests: parsed configs, entries and a capturing logger.
 import { Writable } from 'node:stream';
-import { otlpSinkSchema, type OtlpSinkConfig } from '../../../src/sinks/otlp/config.js';
+import type { OtlpSinkConfig } from '../../../src/sinks/otlp/config.js';
+import { loadedSinkBlock } from '../../helpers/loaded-sink.js';
 import type { SinkBatch, SinkContext, SinkEntry } from '../../../src/sinks/contract.js';
 import type { RecordFields } from '../../../src/records/entry.js';
 import { createLogger, type Logger } from '../../../src/telemetry/logger.js';
@@ -8,7 +9,7 @@ import { parseEntryTime } from '../../../src/time/timestamp.js';
 
 /** An OTLP sink block parsed by the real schema (durations in ms, defaults applied). */
 export function otlpConfig(block: Record<string, unknown>): OtlpSinkConfig {
-  return otlpSinkSchema.parse({ type: 'otlp', name: 'otel', ...block });
+  return loadedSinkBlock<OtlpSinkConfig>({ type: 'otlp', name: 'otel', ...block });
 }
 
 /** A journal entry; `timeNs` comes from the real timestamp parser. */

@@ -1,11 +1,12 @@
 //! Shared pieces of the webhook sink tests: parsed configs, contexts and batches.
-import { webhookSinkSchema, type WebhookSinkConfig } from '../../../src/sinks/webhook/config.js';
+import type { WebhookSinkConfig } from '../../../src/sinks/webhook/config.js';
+import { loadedSinkBlock } from '../../helpers/loaded-sink.js';
 import type { SinkBatch, SinkContext, SinkEntry } from '../../../src/sinks/contract.js';
 import { parseEntryTime } from '../../../src/time/timestamp.js';
 
 /** A webhook sink block as the config layer parses it (durations in ms). */
 export function webhookConfig(url: string, over: Record<string, unknown> = {}): WebhookSinkConfig {
-  return webhookSinkSchema.parse({ name: 'hook', type: 'webhook', url, ...over });
+  return loadedSinkBlock<WebhookSinkConfig>({ name: 'hook', type: 'webhook', url, ...over });
 }
 
 /** A log record captured by {@link captureContext}. */

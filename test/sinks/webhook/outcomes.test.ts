@@ -131,7 +131,7 @@ describe('webhook sink outcomes', () => {
     expect(text).toContain('HTTP 401: refused [REDACTED]');
     expect(text).toContain('ECONNREFUSED');
     for (const s of [...secrets, 'key-in-query-77']) expect(text).not.toContain(s);
-    // The values are registered with the logger too.
+    // The loader registered them (as the daemon's does): the logger scrubs them too.
     for (const s of secrets) expect(scrubSecrets(`x ${s} y`)).toBe('x [REDACTED] y');
   });
 
