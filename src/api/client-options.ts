@@ -3,7 +3,7 @@ import { ConfigError } from '../errors.js';
 import type { BodyPool } from './body-pool.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Clock } from '../time/clock.js';
-import type { ApiObserver, LogsPage, PagePath } from './types.js';
+import type { ApiObserver } from './types.js';
 
 /** Default of {@link ApiClientOptions.maxResponseBytes}: 64 MiB. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
@@ -53,13 +53,8 @@ export interface ApiClientOptions {
   clock?: Clock;
   /** Random source of the backoff jitter (tests pin it). */
   random?: () => number;
-  /** Where the bodies of log pages are collected (see {@link LogsPage.release}). Default: a pool of the client's own. */
+  /** Where the bodies of log pages are collected. Default: a pool of the client's own. */
   bodies?: BodyPool;
-  /**
-   * The first reader of pages (api/page/): `kernel`, `javascript` or `json`. Default: the
-   * environment variable `MLS_PAGE_PARSER`, else `kernel`. For tests and benchmarks.
-   */
-  pageParser?: PagePath;
 }
 
 /** `value` if it is a positive number, `fallback` if undefined; else a ConfigError naming the option. */

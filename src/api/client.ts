@@ -23,7 +23,7 @@ import { withRetry } from './retry.js';
 import { parseRetryAfter } from '../net/retry-after.js';
 import type { ApiClient, LogsPage, LogsRequest, ModelSettings, SettingsResult } from './types.js';
 import { parseErrorDetails, parseSettingsBody } from './wire.js';
-import { createPageParser, pagePathFromEnv } from './page/index.js';
+import { createPageParser } from './page/index.js';
 import { describeTransportError, errorCode } from './transport-errors.js';
 import { DEFAULT_MAX_RESPONSE_BYTES, parseBaseUrl, positive, type ApiClientOptions, type ApiRetryPolicy, type ApiTimeouts } from './client-options.js';
 
@@ -105,12 +105,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   };
   const limitFor = (status: number): number => (status >= 200 && status < 300 ? maxResponseBytes : ERROR_BODY_LIMIT);
   const bodies = options.bodies ?? new BodyPool();
-  const giveBody = (body: Buffer): void => bodies.give(body);
-  const readPage = createPageParser({
-    first: options.pageParser ?? pagePathFromEnv(),
-    scrub,
-    onKernelUnavailable: (reason) => logger?.warn({ reason }, 'the WebAssembly page kernel did not load; pages are read by the JavaScript scanner'),
-  });
+  const readPage = createPageParser({ scrub });
 
   /** The `details` of an error body, if it could be read. */
   function errorDetails(res: Exchanged): string | undefined {
@@ -236,8 +231,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         prefix + LOGS_PATH,
         JSON.stringify(body),
         (a): LogsPage => {
-          const page = readPage(a.body, a.status, giveBody);
-          observer?.onPage?.({ modelId: req.modelId, path: page.path });
+          const page = readPage(a.body, a.status);
           return Object.assign(page, { httpStatus: a.status, latencyMs: a.latencyMs, bytes: a.bytes });
         },
         signal,

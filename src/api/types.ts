@@ -1,7 +1,6 @@
 //! Wire types of the model-management service and the client interface the rest of
-//! the daemon depends on, the page of logs included. Imports nothing of the page parser
+//! the daemon depends on, the page of logs included. Imports nothing of the page reader
 //! (api/page/), which implements {@link ParsedPage}.
-import type { ContentHash } from '../dedupe/key.js';
 import type { LogEntry } from '../records/entry.js';
 
 /** Request of the *get model logs* operation. Times are epoch milliseconds. */
@@ -16,47 +15,54 @@ export interface LogsRequest {
   nextToken?: string;
 }
 
-/**
- * The reader that handled a page of logs, in the order a page tries them: the WebAssembly
- * page kernel, the JavaScript scanner, `JSON.parse` with the full validation. All three
- * give the same entries, times, hashes and lines.
- */
-export type PagePath = 'kernel' | 'javascript' | 'json';
-
 /** A field of an entry. */
 export type EntryField = 'time' | 'stream' | 'log';
 
 /**
- * One validated page of logs, whichever reader handled it. The per-entry work is done in
- * one call per page ({@link keys}, {@link render}); the calls per entry are for the rare
- * entries that need them.
+ * Why an entry is off the spec, in the order they are checked: an entry is counted under the
+ * first that applies. In a page's codes, 0 is an entry on the spec and `k` the reason at
+ * `k - 1`. Such an entry is kept, its fields as text (api/page/json.ts):
+ * - `not_an_object`: the element of `details` is not a JSON object;
+ * - `time_unparsable`: `time` is missing, not a string, or not an ISO 8601 time;
+ * - `stream_not_string`: `stream` is missing or not a string;
+ * - `log_not_string`: `log` is missing or not a string.
+ */
+export const INVALID_REASONS = ['not_an_object', 'time_unparsable', 'stream_not_string', 'log_not_string'] as const;
+export type InvalidReason = (typeof INVALID_REASONS)[number];
+/** Codes of {@link INVALID_REASONS}. The first two are those of an entry without a time, keyed by its text (dedupe/buckets.ts). */
+export const NOT_AN_OBJECT = 1;
+export const TIME_UNPARSABLE = 2;
+export const STREAM_NOT_STRING = 3;
+export const LOG_NOT_STRING = 4;
+
+/** Whether an entry with the code `code` has no time of its own: it is keyed by its text. */
+export function untimed(code: number): boolean {
+  return code === NOT_AN_OBJECT || code === TIME_UNPARSABLE;
+}
+
+/**
+ * One validated page of logs, whichever reader read it (api/page/). The per-entry work is
+ * done in one call per page ({@link keys}, {@link render}); the calls per entry are for the
+ * rare entries that need them.
  */
 export interface ParsedPage {
-  readonly path: PagePath;
   readonly count: number;
   /** Token for the next page; `undefined` when the service signalled the end (absent, null or ""). */
   readonly nextToken: string | undefined;
-  /** The entries as objects (for a scanned page, built on first use). */
+  /** The entries as objects (for a scanned page, built on first use); an off-spec one with its fields as text. */
   readonly entries: LogEntry[];
   /**
    * Writes each entry's exact time (ns since the epoch) to `timesNs` and its content hash
-   * (dedupe/key.ts `CONTENT_HASH` of its stream and log) to `hashes`.
-   * @returns which entries' time did not parse (1 at their index): their slots are left as they were.
+   * (dedupe/key.ts `contentHash` of its stream and log) to `hashes`.
+   * @returns per entry, the code of why it is off the spec (0: on the spec, see
+   * {@link INVALID_REASONS}), or `undefined` when every entry is on it. The slots of an
+   * entry without a time ({@link untimed}) are left as they were.
    */
   keys(timesNs: BigInt64Array, hashes: Float64Array): Uint8Array | undefined;
-  /** Entry `i`'s content hash under `hash`; with `badTime`, the hash of an entry keyed with its time's text. */
-  hash(hash: ContentHash, i: number, badTime?: string): number;
   /** The value of a field of entry `i`. */
   text(i: number, field: EntryField): string;
   /** The NDJSON lines (records/ndjson.ts) of the entries at `kept[0..n)`, in that order, UTF-8. */
   render(modelId: string, kept: Uint32Array, n: number): Buffer;
-  /**
-   * Gives the response body's buffer back to the client for the next response (see
-   * api/body-pool.ts). Call it once the page is no longer needed (committed or dropped);
-   * afterwards only `nextToken`, `count` and, if read before, `entries` may be used. A page
-   * never released is simply garbage-collected.
-   */
-  release(): void;
 }
 
 /** A page of logs as the client returns it. */
@@ -90,8 +96,6 @@ export interface SettingsResult {
 export interface ApiObserver {
   onAttempt?(info: { operation: 'logs' | 'settings'; modelId: string; status: number | 'error'; latencyMs: number; errorCode?: string }): void;
   onRetry?(info: { operation: 'logs' | 'settings'; modelId: string; attempt: number; delayMs: number; errorCode: string }): void;
-  /** A page of logs was read, by the reader `path`. Bodies refused as malformed are not pages. */
-  onPage?(info: { modelId: string; path: PagePath }): void;
 }
 
 /**

@@ -28,7 +28,6 @@ export function clientOptions(config: Config, metrics: Metrics, logger: Logger, 
     observer: {
       onAttempt: (a) => metrics.requests.attempt(a.operation, a.status, a.latencyMs),
       onRetry: (r) => metrics.apiRetries.inc({ model: r.modelId }),
-      onPage: (p) => metrics.requests.page(p.path),
     },
   };
 }

@@ -105,12 +105,14 @@ describe('dedupe counts', () => {
     const fetch = (details: object[], scanned: boolean) => {
       const cp = s.beginWindow('m', T, T + 10_000);
       const bytes = body(details);
-      const { page } = preparePage(createPageParser({ first: scanned ? 'kernel' : 'json' })(bytes, 200), T);
+      const page = preparePage(createPageParser({ json: !scanned })(bytes, 200), T);
       return s.commitPages([{ modelId: 'm', fetchId: cp.fetchId, windowFromMs: T, entries: page, next: { end: true }, fetchedMs: T }])[0]!;
     };
     expect(s.readAfter(0, 100).map((e) => e.log)).toEqual(FIXTURE_PAGE.map((e) => e.log));
-    // The same page read again, from the body's bytes and from entry objects: nothing new.
-    expect(fetch(FIXTURE_PAGE, true)).toMatchObject({ appended: 0, duplicates: 8 });
+    // The same page read again, from the body's bytes and from entry objects: nothing new but
+    // the line whose time does not parse. The previous version keyed it under its window's
+    // start; it is keyed by its text alone now, so it comes once more after the upgrade.
+    expect(fetch(FIXTURE_PAGE, true)).toMatchObject({ appended: 1, duplicates: 7 });
     expect(fetch(FIXTURE_PAGE, false)).toMatchObject({ appended: 0, duplicates: 8 });
     // A third twin and a late line in the old seconds, and a line in a second not seen before.
     const later = [
@@ -122,15 +124,16 @@ describe('dedupe counts', () => {
     expect(fetch(later, true)).toMatchObject({ appended: 3, duplicates: 8 });
     expect(fetch(later, false)).toMatchObject({ appended: 0, duplicates: 11 });
     expect(fetch(later, true)).toMatchObject({ appended: 0, duplicates: 11 });
-    expect(s.readAfter(8, 100).map((e) => e.log)).toEqual([FIXTURE_PAGE[0]!.log, 'late line in an old second', 'after the upgrade']);
+    expect(s.readAfter(8, 100).map((e) => e.log)).toEqual([FIXTURE_PAGE[5]!.log, FIXTURE_PAGE[0]!.log, 'late line in an old second', 'after the upgrade']);
     s.close();
     const check = new Database(path, { readonly: true });
     try {
       const blobs = check.prepare('SELECT bucket_ms, keys FROM dedupe ORDER BY bucket_ms').all() as { bucket_ms: number; keys: Buffer }[];
       const trailer = (b: Buffer) => (b.byteLength % 28 === 4 ? b.readUInt32LE(b.byteLength - 4) : undefined);
-      // Old seconds (and the window start, where the line with a bad time is keyed) stay as
-      // they were; the new second carries the trailer of the current hash.
-      expect(blobs.map((b) => [b.bucket_ms - T, trailer(b.keys)])).toEqual([
+      // Old seconds (and the window start, where the line with a bad time was keyed) stay as
+      // they were; the new second and the line's own bucket carry the trailer of the current hash.
+      expect(blobs.map((b) => [b.bucket_ms < 0 ? 'untimed' : b.bucket_ms - T, trailer(b.keys)])).toEqual([
+        ['untimed', KEYS_TRAILER],
         [0, undefined],
         [1_000, undefined],
         [2_000, undefined],
