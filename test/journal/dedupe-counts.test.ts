@@ -42,6 +42,46 @@ describe('dedupe counts', () => {
     s.close();
   });
 
+  it('delivers an entry without a time once, whichever window returns it, and forgets it once no window can reach the last that did', () => {
+    const s = StateStore.open(join(dir, 'state.db'));
+    s.ensureCheckpoint('m', T - 60_000);
+    const untimed = [
+      { time: 'yesterday at noon', log: 'time does not parse', stream: 'stdout' },
+      ['2026-11-22T10:00:03Z', 'stdout', 'an array, not an object'],
+    ];
+    const timed = [
+      { time: '2026-11-22T10:00:01Z', log: 'on the spec', stream: 'stdout' },
+      { time: '2026-11-22T10:00:02Z', log: null, stream: 'stderr' },
+    ];
+    const fetch = (fromMs: number, toMs: number, details: unknown[]) => {
+      const cp = s.beginWindow('m', fromMs, toMs);
+      const page = preparePage(createPageParser()(Buffer.from(JSON.stringify({ status: 'success', details })), 200), fromMs);
+      return s.commitPages([{ modelId: 'm', fetchId: cp.fetchId, windowFromMs: fromMs, entries: page, next: { end: true }, fetchedMs: T }])[0]!;
+    };
+    expect(fetch(T, T + 10_000, [...timed, ...untimed])).toMatchObject({ appended: 4, invalid: { log_not_string: 1, time_unparsable: 1, not_an_object: 1 } });
+    // Read again by windows that start elsewhere (a re-read from earlier, a window from later): nothing new.
+    const again = fetch(T - 5_000, T + 10_000, [...untimed, ...timed]);
+    expect(again).toMatchObject({ appended: 0, duplicates: 4 });
+    expect(again.invalid).toBeUndefined();
+    expect(fetch(T + 500, T + 20_000, [...timed, ...untimed])).toMatchObject({ appended: 0, duplicates: 4 });
+    expect(s.readAfter(0, 10).map((e) => [e.time, e.stream, e.log])).toEqual([
+      // the entries without a time have their first window's start as their time in the journal
+      ['yesterday at noon', 'stdout', 'time does not parse'],
+      ['', '', '["2026-11-22T10:00:03Z","stdout","an array, not an object"]'],
+      ['2026-11-22T10:00:01Z', 'stdout', 'on the spec'],
+      ['2026-11-22T10:00:02Z', 'stderr', 'null'],
+    ]);
+    // The seconds of the timed entries go with the horizon; the entries without a time stay
+    // while a window can reach the last one that returned them, which ended at T+20s.
+    expect(s.pruneKeys('m', T + 19_000)).toBe(2);
+    expect(fetch(T + 19_000, T + 30_000, untimed)).toMatchObject({ appended: 0, duplicates: 2 });
+    expect(s.pruneKeys('m', T + 29_000)).toBe(0);
+    expect(s.pruneKeys('m', T + 30_001)).toBe(2);
+    // Forgotten: a service that still returned them would have them delivered again.
+    expect(fetch(T + 30_000, T + 40_000, untimed)).toMatchObject({ appended: 2 });
+    s.close();
+  });
+
   it('keeps the key of an entry dated before its window until the horizon passes the end of the last window that returned it', () => {
     const s = StateStore.open(join(dir, 'state.db'));
     s.ensureCheckpoint('m', T - 3_600_000);
