@@ -6,8 +6,8 @@
 import { TIME_UNPARSABLE, type EntryField, type ParsedPage } from '../types.js';
 import type { LogEntry } from '../../records/entry.js';
 import { asciiContentHashInto, contentHash } from '../../dedupe/key.js';
-import { entryTimeNs, writeEntryTimeNs } from '../../time/timestamp.js';
-import { LOG, OTHER, PLAIN, STREAM, TIME, decodeString, type Scan, type StringKind } from './scanner.js';
+import { entryTimeNs } from '../../time/timestamp.js';
+import { LOG, OTHER, STREAM, TIME, decodeString, type Scan, type StringKind } from './scanner.js';
 
 const FIELDS: Readonly<Record<EntryField, number>> = { time: TIME, stream: STREAM, log: LOG };
 const STREAM_KEY = Buffer.from(',"stream":');
@@ -58,21 +58,17 @@ export class ScannedPage implements ParsedPage {
 
   keys(timesNs: BigInt64Array, hashes: Float64Array): Uint8Array | undefined {
     const { body, spans, kinds, count } = this.scan;
-    const halves = new Uint32Array(timesNs.buffer, timesNs.byteOffset, 2 * count);
     const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
     let codes: Uint8Array | undefined;
     for (let i = 0; i < count; i++) {
       const s = 6 * i;
-      let ok: boolean;
-      if (kinds[3 * i + TIME] === PLAIN) {
-        ok = writeEntryTimeNs(body, spans[s]!, spans[s + 1]!, halves, 2 * i);
-      } else {
-        const ns = entryTimeNs(this.string(i, TIME));
-        ok = ns !== undefined;
-        if (ok) timesNs[i] = ns!;
+      const ns = entryTimeNs(this.string(i, TIME));
+      if (ns === undefined) {
+        (codes ??= new Uint8Array(count))[i] = TIME_UNPARSABLE;
+        continue;
       }
-      if (!ok) (codes ??= new Uint8Array(count))[i] = TIME_UNPARSABLE;
-      else if (kinds[3 * i + STREAM] !== OTHER && kinds[3 * i + LOG] !== OTHER) asciiContentHashInto(hashes, i, body, view, spans[s + 2]!, spans[s + 3]!, spans[s + 4]!, spans[s + 5]!);
+      timesNs[i] = ns;
+      if (kinds[3 * i + STREAM] !== OTHER && kinds[3 * i + LOG] !== OTHER) asciiContentHashInto(hashes, i, body, view, spans[s + 2]!, spans[s + 3]!, spans[s + 4]!, spans[s + 5]!);
       else hashes[i] = contentHash(this.string(i, STREAM), this.string(i, LOG));
     }
     return codes;
