@@ -59,9 +59,10 @@ describe('dedupe counts', () => {
       return s.commitPages([{ modelId: 'm', fetchId: cp.fetchId, windowFromMs: fromMs, entries: page, next: { end: true }, fetchedMs: T }])[0]!;
     };
     expect(fetch(T, T + 10_000, [...timed, ...untimed])).toMatchObject({ appended: 4, invalid: { log_not_string: 1, time_unparsable: 1, not_an_object: 1 } });
-    // Read again by windows that start elsewhere (a re-read from earlier, a window from later): nothing new.
-    const again = fetch(T - 5_000, T + 10_000, [...untimed, ...timed]);
-    expect(again).toMatchObject({ appended: 0, duplicates: 4 });
+    // Read again by windows that start elsewhere (a re-read from earlier with a late entry, a
+    // window from later): nothing new but the late entry, and no off-spec entry counted again.
+    const again = fetch(T - 5_000, T + 10_000, [...untimed, ...timed, { time: '2026-11-22T10:00:04Z', log: 'late', stream: 'stdout' }]);
+    expect(again).toMatchObject({ appended: 1, duplicates: 4 });
     expect(again.invalid).toBeUndefined();
     expect(fetch(T + 500, T + 20_000, [...timed, ...untimed])).toMatchObject({ appended: 0, duplicates: 4 });
     expect(s.readAfter(0, 10).map((e) => [e.time, e.stream, e.log])).toEqual([
@@ -70,10 +71,11 @@ describe('dedupe counts', () => {
       ['', '', '["2026-11-22T10:00:03Z","stdout","an array, not an object"]'],
       ['2026-11-22T10:00:01Z', 'stdout', 'on the spec'],
       ['2026-11-22T10:00:02Z', 'stderr', 'null'],
+      ['2026-11-22T10:00:04Z', 'stdout', 'late'],
     ]);
     // The seconds of the timed entries go with the horizon; the entries without a time stay
     // while a window can reach the last one that returned them, which ended at T+20s.
-    expect(s.pruneKeys('m', T + 19_000)).toBe(2);
+    expect(s.pruneKeys('m', T + 19_000)).toBe(3);
     expect(fetch(T + 19_000, T + 30_000, untimed)).toMatchObject({ appended: 0, duplicates: 2 });
     expect(s.pruneKeys('m', T + 29_000)).toBe(0);
     expect(s.pruneKeys('m', T + 30_001)).toBe(2);
