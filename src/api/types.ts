@@ -19,28 +19,6 @@ export interface LogsRequest {
 export type EntryField = 'time' | 'stream' | 'log';
 
 /**
- * Why an entry is off the spec, in the order they are checked: an entry is counted under the
- * first that applies. In a page's codes, 0 is an entry on the spec and `k` the reason at
- * `k - 1`. Such an entry is kept, its fields as text (api/page/json.ts):
- * - `not_an_object`: the element of `details` is not a JSON object;
- * - `time_unparsable`: `time` is missing, not a string, or not an ISO 8601 time;
- * - `stream_not_string`: `stream` is missing or not a string;
- * - `log_not_string`: `log` is missing or not a string.
- */
-export const INVALID_REASONS = ['not_an_object', 'time_unparsable', 'stream_not_string', 'log_not_string'] as const;
-export type InvalidReason = (typeof INVALID_REASONS)[number];
-/** Codes of {@link INVALID_REASONS}. The first two are those of an entry without a time, keyed by its text (dedupe/buckets.ts). */
-export const NOT_AN_OBJECT = 1;
-export const TIME_UNPARSABLE = 2;
-export const STREAM_NOT_STRING = 3;
-export const LOG_NOT_STRING = 4;
-
-/** Whether an entry with the code `code` has no time of its own: it is keyed by its text. */
-export function untimed(code: number): boolean {
-  return code === NOT_AN_OBJECT || code === TIME_UNPARSABLE;
-}
-
-/**
  * One validated page of logs, whichever reader read it (api/page/). The per-entry work is
  * done in one call per page ({@link keys}, {@link render}); the calls per entry are for the
  * rare entries that need them.
@@ -55,8 +33,8 @@ export interface ParsedPage {
    * Writes each entry's exact time (ns since the epoch) to `timesNs` and its content hash
    * (dedupe/key.ts `contentHash` of its stream and log) to `hashes`.
    * @returns per entry, the code of why it is off the spec (0: on the spec, see
-   * {@link INVALID_REASONS}), or `undefined` when every entry is on it. The slots of an
-   * entry without a time ({@link untimed}) are left as they were.
+   * records/off-spec.ts), or `undefined` when every entry is on it. The slots of an entry
+   * without a time (`untimed`) are left as they were.
    */
   keys(timesNs: BigInt64Array, hashes: Float64Array): Uint8Array | undefined;
   /** The value of a field of entry `i`. */

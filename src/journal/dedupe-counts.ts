@@ -3,7 +3,7 @@
 //! than any single fetch has shown before. One pass over the page, no object or `bigint`
 //! per entry; the buckets are read once per page and written back in its transaction.
 import type Database from 'better-sqlite3';
-import { untimed } from '../api/types.js';
+import { untimed } from '../records/off-spec.js';
 import { BUCKET_MS, PackedBucket, bucketOfHalves, hashWords, untimedBucket } from '../dedupe/buckets.js';
 import type { StateDb } from './db.js';
 import type { PreparedPage } from './prepared.js';

@@ -9,7 +9,7 @@ import type { DedupeCounts } from './dedupe-counts.js';
 import type { JournalEntries } from './entries.js';
 import type { JournalPage } from './pages.js';
 import { EntryObjectsPage, type PreparedEntry, type PreparedPage } from './prepared.js';
-import { INVALID_REASONS, type InvalidReason } from '../api/types.js';
+import { INVALID_REASONS, type InvalidReason } from '../records/off-spec.js';
 
 /** A page to commit: the arguments of {@link StateStore.commitPage}. */
 export interface PageToCommit {

@@ -22,7 +22,7 @@ export interface PreparedPage {
   /** 53-bit content hash of each entry (see dedupe/key.ts). */
   readonly hashes: Float64Array;
   /**
-   * Per entry, the code of why it is off the spec (api/types.ts `INVALID_REASONS`; 0: on
+   * Per entry, the code of why it is off the spec (records/off-spec.ts; 0: on
    * the spec); `undefined` when every entry is on it. An entry without a time of its own
    * (`untimed`) has the window's start as its time and is keyed by its text alone.
    */

@@ -4,7 +4,8 @@
 //! page. An entry without a time of its own (its time did not parse, or it is not an
 //! object) is kept with its time's text: its journal time is the window's start, and its
 //! dedupe key its text alone, whichever window returns it (dedupe/buckets.ts).
-import { untimed, type ParsedPage } from '../api/types.js';
+import type { ParsedPage } from '../api/types.js';
+import { untimed } from '../records/off-spec.js';
 import { legacyContentHash, untimedHash } from '../dedupe/key.js';
 import type { PreparedPage } from '../journal/prepared.js';
 import { msToNs } from '../time/timestamp.js';

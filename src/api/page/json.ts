@@ -2,8 +2,9 @@
 //! every body the scanner leaves (scanner.ts). A malformed body (not JSON, no `details`
 //! array, a bad `next_token`, a status other than `success`) is an `ApiProtocolError`; an
 //! off-spec entry is kept, its fields as text ({@link fieldText}), and marked with the
-//! reason (api/types.ts `INVALID_REASONS`), so that it does not stop the page.
-import { LOG_NOT_STRING, NOT_AN_OBJECT, STREAM_NOT_STRING, TIME_UNPARSABLE, type EntryField, type ParsedPage } from '../types.js';
+//! reason (records/off-spec.ts), so that it does not stop the page.
+import type { EntryField, ParsedPage } from '../types.js';
+import { LOG_NOT_STRING, NOT_AN_OBJECT, STREAM_NOT_STRING, TIME_UNPARSABLE } from '../../records/off-spec.js';
 import type { LogEntry } from '../../records/entry.js';
 import { renderEntryLines } from '../../records/ndjson.js';
 import { contentHash } from '../../dedupe/key.js';

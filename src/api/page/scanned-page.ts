@@ -3,7 +3,8 @@
 //! a string the scanner classed as plain or escaped is already in the form `JSON.stringify`
 //! writes. Entry objects are built only if asked for. The page json.ts reads from the same
 //! body gives the same entries, times, hashes and lines (property-tested).
-import { TIME_UNPARSABLE, type EntryField, type ParsedPage } from '../types.js';
+import type { EntryField, ParsedPage } from '../types.js';
+import { TIME_UNPARSABLE } from '../../records/off-spec.js';
 import type { LogEntry } from '../../records/entry.js';
 import { asciiContentHashInto, contentHash } from '../../dedupe/key.js';
 import { entryTimeNs } from '../../time/timestamp.js';
