@@ -11,6 +11,7 @@
 //!   `\f`, `\n`, `\r`, `\t`). The bytes are the canonical JSON text; the value needs decoding.
 //! - `OTHER`: anything else (non-ASCII bytes, `\u` escapes, `\/`): decode with `JSON.parse`.
 
+/** Kinds of a scanned string; see the module comment. */
 export const PLAIN = 0;
 export const ESCAPED = 1;
 export const OTHER = 2;
