@@ -31,13 +31,13 @@ function* commits(items) {
 
 /** `bodies`: the raw response bodies of one fetch of the window, in order, per model. */
 export async function measureCommitFloor(bodies, workDir) {
-  const { createPageParser, pagePathFromEnv } = await import('../../dist/api/page/index.js');
+  const { createPageParser } = await import('../../dist/api/page/index.js');
   const { preparePage } = await import('../../dist/poller/prepare.js');
   const { StateStore } = await import('../../dist/journal/store.js');
   const windowFromMs = 0;
   // The reader the daemon of the same run uses (MLS_PAGE_PARSER).
-  const readPage = createPageParser({ first: pagePathFromEnv() });
-  const prepare = () => bodies.map(({ modelId, body }) => ({ modelId, page: preparePage(readPage(body, 200), windowFromMs).page }));
+  const readPage = createPageParser();
+  const prepare = () => bodies.map(({ modelId, body }) => ({ modelId, page: preparePage(readPage(body, 200), windowFromMs) }));
   const pages = prepare();
   const entries = pages.reduce((n, p) => n + p.page.length, 0);
   // The journal lines each page becomes (every entry new), for the bare SQLite and file runs.

@@ -1,7 +1,6 @@
 //! Wire types of the model-management service and the client interface the rest of
-//! the daemon depends on, the page of logs included. Imports nothing of the page parser
+//! the daemon depends on, the page of logs included. Imports nothing of the page reader
 //! (api/page/), which implements {@link ParsedPage}.
-import type { ContentHash } from '../dedupe/key.js';
 import type { LogEntry } from '../records/entry.js';
 
 /** Request of the *get model logs* operation. Times are epoch milliseconds. */
@@ -16,47 +15,32 @@ export interface LogsRequest {
   nextToken?: string;
 }
 
-/**
- * The reader that handled a page of logs, in the order a page tries them: the WebAssembly
- * page kernel, the JavaScript scanner, `JSON.parse` with the full validation. All three
- * give the same entries, times, hashes and lines.
- */
-export type PagePath = 'kernel' | 'javascript' | 'json';
-
 /** A field of an entry. */
 export type EntryField = 'time' | 'stream' | 'log';
 
 /**
- * One validated page of logs, whichever reader handled it. The per-entry work is done in
- * one call per page ({@link keys}, {@link render}); the calls per entry are for the rare
- * entries that need them.
+ * One validated page of logs, whichever reader read it (api/page/). The per-entry work is
+ * done in one call per page ({@link keys}, {@link render}); the calls per entry are for the
+ * rare entries that need them.
  */
 export interface ParsedPage {
-  readonly path: PagePath;
   readonly count: number;
   /** Token for the next page; `undefined` when the service signalled the end (absent, null or ""). */
   readonly nextToken: string | undefined;
-  /** The entries as objects (for a scanned page, built on first use). */
+  /** The entries as objects (for a scanned page, built on first use); an off-spec one with its fields as text. */
   readonly entries: LogEntry[];
   /**
    * Writes each entry's exact time (ns since the epoch) to `timesNs` and its content hash
-   * (dedupe/key.ts `CONTENT_HASH` of its stream and log) to `hashes`.
-   * @returns which entries' time did not parse (1 at their index): their slots are left as they were.
+   * (dedupe/key.ts `contentHash` of its stream and log) to `hashes`.
+   * @returns per entry, the code of why it is off the spec (0: on the spec, see
+   * records/off-spec.ts), or `undefined` when every entry is on it. The slots of an entry
+   * without a time (`untimed`) are left as they were.
    */
   keys(timesNs: BigInt64Array, hashes: Float64Array): Uint8Array | undefined;
-  /** Entry `i`'s content hash under `hash`; with `badTime`, the hash of an entry keyed with its time's text. */
-  hash(hash: ContentHash, i: number, badTime?: string): number;
   /** The value of a field of entry `i`. */
   text(i: number, field: EntryField): string;
   /** The NDJSON lines (records/ndjson.ts) of the entries at `kept[0..n)`, in that order, UTF-8. */
   render(modelId: string, kept: Uint32Array, n: number): Buffer;
-  /**
-   * Gives the response body's buffer back to the client for the next response (see
-   * api/body-pool.ts). Call it once the page is no longer needed (committed or dropped);
-   * afterwards only `nextToken`, `count` and, if read before, `entries` may be used. A page
-   * never released is simply garbage-collected.
-   */
-  release(): void;
 }
 
 /** A page of logs as the client returns it. */

@@ -36,7 +36,6 @@ export async function checkService(client: ApiClient, config: Config, now: () =>
         try {
           const page = await client.getLogs({ modelId: m.id, fromMs: toMs - WINDOW_MS, toMs, isLessLogs: m.is_less_logs ?? true });
           const count = page.count;
-          page.release();
           return { modelId: m.id, verdict: 'ok', status: page.httpStatus, detail: `${count} entr${count === 1 ? 'y' : 'ies'} in the last second` };
         } catch (err) {
           return readFailure(m.id, err);

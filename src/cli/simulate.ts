@@ -27,6 +27,8 @@ export interface SimulateFlags {
   /** Overall probability of a fault per request, spread over the fault kinds. */
   faultRate?: string;
   twins?: string;
+  /** Share of entries served off the spec. */
+  invalidEntries?: string;
   /** `python` or `plain`: what the models write. */
   content?: string;
   seed?: string;
@@ -46,6 +48,7 @@ export const SIMULATE_DEFAULTS = {
   tokenTtl: '5m',
   faultRate: '0',
   twins: '0',
+  invalidEntries: '0',
   content: 'python',
 } as const;
 
@@ -115,6 +118,7 @@ export function simulatorOptionsFromFlags(flags: SimulateFlags, token: string): 
     tokenTtlMs: duration('token-ttl', f.tokenTtl),
     faults: spreadFaultRate(number('fault-rate', f.faultRate, 0, 1)),
     twinRate: number('twins', f.twins, 0, 1),
+    offSpecRate: number('invalid-entries', f.invalidEntries, 0, 1),
     content: oneOf('content', f.content, CONTENT_PROFILES),
   };
   if (f.seed !== undefined) options.seed = number('seed', f.seed, 0, 2 ** 32 - 1, true);
@@ -186,6 +190,7 @@ export function register(program: Command): void {
     .option('--token-ttl <duration>', 'age after which a next_token expires', SIMULATE_DEFAULTS.tokenTtl)
     .option('--fault-rate <p>', 'probability of a fault per request', SIMULATE_DEFAULTS.faultRate)
     .option('--twins <p>', 'probability that an entry has an identical twin', SIMULATE_DEFAULTS.twins)
+    .option('--invalid-entries <p>', 'share of entries served off the spec (log null or a number, stream a number, a time that is no time, an array), each alike at every read', SIMULATE_DEFAULTS.invalidEntries)
     .option('--content <profile>', 'what the models write: python (a Python model server, one line per entry) or plain', SIMULATE_DEFAULTS.content)
     .option('--seed <n>', 'seed of every random choice')
     .action(async (flags: SimulateFlags) => {

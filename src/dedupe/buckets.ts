@@ -13,6 +13,12 @@
 //! were written by earlier versions and are keyed by the earlier hash. Such a bucket keeps
 //! that hash for every key added to it until it is pruned, so entries counted before an
 //! upgrade are still recognised when a window is read again after it.
+//!
+//! An entry without a time of its own (its time did not parse) is keyed by its text alone,
+//! whichever window returns it: its record, time 0, is in a bucket of its own addressed by
+//! its hash ({@link untimedBucket}), below every second an entry time can have. Such a
+//! bucket counts as touched at the end of the last window that returned it, and is pruned
+//! once no window can reach that window again (journal/dedupe-counts.ts).
 
 /** Width of a bucket of entry times. */
 export const BUCKET_MS = 1_000;
@@ -47,6 +53,14 @@ export function bucketOfHalves(lo: number, hi: number): number {
   const h0 = hi & 0xffff;
   const rest = h1 * 976_710_656 + h0 * 294_967_296 + lo;
   return (h1 * 281_474 + h0 * 4 + Math.floor(rest / 1e9)) * BUCKET_MS;
+}
+
+/** Below the first second of the year 0000, the earliest an entry time can have. */
+const UNTIMED_BUCKETS_MS = -1e15;
+
+/** The bucket of an entry keyed by its text alone, from its hash: one of 2^32, each for about one key. */
+export function untimedBucket(hash: number): number {
+  return UNTIMED_BUCKETS_MS - (hash % 4_294_967_296) * BUCKET_MS;
 }
 
 const F64 = new Float64Array(1);

@@ -6,7 +6,7 @@
 //!
 //! The hash is taken over the stream and the text as `JSON.stringify` writes them, without
 //! the quotes, in UTF-8: the canonical form a body's string already has when the scanner
-//! classes it plain or escaped (api/page/scan.ts), so for nearly every entry it is computed
+//! classes it plain or escaped (api/page/scanner.ts), so for nearly every entry it is computed
 //! from the body's bytes where they lie, escapes and all. (The form is one-to-one: distinct
 //! strings, lone surrogates included, have distinct JSON.) The text goes through four
 //! independent multiply-rotate lanes, 16 bytes per step (the xxHash32 layout), so the
@@ -139,7 +139,7 @@ function encodeInto(s: string, at: number): number {
 
 /**
  * Hash of the stream and text of an entry, from strings. The same number as
- * {@link asciiContentHash} gives for the same strings held as JSON in a body.
+ * {@link asciiContentHashInto} writes for the same strings held as JSON in a body.
  */
 export function contentHash(stream: string, log: string): number {
   const logAt = encodeInto(JSON.stringify(stream), 0);
@@ -150,38 +150,21 @@ export function contentHash(stream: string, log: string): number {
 
 /**
  * {@link contentHash} of a stream and a log held as the contents of JSON strings in `body`
- * (`view` is a DataView of the same bytes) that are in the form `JSON.stringify` writes,
- * as the scanner's `PLAIN` and `ESCAPED` strings are: hashed where they lie.
+ * (`view` is a DataView of the same bytes) that are in the form `JSON.stringify` writes, as
+ * the scanner's `PLAIN` and `ESCAPED` strings are: hashed where they lie, and written to
+ * `out[at]` (a page's hash array), with no number boxed on the way.
  */
-export function asciiContentHash(body: Uint8Array, view: DataView, streamStart: number, streamEnd: number, logStart: number, logEnd: number): number {
-  asciiContentHashInto(HASH_OUT, 0, body, view, streamStart, streamEnd, logStart, logEnd);
-  return HASH_OUT[0]!;
-}
-
-/** {@link asciiContentHash} written to `out[at]` (a page's hash array), with no number boxed on the way. */
 export function asciiContentHashInto(out: Float64Array, at: number, body: Uint8Array, view: DataView, streamStart: number, streamEnd: number, logStart: number, logEnd: number): void {
   textHash(view, logStart, logEnd, streamSeed(body, streamStart, streamEnd), out, at);
 }
 
 /**
- * A content hash in its two forms: from strings, and from the contents of JSON strings in a
- * body that are in the form `JSON.stringify` writes (`view` a DataView of `body`).
+ * The hash of an entry without a time of its own (its time did not parse): its key is its
+ * text alone, the time's text hashed with the stream and the log.
  */
-export interface ContentHash {
-  strings(stream: string, log: string): number;
-  ascii(body: Uint8Array, view: DataView, streamStart: number, streamEnd: number, logStart: number, logEnd: number): number;
+export function untimedHash(time: string, stream: string, log: string): number {
+  return contentHash(stream, `${time}\u0000${log}`);
 }
-
-/**
- * The hash of an entry's stream and text. An entry whose time did not parse (`badTime`
- * holds its text) is kept under the window start, so its time's text is hashed with it.
- */
-export function entryHash(hash: ContentHash, stream: string, log: string, badTime?: string): number {
-  return badTime === undefined ? hash.strings(stream, log) : hash.strings(stream, `${badTime}\u0000${log}`);
-}
-
-/** The current hash. */
-export const CONTENT_HASH: ContentHash = { strings: contentHash, ascii: asciiContentHash };
 
 // ---- the hash of earlier versions -------------------------------------------------------
 
@@ -220,48 +203,3 @@ export function legacyContentHash(stream: string, log: string): number {
   }
   return legacyFinish(h1, h2);
 }
-
-/** The value of the escape character after a backslash (only the escapes `JSON.stringify` writes for ASCII). */
-function unescaped(c: number): number {
-  switch (c) {
-    case 0x62:
-      return 0x08;
-    case 0x66:
-      return 0x0c;
-    case 0x6e:
-      return 0x0a;
-    case 0x72:
-      return 0x0d;
-    case 0x74:
-      return 0x09;
-    default:
-      return c; // `"` and `\`
-  }
-}
-
-/** {@link legacyContentHash} of ASCII JSON string contents in `b` (see {@link asciiContentHash}). */
-export function legacyAsciiContentHash(b: Uint8Array, streamStart: number, streamEnd: number, logStart: number, logEnd: number): number {
-  let h1 = SEED1;
-  let h2 = SEED2;
-  for (let i = streamStart; i < streamEnd; i++) {
-    let c = b[i]!;
-    if (c === 0x5c) c = unescaped(b[++i]!);
-    h1 = Math.imul(h1 ^ c, M1);
-    h2 = Math.imul(h2 ^ c, M2);
-  }
-  h1 = Math.imul(h1 ^ SEPARATOR, M1);
-  h2 = Math.imul(h2 ^ SEPARATOR, M2);
-  for (let i = logStart; i < logEnd; i++) {
-    let c = b[i]!;
-    if (c === 0x5c) c = unescaped(b[++i]!);
-    h1 = Math.imul(h1 ^ c, M1);
-    h2 = Math.imul(h2 ^ c, M2);
-  }
-  return legacyFinish(h1, h2);
-}
-
-/** The hash of earlier versions, which the dedupe buckets they wrote are keyed by. */
-export const LEGACY_CONTENT_HASH: ContentHash = {
-  strings: legacyContentHash,
-  ascii: (body, _view, streamStart, streamEnd, logStart, logEnd) => legacyAsciiContentHash(body, streamStart, streamEnd, logStart, logEnd),
-};

@@ -3,7 +3,8 @@
 //! than any single fetch has shown before. One pass over the page, no object or `bigint`
 //! per entry; the buckets are read once per page and written back in its transaction.
 import type Database from 'better-sqlite3';
-import { BUCKET_MS, PackedBucket, bucketOfHalves, hashWords } from '../dedupe/buckets.js';
+import { untimed } from '../records/off-spec.js';
+import { BUCKET_MS, PackedBucket, bucketOfHalves, hashWords, untimedBucket } from '../dedupe/buckets.js';
 import type { StateDb } from './db.js';
 import type { PreparedPage } from './prepared.js';
 
@@ -41,7 +42,7 @@ export class DedupeCounts {
   /** Counts the entries of a page of fetch `fetchId` (inside the page's transaction). */
   count(modelId: string, fetchId: number, page: PreparedPage): CountedPage {
     const count = page.length;
-    const { timesNs, hashes } = page;
+    const { timesNs, hashes, invalid } = page;
     // Times as the halves of their int64: no bigint per entry on the way through the dedupe.
     const halves = new Uint32Array(timesNs.buffer, timesNs.byteOffset, 2 * count);
     const kept = new Uint32Array(count);
@@ -58,20 +59,23 @@ export class DedupeCounts {
       const lo = halves[2 * i]!;
       const hi = halves[2 * i + 1]!;
       if (latest < 0 || (hi | 0) > (halves[2 * latest + 1]! | 0) || ((hi | 0) === (halves[2 * latest + 1]! | 0) && lo > halves[2 * latest]!)) latest = i;
-      const b = bucketOfHalves(lo, hi | 0);
+      // An entry without a time is keyed by its text alone (time 0), in its own bucket.
+      const textOnly = invalid !== undefined && untimed(invalid[i]!);
+      const b = textOnly ? untimedBucket(hashes[i]!) : bucketOfHalves(lo, hi | 0);
       if (b !== bucketMs) {
         bucketMs = b;
         bucket = buckets.get(b);
         if (!bucket) {
           // Room for the rest of the page: a page of one busy second then never regrows the bucket.
-          bucket = PackedBucket.decode(this.getBucket.get(modelId, b) as Uint8Array | undefined, count - i);
+          bucket = PackedBucket.decode(this.getBucket.get(modelId, b) as Uint8Array | undefined, textOnly ? 1 : count - i);
           buckets.set(b, bucket);
           if (b < earliestBucketMs) earliestBucketMs = b;
         }
       }
       // A bucket written before the current content hash keeps the hash it was keyed by.
       const h = hashWords(bucket!.legacy ? page.legacyHash(i) : hashes[i]!);
-      if (bucket!.count(bucket!.find(lo, hi, h[0]!, h[1]!, fetchId), fetchId)) {
+      const record = textOnly ? bucket!.find(0, 0, h[0]!, h[1]!, fetchId) : bucket!.find(lo, hi, h[0]!, h[1]!, fetchId);
+      if (bucket!.count(record, fetchId)) {
         kept[n] = i;
         keptHalves[2 * n] = lo;
         keptHalves[2 * n + 1] = hi;
@@ -87,8 +91,10 @@ export class DedupeCounts {
    * Writes back the buckets of a counted page (inside its transaction). A bucket reaching
    * before the window holds keys the service returned although they were not asked for,
    * and may return again with any later window: it counts as touched at `windowEndMs`, so
-   * pruning keeps it until lookback after the last window that returned it. Buckets inside
-   * the window keep its start and go as soon as no window can reach them.
+   * pruning keeps it until lookback after the last window that returned it. So does the
+   * bucket of an entry without a time (below every window), which no window can return
+   * again once none can reach the windows that did. Buckets inside the window keep its
+   * start and go as soon as no window can reach them.
    */
   write(modelId: string, counted: CountedPage, windowFromMs: number, windowEndMs: number): void {
     for (const [b, bucket] of counted.buckets) this.putBucket.run(modelId, b, b < windowFromMs ? windowEndMs : windowFromMs, bucket.encode());

@@ -9,6 +9,7 @@ import type { DedupeCounts } from './dedupe-counts.js';
 import type { JournalEntries } from './entries.js';
 import type { JournalPage } from './pages.js';
 import { EntryObjectsPage, type PreparedEntry, type PreparedPage } from './prepared.js';
+import { INVALID_REASONS, type InvalidReason } from '../records/off-spec.js';
 
 /** A page to commit: the arguments of {@link StateStore.commitPage}. */
 export interface PageToCommit {
@@ -37,6 +38,8 @@ export interface PageCommit {
   duplicates: number;
   firstSeq: number | undefined;
   lastSeq: number | undefined;
+  /** The off-spec entries appended, per reason; absent when none. */
+  invalid?: Partial<Record<InvalidReason, number>> | undefined;
 }
 
 /** A page inside {@link PageCommitter.commitPages}: what its transaction produced. */
@@ -123,6 +126,7 @@ export class PageCommitter {
       result.lastSeq = first + n - 1;
       result.appended = n;
       result.newTimesNs = counted.times.subarray(0, n);
+      if (page.invalid) result.invalid = invalidKept(page.invalid, counted.kept, n);
       lastSeq = first + n - 1;
     }
     w.after = this.checkpoints.writePage(modelId, fetchId, w.unwritten, begin, next, counted.latest >= 0 ? page.timesNs[counted.latest] : undefined);
@@ -146,6 +150,18 @@ function changesOnlyTheWindow(checkpoint: Checkpoint | undefined, windowFromMs: 
   const fromNs = BigInt(Math.floor(windowFromMs)) * 1_000_000n;
   for (let i = 0; i < page.length; i++) if (timesNs[i]! < fromNs) return false;
   return true;
+}
+
+/** The reasons of the off-spec entries among `kept[0..n)`, counted; `undefined` when there is none. */
+function invalidKept(codes: Uint8Array, kept: Uint32Array, n: number): Partial<Record<InvalidReason, number>> | undefined {
+  let out: Partial<Record<InvalidReason, number>> | undefined;
+  for (let k = 0; k < n; k++) {
+    const code = codes[kept[k]!]!;
+    if (code === 0) continue;
+    const reason = INVALID_REASONS[code - 1]!;
+    (out ??= {})[reason] = (out[reason] ?? 0) + 1;
+  }
+  return out;
 }
 
 /**

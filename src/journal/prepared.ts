@@ -2,7 +2,7 @@
 //! (computed by the poller), and the NDJSON lines of the entries the dedupe keeps.
 import type { LogEntry } from '../records/entry.js';
 import { renderEntryLines } from '../records/ndjson.js';
-import { LEGACY_CONTENT_HASH, entryHash } from '../dedupe/key.js';
+import { legacyContentHash } from '../dedupe/key.js';
 
 /** An entry ready to be committed: parsed time and content hash computed by the caller. */
 export interface PreparedEntry {
@@ -22,31 +22,34 @@ export interface PreparedPage {
   /** 53-bit content hash of each entry (see dedupe/key.ts). */
   readonly hashes: Float64Array;
   /**
+   * Per entry, the code of why it is off the spec (records/off-spec.ts; 0: on
+   * the spec); `undefined` when every entry is on it. An entry without a time of its own
+   * (`untimed`) has the window's start as its time and is keyed by its text alone.
+   */
+  readonly invalid: Uint8Array | undefined;
+  /**
    * Entry `i`'s hash as earlier versions computed it (`legacyContentHash`), for dedupe
    * buckets they wrote: computed on demand, since only windows read again soon after an
-   * upgrade reach such buckets.
+   * upgrade reach such buckets (never for an entry without a time).
    */
   legacyHash(i: number): number;
   /** The lines `entryToNdjson` writes for the entries at `kept[0..n)`, in that order, UTF-8. */
   render(modelId: string, kept: Uint32Array, n: number): Buffer;
 }
 
-/** A prepared page of entry objects. */
+/** A prepared page of entry objects, each on the spec. */
 export class EntryObjectsPage implements PreparedPage {
-  /**
-   * `badTime` marks the entries whose time did not parse: their key holds the time's text
-   * too (poller/prepare.ts), under either hash.
-   */
+  readonly invalid = undefined;
+
   constructor(
     private readonly entries: readonly LogEntry[],
     readonly timesNs: BigInt64Array,
     readonly hashes: Float64Array,
-    private readonly badTime?: Uint8Array,
   ) {}
 
   legacyHash(i: number): number {
     const e = this.entries[i]!;
-    return entryHash(LEGACY_CONTENT_HASH, e.stream, e.log, this.badTime?.[i] ? e.time : undefined);
+    return legacyContentHash(e.stream, e.log);
   }
 
   /** The page of entries prepared one by one (their times parsed). */

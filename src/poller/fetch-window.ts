@@ -8,7 +8,7 @@ import type { ApiClient, LogsPage } from '../api/types.js';
 import { ApiClientError, ApiResponseTooLargeError } from '../api/errors.js';
 import type { Clock } from '../time/clock.js';
 import { preparePage } from './prepare.js';
-import type { Checkpoint, PageCommit, PageToCommit, PreparedPage, StateStore, WindowStart } from '../journal/store.js';
+import type { Checkpoint, PageCommit, PageToCommit, StateStore, WindowStart } from '../journal/store.js';
 import type { Metrics, ModelCounters } from '../telemetry/metrics.js';
 import type { PlannedWindow } from './planner.js';
 import type { Abandoner } from './abandon.js';
@@ -69,7 +69,7 @@ export interface WindowFetchContext {
   cycle: { appended: boolean; requests: number };
   /** Aborted when the poller stops: the page in flight still finishes and commits. */
   stop: AbortSignal;
-  /** Stops waiting for a request when `stop` aborts; a page that comes later goes back to its pool ({@link releasePage}). */
+  /** Stops waiting for a request when `stop` aborts; a page that comes later is dropped ({@link releasePage}). */
   abandon: Abandoner<LogsPage>;
 }
 
@@ -77,8 +77,8 @@ const DONE: FetchOutcome = Object.freeze({ kind: 'done' });
 const STOPPED: FetchOutcome = Object.freeze({ kind: 'stopped' });
 const SHORTENED: FetchOutcome = Object.freeze({ kind: 'shortened' });
 
-/** A page that arrived after its fetch was abandoned: its body goes back to the pool. */
-export const releasePage = (late: LogsPage): void => late.release?.();
+/** A page that arrived after its fetch was abandoned: dropped, nothing holds on to it. */
+export const releasePage = (): void => undefined;
 const ignore = (): void => undefined;
 
 /** How a window fetch ended. */
@@ -155,19 +155,12 @@ export async function fetchWindow(ctx: WindowFetchContext, cp: Checkpoint, begin
     const abandon = verdict.kind === 'limit' && !shortenedWindow(window, MIN_CAPPED_SPAN_MS);
     const end = verdict.kind === 'end' || verdict.kind === 'cycle' || abandon;
     if (verdict.kind === 'follow' && !ctx.stop.aborted) prefetched = request(page.nextToken);
-    let prepared: PreparedPage;
-    let commit: PageCommit;
-    let toCommitFetchedMs = 0;
-    try {
-      prepared = prepare(d, page, window.fromMs);
-      const next = end ? { end: true as const } : { nextToken: page.nextToken!, ...(verdict.kind === 'follow' ? { tokenHash: verdict.hash } : {}) };
-      toCommitFetchedMs = d.clock.now();
-      const toCommit: PageToCommit = { modelId, fetchId, windowFromMs: window.fromMs, entries: prepared, next, fetchedMs: toCommitFetchedMs, begin };
-      commit = d.commit ? await d.commit(toCommit) : store.commitPages([toCommit])[0]!;
-    } finally {
-      // Committed (its lines are rendered into the journal) or failed: the body can take the next response.
-      page.release?.();
-    }
+    const prepared = preparePage(page, window.fromMs);
+    const next = end ? { end: true as const } : { nextToken: page.nextToken!, ...(verdict.kind === 'follow' ? { tokenHash: verdict.hash } : {}) };
+    const toCommitFetchedMs = d.clock.now();
+    const toCommit: PageToCommit = { modelId, fetchId, windowFromMs: window.fromMs, entries: prepared, next, fetchedMs: toCommitFetchedMs, begin };
+    const commit = d.commit ? await d.commit(toCommit) : store.commitPages([toCommit])[0]!;
+    if (commit.invalid) countInvalid(d, commit.invalid);
     begin = undefined;
     const counters = ctx.counters;
     counters.pages.inc();
@@ -202,11 +195,8 @@ export async function fetchWindow(ctx: WindowFetchContext, cp: Checkpoint, begin
   }
 }
 
-function prepare(d: WindowFetchDeps, page: LogsPage, windowFromMs: number): PreparedPage {
-  const { page: prepared, badTimes, badExample } = preparePage(page, windowFromMs);
-  if (badTimes > 0) {
-    d.metrics.badTimes.inc({ model: d.modelId }, badTimes);
-    d.logger.warn({ model: d.modelId, count: badTimes, example: badExample?.slice(0, 64) }, 'entries with an unparseable time; delivered with their time unchanged');
-  }
-  return prepared;
+/** Off-spec entries appended (each copy once, however often it is read): counted and said, per reason. */
+function countInvalid(d: WindowFetchDeps, invalid: NonNullable<PageCommit['invalid']>): void {
+  for (const [reason, n] of Object.entries(invalid)) d.metrics.entriesInvalid.inc({ model: d.modelId, reason }, n);
+  d.logger.warn({ model: d.modelId, reasons: invalid }, 'off-spec entries shipped with their fields as text');
 }

@@ -1,55 +1,42 @@
 //! Turns a fetched page into what the journal commits: each entry's exact time and content
 //! hash, and a way to render the NDJSON lines of the entries that turn out to be new. The
 //! page computes them from what its reader made of the body (api/page/), in one call per
-//! page; here an entry whose time does not parse is kept, keyed under the window start.
+//! page. An entry without a time of its own (its time did not parse, or it is not an
+//! object) is kept with its time's text: its journal time is the window's start, and its
+//! dedupe key its text alone, whichever window returns it (dedupe/buckets.ts).
 import type { ParsedPage } from '../api/types.js';
-import { CONTENT_HASH, LEGACY_CONTENT_HASH } from '../dedupe/key.js';
+import { untimed } from '../records/off-spec.js';
+import { legacyContentHash, untimedHash } from '../dedupe/key.js';
 import type { PreparedPage } from '../journal/prepared.js';
+import { msToNs } from '../time/timestamp.js';
 
-/** A prepared page, and the entries whose time could not be parsed. */
-export interface Prepared {
-  page: PreparedPage;
-  /** Entries kept with their original time text, keyed under the window start. */
-  badTimes: number;
-  /** The first such time, for the warning. */
-  badExample: string | undefined;
-}
-
-const WINDOW_NS = 1_000_000n;
 const NO_TIMES = new BigInt64Array(0);
 const NO_HASHES = new Float64Array(0);
 
 /** Prepares a page of a window that starts at `windowFromMs`. */
-export function preparePage(page: ParsedPage, windowFromMs: number): Prepared {
+export function preparePage(page: ParsedPage, windowFromMs: number): PreparedPage {
   const n = page.count;
   // Most polls of a quiet model: nothing to key (zero-length arrays cannot be written to).
-  if (n === 0) return { page: new PreparedParsedPage(page, NO_TIMES, NO_HASHES, undefined), badTimes: 0, badExample: undefined };
+  if (n === 0) return new PreparedParsedPage(page, NO_TIMES, NO_HASHES, undefined);
   const timesNs = new BigInt64Array(n);
   const hashes = new Float64Array(n);
-  const badTime = page.keys(timesNs, hashes);
-  let badTimes = 0;
-  let badExample: string | undefined;
-  if (badTime) {
+  const invalid = page.keys(timesNs, hashes);
+  if (invalid) {
     for (let i = 0; i < n; i++) {
-      if (!badTime[i]) continue;
-      // Kept and delivered with its original text; keyed under the window start so it is deduped and pruned.
-      const time = page.text(i, 'time');
-      badTimes++;
-      badExample ??= time;
-      timesNs[i] = BigInt(windowFromMs) * WINDOW_NS;
-      hashes[i] = page.hash(CONTENT_HASH, i, time);
+      if (!untimed(invalid[i]!)) continue;
+      timesNs[i] = msToNs(windowFromMs);
+      hashes[i] = untimedHash(page.text(i, 'time'), page.text(i, 'stream'), page.text(i, 'log'));
     }
   }
-  return { page: new PreparedParsedPage(page, timesNs, hashes, badTime), badTimes, badExample };
+  return new PreparedParsedPage(page, timesNs, hashes, invalid);
 }
 
 class PreparedParsedPage implements PreparedPage {
-  /** `badTime` marks the entries whose time did not parse: their key holds the time's text too, under either hash. */
   constructor(
     private readonly parsed: ParsedPage,
     readonly timesNs: BigInt64Array,
     readonly hashes: Float64Array,
-    private readonly badTime: Uint8Array | undefined,
+    readonly invalid: Uint8Array | undefined,
   ) {}
 
   get length(): number {
@@ -57,7 +44,7 @@ class PreparedParsedPage implements PreparedPage {
   }
 
   legacyHash(i: number): number {
-    return this.parsed.hash(LEGACY_CONTENT_HASH, i, this.badTime?.[i] ? this.parsed.text(i, 'time') : undefined);
+    return legacyContentHash(this.parsed.text(i, 'stream'), this.parsed.text(i, 'log'));
   }
 
   render(modelId: string, kept: Uint32Array, n: number): Buffer {

@@ -1,7 +1,9 @@
 //! Faults the simulated service can inject into an answer, how one is picked per request,
-//! and the answers of the faults that replace the service's own.
+//! and the answers of the faults that replace the service's own; and entries served off
+//! the spec, a share of them, each the same way at every read.
+import type { LogEntry } from '../records/entry.js';
 import { errorAnswer, type Answer } from './http.js';
-import type { Prng } from './prng.js';
+import { mixSeed, type Prng } from './prng.js';
 
 /** The kinds of fault, in the order their probabilities are stacked. */
 export const FAULT_KINDS = ['error500', 'error503', 'error429', 'truncated', 'html200', 'slow'] as const;
@@ -101,5 +103,50 @@ export function faultAnswer(kind: FaultKind, rates: FaultRates, now: () => numbe
       };
     default:
       return undefined;
+  }
+}
+
+/**
+ * How an entry is served off the spec: `log` null or a number, `stream` a number, a `time`
+ * that is no ISO 8601 time, or an array instead of an object. A share of the entries
+ * (`offSpecRate`), each always served the same way ({@link offSpecKind}).
+ */
+export const OFF_SPEC_KINDS = ['log_null', 'log_number', 'stream_not_string', 'time_unparsable', 'not_an_object'] as const;
+export type OffSpecKind = (typeof OFF_SPEC_KINDS)[number];
+
+/** Whether the entry `seq` of a model (`seed`) is served off the spec, and how: drawn from both alone, so every read serves it alike. */
+export function offSpecKind(rate: number, seed: number, seq: number): OffSpecKind | undefined {
+  if (rate <= 0) return undefined;
+  const h = mixSeed(seed, seq);
+  return h / 4_294_967_296 < rate ? OFF_SPEC_KINDS[mixSeed(h) % OFF_SPEC_KINDS.length] : undefined;
+}
+
+/** An entry served off the spec: its JSON text, and what a reader of the spec keeps of it (api/page/json.ts) and why. */
+export interface OffSpecEntry {
+  json: string;
+  kept: LogEntry;
+  reason: 'log_not_string' | 'stream_not_string' | 'time_unparsable' | 'not_an_object';
+}
+
+/** The entry `e` (sequence number `seq`) served off the spec as `kind`. */
+export function offSpecEntry(kind: OffSpecKind, e: LogEntry, seq: number): OffSpecEntry {
+  const time = JSON.stringify(e.time);
+  const stream = JSON.stringify(e.stream);
+  const log = JSON.stringify(e.log);
+  switch (kind) {
+    case 'log_null':
+      return { json: `{"time":${time},"log":null,"stream":${stream}}`, kept: { ...e, log: 'null' }, reason: 'log_not_string' };
+    case 'log_number':
+      return { json: `{"time":${time},"log":${seq},"stream":${stream}}`, kept: { ...e, log: String(seq) }, reason: 'log_not_string' };
+    case 'stream_not_string':
+      return { json: `{"time":${time},"log":${log},"stream":2}`, kept: { ...e, stream: '2' }, reason: 'stream_not_string' };
+    case 'time_unparsable': {
+      const spaced = e.time.replace('T', ' ');
+      return { json: `{"time":${JSON.stringify(spaced)},"log":${log},"stream":${stream}}`, kept: { ...e, time: spaced }, reason: 'time_unparsable' };
+    }
+    case 'not_an_object': {
+      const json = `[${time},${stream},${log}]`;
+      return { json, kept: { time: '', stream: '', log: json }, reason: 'not_an_object' };
+    }
   }
 }

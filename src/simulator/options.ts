@@ -68,6 +68,12 @@ export interface SimulatorOptions {
   longRate?: number;
   /** Share of entries whose time has fewer than nine fractional digits. Default 0.1. */
   shortDigitsRate?: number;
+  /**
+   * Share of entries served off the spec (`log` null or a number, `stream` a number, a time
+   * that is no ISO 8601 time, an array instead of an object), each the same way at every
+   * read; never a line of a traceback episode. Default 0.
+   */
+  offSpecRate?: number;
   /** Seed of every random choice (content, delays, page sizes, faults). Default random. */
   seed?: number;
   /** Epoch milliseconds; entry times and visibility follow it. Default `Date.now`. */
@@ -120,7 +126,7 @@ export function validateOptions(o: SimulatorOptions): void {
   if (o.endStyle !== undefined && !['absent', 'null', 'empty', 'rotate'].includes(o.endStyle)) {
     throw new RangeError("endStyle must be 'absent', 'null', 'empty' or 'rotate'");
   }
-  for (const k of ['twinRate', 'multilineRate', 'unicodeRate', 'emptyRate', 'longRate', 'shortDigitsRate'] as const) checkRate(k, o[k]);
+  for (const k of ['twinRate', 'multilineRate', 'unicodeRate', 'emptyRate', 'longRate', 'shortDigitsRate', 'offSpecRate'] as const) checkRate(k, o[k]);
   if (o.faults) validateFaults(o.faults);
 }
 

@@ -30,8 +30,12 @@ export interface Simulator {
   port: number;
   /** Stops listening and drops open connections. Idempotent. */
   close(): Promise<void>;
-  /** Every entry visible now (visibleAt ≤ now), per model, sorted by time, with model_id. */
-  groundTruth(modelId?: string): Array<LogEntry & { model_id: string }>;
+  /**
+   * Every entry visible now (visibleAt ≤ now), per model, sorted by time, with model_id, as
+   * a reader of the spec ships it: one served off the spec (`offSpecRate`) has its fields
+   * as text and says why, with its own time, in `off_spec`.
+   */
+  groundTruth(modelId?: string): Array<LogEntry & { model_id: string; off_spec?: { reason: string; time: string } }>;
   /**
    * The traceback episodes of python content whose lines are all visible now, per model, in
    * time order: what a multiline processor must turn into one record each.
@@ -78,6 +82,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     lateMax: Math.round(options.lateArrivals?.delayMs.max ?? 0),
     twinRate: options.twinRate ?? 0,
     shortDigitsRate: options.shortDigitsRate ?? 0.1,
+    offSpecRate: options.offSpecRate ?? 0,
     profile: options.content ?? 'plain',
     content: {
       multilineRate: options.multilineRate ?? 0.02,
@@ -214,10 +219,10 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     groundTruth(modelId) {
       const t = now();
       const list = modelId === undefined ? [...models.values()] : [modelOrFail(modelId)];
-      const out: Array<LogEntry & { model_id: string }> = [];
+      const out: ReturnType<Simulator['groundTruth']> = [];
       for (const m of list) {
         m.generateUntil(t);
-        for (const i of m.visibleIndexes(t)) out.push({ model_id: m.id, ...m.entry(i) });
+        for (const i of m.visibleIndexes(t)) out.push({ model_id: m.id, ...m.shipped(i) });
       }
       return out;
     },

@@ -10,6 +10,8 @@ import { episodeLines, layoutPython, lineStepNs, MAX_EVENT_LINES, renderPythonLi
 import type { ContentProfile } from './content-python.js';
 import type { Prng } from './prng.js';
 import { EntryColumns, INJECTED } from './columns.js';
+import { offSpecEntry, offSpecKind, type OffSpecEntry } from './faults.js';
+import { hashString, mixSeed } from './prng.js';
 import { formatEntryTime, truncateTime } from './timefmt.js';
 
 // The `part` of an entry of python content: its line index in the burst, and two flags.
@@ -35,6 +37,8 @@ export interface GenerationParams {
   twinRate: number;
   /** Share of generated entries whose time is written with fewer than nine fractional digits. */
   shortDigitsRate: number;
+  /** Share of generated entries served off the spec (faults.ts `OFF_SPEC_KINDS`); never a traceback's line. */
+  offSpecRate: number;
   /** What the model writes; `content` applies to `plain` only. */
   profile: ContentProfile;
   content: ContentRates;
@@ -81,6 +85,8 @@ export class ModelLog extends EntryColumns {
   private events = 0;
   /** Traceback episodes some but not all of whose lines have been served: first line's seq → lines served. */
   private readonly episodesServed = new Map<number, number>();
+  /** Draws which entries are served off the spec, from the model id alone. */
+  private readonly offSpecSeed: number;
 
   constructor(id: string, params: GenerationParams, rng: Prng, startMs: number) {
     super();
@@ -89,6 +95,7 @@ export class ModelLog extends EntryColumns {
     this.rng = rng;
     this.nextMs = startMs;
     this.nextNs = 0;
+    this.offSpecSeed = mixSeed(hashString(id), 0x0ff5);
     if (params.ratePerSec > 0) this.advance();
   }
 
@@ -269,10 +276,26 @@ export class ModelLog extends EntryColumns {
       const e = this.entry(i);
       // Slicing flattens V8's concatenation tree: the cached copy then takes half the
       // memory and is cheaper both to keep (GC) and to copy into a page.
-      f = ` {"time":"${e.time}","log":${JSON.stringify(e.log)},"stream":${JSON.stringify(e.stream)}}`.slice(1);
+      f = this.offSpec(i)?.json ?? ` {"time":"${e.time}","log":${JSON.stringify(e.log)},"stream":${JSON.stringify(e.stream)}}`.slice(1);
       this.frags[i] = f;
     }
     return f;
+  }
+
+  /** Entry `i` served off the spec, when it is: never an injected entry or a traceback's line. */
+  private offSpec(i: number): OffSpecEntry | undefined {
+    if (this.digits[i] === INJECTED || (this.part[i]! & PART_EPISODE) !== 0) return undefined;
+    const kind = offSpecKind(this.params.offSpecRate, this.offSpecSeed, this.seq[i]!);
+    return kind && offSpecEntry(kind, this.entry(i), this.seq[i]!);
+  }
+
+  /**
+   * The entry as a reader of the spec ships it; one served off the spec also says why, and
+   * its own time (what decides which windows return it).
+   */
+  shipped(i: number): LogEntry & { off_spec?: { reason: OffSpecEntry['reason']; time: string } } {
+    const off = this.offSpec(i);
+    return off ? { ...off.kept, off_spec: { reason: off.reason, time: this.entry(i).time } } : this.entry(i);
   }
 
   /** The entry as the service returns it. */

@@ -31,7 +31,12 @@ export class Metrics {
   readonly duplicates = new Counter({ name: 'mls_duplicates_dropped_total', help: 'Entries recognised as already delivered (window re-reads), per model.', labelNames: ['model'], registers: [this.registry] });
   readonly lastSuccess = new Gauge({ name: 'mls_model_last_success_timestamp_seconds', help: 'When a window of this model was last fetched to the end.', labelNames: ['model'], registers: [this.registry] });
   readonly modelUp = new Gauge({ name: 'mls_model_up', help: '1 while the model polls normally, 0 while it is paused by an error (e.g. the token was refused).', labelNames: ['model'], registers: [this.registry] });
-  readonly badTimes = new Counter({ name: 'mls_entries_bad_time_total', help: 'Entries whose time could not be parsed (delivered anyway), per model.', labelNames: ['model'], registers: [this.registry] });
+  readonly entriesInvalid = new Counter({
+    name: 'mls_entries_invalid_total',
+    help: 'Off-spec entries shipped with their fields as text, each copy once however often it is read, per model and reason (not_an_object, time_unparsable, stream_not_string, log_not_string).',
+    labelNames: ['model', 'reason'],
+    registers: [this.registry],
+  });
   readonly tokenRestarts = new Counter({ name: 'mls_window_restarts_total', help: 'Window fetches restarted from the beginning because the service rejected next_token, per model.', labelNames: ['model'], registers: [this.registry] });
   readonly tokenLoops = new Counter({ name: 'mls_token_repeats_total', help: 'Pages whose next_token repeated the token just sent (treated as the end), per model.', labelNames: ['model'], registers: [this.registry] });
   readonly tokenCycles = new Counter({ name: 'mls_token_cycles_total', help: 'Window fetches ended because a page\'s next_token had already been followed in the window (a token cycle of any length), per model.', labelNames: ['model'], registers: [this.registry] });

@@ -38,15 +38,6 @@ function loadString(s: string): number {
   return len;
 }
 
-/** Loads `bytes[start, end)` (ASCII) for {@link scan}; returns its length. */
-function loadBytes(bytes: Uint8Array, start: number, end: number): number {
-  const len = end - start;
-  const n = len < 40 ? len : 40;
-  for (let i = 0; i < n; i++) CODES[i] = bytes[start + i]!;
-  CODES[n] = END;
-  return len;
-}
-
 /** Value of the two ASCII digits at `i`, or -1 when either is not a digit. */
 function two(i: number): number {
   const a = CODES[i]! - 48;
@@ -172,29 +163,6 @@ export function parseEntryTime(s: string): ParsedTime | TimeParseFailure {
 export function entryTimeNs(s: string): bigint | undefined {
   if (typeof s !== 'string' || scan(loadString(s)) !== undefined) return undefined;
   return BigInt(scanSeconds) * NS_PER_SECOND + BigInt(scanScaled);
-}
-
-/**
- * {@link entryTimeNs} of the ASCII time text `bytes[start, end)`, written as the two
- * 32-bit halves of its int64 (low word first, as a BigInt64Array holds it) at
- * `out[at]`, `out[at + 1]`: no string and no bigint per entry. Returns false, writing
- * nothing, when the text is not a valid entry time.
- */
-export function writeEntryTimeNs(bytes: Uint8Array, start: number, end: number, out: Uint32Array, at: number): boolean {
-  if (scan(loadBytes(bytes, start, end)) !== undefined) return false;
-  // ns = seconds·10^9 + scaled, taken modulo 2^64 as a BigInt64Array stores it, from
-  // products below 2^53: seconds = sh·2^20 + sl, and sh·10^9 = bh·2^12 + bl.
-  const sh = Math.floor(scanSeconds / 1_048_576);
-  const sl = scanSeconds - sh * 1_048_576;
-  const a = sl * 1e9 + scanScaled;
-  const aHi = Math.floor(a / 4_294_967_296);
-  const b = sh * 1e9;
-  const bh = Math.floor(b / 4096);
-  const lo = a - aHi * 4_294_967_296 + (b - bh * 4096) * 1_048_576;
-  const carry = lo >= 4_294_967_296 ? 1 : 0;
-  out[at] = lo - carry * 4_294_967_296;
-  out[at + 1] = aHi + bh + carry;
-  return true;
 }
 
 /** Nanoseconds to epoch milliseconds, rounded down (toward the earlier millisecond). */

@@ -127,6 +127,25 @@ describe('mls logs (one window)', () => {
     expect(text.stdout).toContain(`${t(2)} stderr ERROR Traceback (most recent call last):\n  File`);
   });
 
+  it('prints an off-spec entry with its values as text instead of failing, raw and with --process', async () => {
+    const details = [e('2024-05-01T12:00:01Z', 'before'), { time: '2024-05-01T12:00:02Z', log: null, stream: 'stdout' }, { time: 'noon', log: 'no time', stream: 'stderr' }, [1, 2], e('2024-05-01T12:00:03Z', 'after')];
+    const s = await serve((_req, res) => sendJson(res, 200, { status: 'success', details }));
+    const lines = (stdout: string) => stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { time: string; stream: string; log: string });
+    const raw = await runCli(register, ['logs', '--model', 'm', ...FROM], env(s));
+    expect(raw.stderr).toBe('');
+    expect(raw.exitCode).toBe(0);
+    expect(lines(raw.stdout)).toEqual([
+      { model_id: 'm', time: '2024-05-01T12:00:01Z', stream: 'stdout', log: 'before' },
+      { model_id: 'm', time: '2024-05-01T12:00:02Z', stream: 'stdout', log: 'null' },
+      { model_id: 'm', time: 'noon', stream: 'stderr', log: 'no time' },
+      { model_id: 'm', time: '', stream: '', log: '[1,2]' },
+      { model_id: 'm', time: '2024-05-01T12:00:03Z', stream: 'stdout', log: 'after' },
+    ]);
+    const processed = await runCli(register, ['logs', '--model', 'm', ...FROM, '--process'], env(s));
+    expect(processed.exitCode).toBe(0);
+    expect(lines(processed.stdout).map((r) => r.log).sort()).toEqual(['[1,2]', 'after', 'before', 'no time', 'null']);
+  });
+
   it('waits for the output to drain instead of buffering', async () => {
     const entries = Array.from({ length: 200 }, (_, i) => e(`2024-05-01T12:00:${String(i % 60).padStart(2, '0')}.${i}Z`, `line ${i} ${'z'.repeat(50)}`));
     const s = await serve((req, res) => {

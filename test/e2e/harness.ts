@@ -132,11 +132,14 @@ export function compareMultisets(expected: Iterable<string>, got: Iterable<strin
   return { expected: expectedN, delivered: deliveredN, lost, duplicated, unexpected };
 }
 
-/** Ground-truth entries of a model at or after its start (ms-truncated, as windows are inclusive in ms). */
-export function truthSince<T extends { model_id: string; time: string }>(truth: readonly T[], starts: ReadonlyMap<string, number>): T[] {
+/**
+ * Ground-truth entries of a model at or after its start (ms-truncated, as windows are
+ * inclusive in ms); an entry served off the spec by its own time.
+ */
+export function truthSince<T extends { model_id: string; time: string; off_spec?: { time: string } }>(truth: readonly T[], starts: ReadonlyMap<string, number>): T[] {
   return truth.filter((e) => {
     const start = starts.get(e.model_id);
-    const t = parseEntryTime(e.time);
+    const t = parseEntryTime(e.off_spec?.time ?? e.time);
     return start !== undefined && t.ok && t.ns / 1_000_000n >= BigInt(start);
   });
 }

@@ -42,6 +42,48 @@ describe('dedupe counts', () => {
     s.close();
   });
 
+  it('delivers an entry without a time once, whichever window returns it, and forgets it once no window can reach the last that did', () => {
+    const s = StateStore.open(join(dir, 'state.db'));
+    s.ensureCheckpoint('m', T - 60_000);
+    const untimed = [
+      { time: 'yesterday at noon', log: 'time does not parse', stream: 'stdout' },
+      ['2026-11-22T10:00:03Z', 'stdout', 'an array, not an object'],
+    ];
+    const timed = [
+      { time: '2026-11-22T10:00:01Z', log: 'on the spec', stream: 'stdout' },
+      { time: '2026-11-22T10:00:02Z', log: null, stream: 'stderr' },
+    ];
+    const fetch = (fromMs: number, toMs: number, details: unknown[]) => {
+      const cp = s.beginWindow('m', fromMs, toMs);
+      const page = preparePage(createPageParser()(Buffer.from(JSON.stringify({ status: 'success', details })), 200), fromMs);
+      return s.commitPages([{ modelId: 'm', fetchId: cp.fetchId, windowFromMs: fromMs, entries: page, next: { end: true }, fetchedMs: T }])[0]!;
+    };
+    expect(fetch(T, T + 10_000, [...timed, ...untimed])).toMatchObject({ appended: 4, invalid: { log_not_string: 1, time_unparsable: 1, not_an_object: 1 } });
+    // Read again by windows that start elsewhere (a re-read from earlier with a late entry, a
+    // window from later): nothing new but the late entry, and no off-spec entry counted again.
+    const again = fetch(T - 5_000, T + 10_000, [...untimed, ...timed, { time: '2026-11-22T10:00:04Z', log: 'late', stream: 'stdout' }]);
+    expect(again).toMatchObject({ appended: 1, duplicates: 4 });
+    expect(again.invalid).toBeUndefined();
+    expect(fetch(T + 500, T + 20_000, [...timed, ...untimed])).toMatchObject({ appended: 0, duplicates: 4 });
+    expect(s.readAfter(0, 10).map((e) => [e.time, e.stream, e.log])).toEqual([
+      // the entries without a time have their first window's start as their time in the journal
+      ['yesterday at noon', 'stdout', 'time does not parse'],
+      ['', '', '["2026-11-22T10:00:03Z","stdout","an array, not an object"]'],
+      ['2026-11-22T10:00:01Z', 'stdout', 'on the spec'],
+      ['2026-11-22T10:00:02Z', 'stderr', 'null'],
+      ['2026-11-22T10:00:04Z', 'stdout', 'late'],
+    ]);
+    // The seconds of the timed entries go with the horizon; the entries without a time stay
+    // while a window can reach the last one that returned them, which ended at T+20s.
+    expect(s.pruneKeys('m', T + 19_000)).toBe(3);
+    expect(fetch(T + 19_000, T + 30_000, untimed)).toMatchObject({ appended: 0, duplicates: 2 });
+    expect(s.pruneKeys('m', T + 29_000)).toBe(0);
+    expect(s.pruneKeys('m', T + 30_001)).toBe(2);
+    // Forgotten: a service that still returned them would have them delivered again.
+    expect(fetch(T + 30_000, T + 40_000, untimed)).toMatchObject({ appended: 2 });
+    s.close();
+  });
+
   it('keeps the key of an entry dated before its window until the horizon passes the end of the last window that returned it', () => {
     const s = StateStore.open(join(dir, 'state.db'));
     s.ensureCheckpoint('m', T - 3_600_000);
@@ -105,12 +147,14 @@ describe('dedupe counts', () => {
     const fetch = (details: object[], scanned: boolean) => {
       const cp = s.beginWindow('m', T, T + 10_000);
       const bytes = body(details);
-      const { page } = preparePage(createPageParser({ first: scanned ? 'kernel' : 'json' })(bytes, 200), T);
+      const page = preparePage(createPageParser({ json: !scanned })(bytes, 200), T);
       return s.commitPages([{ modelId: 'm', fetchId: cp.fetchId, windowFromMs: T, entries: page, next: { end: true }, fetchedMs: T }])[0]!;
     };
     expect(s.readAfter(0, 100).map((e) => e.log)).toEqual(FIXTURE_PAGE.map((e) => e.log));
-    // The same page read again, from the body's bytes and from entry objects: nothing new.
-    expect(fetch(FIXTURE_PAGE, true)).toMatchObject({ appended: 0, duplicates: 8 });
+    // The same page read again, from the body's bytes and from entry objects: nothing new but
+    // the line whose time does not parse. The previous version keyed it under its window's
+    // start; it is keyed by its text alone now, so it comes once more after the upgrade.
+    expect(fetch(FIXTURE_PAGE, true)).toMatchObject({ appended: 1, duplicates: 7 });
     expect(fetch(FIXTURE_PAGE, false)).toMatchObject({ appended: 0, duplicates: 8 });
     // A third twin and a late line in the old seconds, and a line in a second not seen before.
     const later = [
@@ -122,15 +166,16 @@ describe('dedupe counts', () => {
     expect(fetch(later, true)).toMatchObject({ appended: 3, duplicates: 8 });
     expect(fetch(later, false)).toMatchObject({ appended: 0, duplicates: 11 });
     expect(fetch(later, true)).toMatchObject({ appended: 0, duplicates: 11 });
-    expect(s.readAfter(8, 100).map((e) => e.log)).toEqual([FIXTURE_PAGE[0]!.log, 'late line in an old second', 'after the upgrade']);
+    expect(s.readAfter(8, 100).map((e) => e.log)).toEqual([FIXTURE_PAGE[5]!.log, FIXTURE_PAGE[0]!.log, 'late line in an old second', 'after the upgrade']);
     s.close();
     const check = new Database(path, { readonly: true });
     try {
       const blobs = check.prepare('SELECT bucket_ms, keys FROM dedupe ORDER BY bucket_ms').all() as { bucket_ms: number; keys: Buffer }[];
       const trailer = (b: Buffer) => (b.byteLength % 28 === 4 ? b.readUInt32LE(b.byteLength - 4) : undefined);
-      // Old seconds (and the window start, where the line with a bad time is keyed) stay as
-      // they were; the new second carries the trailer of the current hash.
-      expect(blobs.map((b) => [b.bucket_ms - T, trailer(b.keys)])).toEqual([
+      // Old seconds (and the window start, where the line with a bad time was keyed) stay as
+      // they were; the new second and the line's own bucket carry the trailer of the current hash.
+      expect(blobs.map((b) => [b.bucket_ms < 0 ? 'untimed' : b.bucket_ms - T, trailer(b.keys)])).toEqual([
+        ['untimed', KEYS_TRAILER],
         [0, undefined],
         [1_000, undefined],
         [2_000, undefined],

@@ -2,6 +2,7 @@
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator, type SimulatorOptions } from '../../src/simulator/index.js';
+import { readJsonPage } from '../../src/api/page/json.js';
 import { TOKEN, fetchWindow, iso, post } from './helpers.js';
 
 const LOGS = '/rest/model/logs/get/';
@@ -126,5 +127,30 @@ describe('simulator faults', () => {
     sim.setFaults({ error500: 0, error503: 0, error429: 0, truncated: 0, html200: 0, slow: 0 });
     const last = JSON.parse((await fetchWindow(sim.url, 'm1', T0 - 60_000, T0)).lastRaw);
     expect(last.next_token).toBeNull();
+  });
+
+  it('serves a share of the entries off the spec, each alike at every read, as the ground truth says a reader keeps them', async () => {
+    const sim = await start({ offSpecRate: 0.3, ratePerSec: 20, pageSize: 2000, order: 'shuffled' });
+    const read = async () => (await post(sim.url, LOGS, WINDOW)).text;
+    const first = await read();
+    const page = readJsonPage(Buffer.from(first), 200, {});
+    const truth = sim.groundTruth('m1');
+    const key = (e: { time: string; stream: string; log: string }) => JSON.stringify([e.time, e.stream, e.log]);
+    expect(page.entries.map(key).sort()).toEqual(truth.map(key).sort());
+    const codes = page.keys(new BigInt64Array(page.count), new Float64Array(page.count))!;
+    const reasons = ['not_an_object', 'time_unparsable', 'stream_not_string', 'log_not_string'];
+    const byKey = new Map(truth.map((e) => [key(e), e.off_spec?.reason ?? 'none']));
+    page.entries.forEach((e, i) => expect(codes[i] === 0 ? 'none' : reasons[codes[i]! - 1], key(e)).toBe(byKey.get(key(e))));
+    const offSpec = truth.filter((e) => e.off_spec);
+    expect(offSpec.length / truth.length).toBeGreaterThan(0.2);
+    expect(offSpec.length / truth.length).toBeLessThan(0.4);
+    expect(new Set(offSpec.map((e) => e.off_spec!.reason))).toEqual(new Set(reasons));
+    for (const e of offSpec) expect(e.off_spec!.time).toMatch(/^\d{4}-\d{2}-\d{2}T/);
+    // The same bytes for every entry at the next read (the page's order is shuffled anew).
+    const entriesOf = (text: string) => (JSON.parse(text) as { details: unknown[] }).details.map((d) => JSON.stringify(d)).sort();
+    expect(entriesOf(await read())).toEqual(entriesOf(first));
+    // None by default.
+    const plain = await start({ seed: 4 });
+    expect(plain.groundTruth().some((e) => e.off_spec)).toBe(false);
   });
 });

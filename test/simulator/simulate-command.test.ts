@@ -9,7 +9,7 @@ import { iso, post } from './helpers.js';
 describe('mls simulate', () => {
   it('turns flags into simulator options, with defaults', () => {
     const o = simulatorOptionsFromFlags(
-      { models: 'a, b', rate: '2.5', history: '10m', ingestDelay: '0s-20s', pageSize: '100-1000', order: 'shuffled', endStyle: 'rotate', tokenTtl: '1m', faultRate: '0.1', twins: '0.01', content: 'plain', seed: '9', port: '0' },
+      { models: 'a, b', rate: '2.5', history: '10m', ingestDelay: '0s-20s', pageSize: '100-1000', order: 'shuffled', endStyle: 'rotate', tokenTtl: '1m', faultRate: '0.1', twins: '0.01', invalidEntries: '0.05', content: 'plain', seed: '9', port: '0' },
       'tok',
     );
     expect(o).toMatchObject({
@@ -23,6 +23,7 @@ describe('mls simulate', () => {
       endStyle: 'rotate',
       tokenTtlMs: 60_000,
       twinRate: 0.01,
+      offSpecRate: 0.05,
       content: 'plain',
       seed: 9,
       port: 0,
@@ -31,7 +32,7 @@ describe('mls simulate', () => {
     const total = Object.values(o.faults as Record<string, number>).reduce((a, b) => a + b, 0);
     expect(total).toBeCloseTo(0.1);
     const d = simulatorOptionsFromFlags({}, 'tok');
-    expect(d).toMatchObject({ models: ['model-1', 'model-2', 'model-3'], port: 8080, pageSize: 500, ingestDelayMs: { min: 0, max: 0 }, content: 'python' });
+    expect(d).toMatchObject({ models: ['model-1', 'model-2', 'model-3'], port: 8080, pageSize: 500, ingestDelayMs: { min: 0, max: 0 }, content: 'python', offSpecRate: 0 });
     expect(simulatorOptionsFromFlags({ modelCount: '2', ingestDelay: '5s' }, 't')).toMatchObject({ models: ['model-1', 'model-2'], ingestDelayMs: { min: 5000, max: 5000 } });
   });
 
@@ -43,6 +44,7 @@ describe('mls simulate', () => {
     [{ order: 'random' }, /--order/],
     [{ endStyle: 'none' }, /--end-style/],
     [{ faultRate: '2' }, /--fault-rate/],
+    [{ invalidEntries: '1.5' }, /--invalid-entries must be a number between 0 and 1/],
     [{ models: 'a,,b' }, /--models/],
     [{ models: 'a', modelCount: '3' }, /--model-count/],
     [{ port: '70000' }, /--port/],
@@ -91,7 +93,7 @@ describe('mls simulate', () => {
     register(program);
     const cmd = program.commands.find((c) => c.name() === 'simulate')!;
     const flags = cmd.options.map((o) => o.long);
-    for (const f of ['--host', '--port', '--models', '--model-count', '--rate', '--history', '--ingest-delay', '--page-size', '--order', '--end-style', '--token-ttl', '--fault-rate', '--twins', '--seed']) {
+    for (const f of ['--host', '--port', '--models', '--model-count', '--rate', '--history', '--ingest-delay', '--page-size', '--order', '--end-style', '--token-ttl', '--fault-rate', '--twins', '--invalid-entries', '--seed']) {
       expect(flags).toContain(f);
     }
   });

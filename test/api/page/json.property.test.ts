@@ -1,12 +1,14 @@
 // Generated response bodies for the logs operation: well-formed pages of every shape the
-// spec allows, and bodies broken in every way a real service or proxy can break them.
-// The parser never crashes: it throws ApiProtocolError, or it returns exactly the entries
-// of the body. Every run is counted as accepted or rejected.
+// spec allows, pages with an off-spec entry, and bodies broken in every way a real service
+// or proxy can break them. The parser never crashes: it throws ApiProtocolError, or it
+// returns exactly the entries of the body, each off-spec one kept with its fields as text
+// and its reason. Every run is counted as accepted or rejected.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { ApiProtocolError } from '../../../src/api/errors.js';
-import { parseLogsBody } from '../../../src/api/page/json.js';
-import { TOKEN, arbitrary, broken, reference, wellFormed } from './wire-arbitraries.js';
+import { ObjectsPage, parseLogsBody } from '../../../src/api/page/json.js';
+import { entryTimeNs } from '../../../src/time/timestamp.js';
+import { TOKEN, arbitrary, broken, offSpecEntry, reference, wellFormed } from './wire-arbitraries.js';
 
 const RUNS = 10_000;
 
@@ -19,7 +21,7 @@ describe('parseLogsBody over generated bodies', () => {
     const scrub = (text: string) => text.split(TOKEN).join('[REDACTED]');
 
     fc.assert(
-      fc.property(fc.oneof({ weight: 3, arbitrary: wellFormed }, { weight: 4, arbitrary: broken }, { weight: 3, arbitrary: arbitrary }), (c) => {
+      fc.property(fc.oneof({ weight: 3, arbitrary: wellFormed }, { weight: 2, arbitrary: offSpecEntry }, { weight: 3, arbitrary: broken }, { weight: 3, arbitrary: arbitrary }), (c) => {
         runs++;
         const tally = byCategory.get(c.category) ?? { accepted: 0, rejected: 0 };
         byCategory.set(c.category, tally);
@@ -57,6 +59,10 @@ describe('parseLogsBody over generated bodies', () => {
           expect(error, `the reference accepts this body: ${c.body.slice(0, 200)}`).toBeUndefined();
           expect(result!.entries).toEqual(want!.entries);
           expect(result!.nextToken).toBe(want!.nextToken);
+          // the page's codes: the reference's, with a string time that does not parse as code 2
+          const codes = new ObjectsPage(result!.entries, result!.nextToken, result!.offSpec).keys(new BigInt64Array(want!.entries.length), new Float64Array(want!.entries.length));
+          const wanted = want!.codes.map((code, i) => (code === 0 || code > 2) && entryTimeNs(want!.entries[i]!.time) === undefined ? 2 : code);
+          expect([...(codes ?? wanted.map(() => 0))]).toEqual(wanted);
         } else {
           expect(result, `the reference rejects this body: ${c.body.slice(0, 200)}`).toBeUndefined();
         }
@@ -79,5 +85,8 @@ describe('parseLogsBody over generated bodies', () => {
     expect(byCategory.get('well-formed')!.rejected).toBe(0);
     expect(byCategory.get('truncated')!.accepted).toBe(0);
     expect(byCategory.get('html')!.accepted).toBe(0);
+    // an off-spec entry never stops its page
+    expect(byCategory.get('bad entry field')!.rejected).toBe(0);
+    expect(byCategory.get('entry not an object')!.rejected).toBe(0);
   });
 });

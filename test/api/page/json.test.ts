@@ -1,8 +1,9 @@
-// The JSON path of the page parser: JSON.parse and the full validation of a logs body.
+// The plain reader of a logs page: JSON.parse and the validation of a logs body; an
+// off-spec entry is kept, its fields as text, with the reason.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { ApiProtocolError } from '../../../src/api/errors.js';
-import { parseLogsBody } from '../../../src/api/page/json.js';
+import { fieldText, parseLogsBody, readJsonPage } from '../../../src/api/page/json.js';
 import { protocolError } from '../helpers.js';
 
 const entry = { time: '2024-05-01T12:00:00.5Z', log: 'hello', stream: 'stdout' };
@@ -32,11 +33,6 @@ describe('parseLogsBody', () => {
     ['{"status":"error","details":"boom"}', /status "error"/],
     ['{"status":"success"}', /no "details" array/],
     ['{"status":"success","details":{}}', /no "details" array/],
-    ['{"status":"success","details":[null]}', /details\[0\] that is not an object/],
-    ['{"status":"success","details":[["a"]]}', /details\[0\] that is not an object/],
-    ['{"status":"success","details":[{"time":1,"log":"","stream":"stdout"}]}', /details\[0\]\.time/],
-    ['{"status":"success","details":[{"time":"t","stream":"stdout"}]}', /details\[0\]\.log/],
-    ['{"status":"success","details":[{"time":"t","log":"x","stream":null}]}', /details\[0\]\.stream/],
     ['{"status":"success","details":[],"next_token":42}', /next_token.*number/],
     ['{"status":"success","details":[],"next_token":{}}', /next_token.*object/],
   ])('refuses %s', (body, message) => {
@@ -44,6 +40,34 @@ describe('parseLogsBody', () => {
     expect(err.message).toMatch(message);
     expect(err.status).toBe(200);
     expect(err.excerpt).toBe(body.slice(0, 200));
+  });
+
+  it('keeps an off-spec entry with its fields as text and the reason, beside the valid ones', () => {
+    const body = JSON.stringify({
+      status: 'success',
+      details: [entry, null, 'a bare string', { time: 17, log: 'x', stream: 'stdout' }, { time: entry.time, log: { msg: 'hi' }, stream: 'stdout' }, { time: entry.time, log: 'y' }, { time: 'soon', log: null, stream: 'stderr' }],
+    });
+    const page = readJsonPage(Buffer.from(body), 200, {});
+    expect(page.entries).toEqual([
+      entry,
+      { time: '', log: 'null', stream: '' },
+      { time: '', log: 'a bare string', stream: '' },
+      { time: '17', log: 'x', stream: 'stdout' },
+      { time: entry.time, log: '{"msg":"hi"}', stream: 'stdout' },
+      { time: entry.time, log: 'y', stream: '' },
+      { time: 'soon', log: 'null', stream: 'stderr' },
+    ]);
+    const times = new BigInt64Array(7);
+    // not_an_object (1), time_unparsable (2: a number, or a string that is no time, before the log), stream (3), log (4)
+    expect([...page.keys(times, new Float64Array(7))!]).toEqual([0, 1, 1, 2, 4, 3, 2]);
+    expect(times[4]).toBe(times[0]);
+  });
+
+  it('writes a field that is not a string as its JSON, the same whatever the stack, and a missing one as ""', () => {
+    expect([fieldText(undefined), fieldText(null), fieldText(-0.5), fieldText(true), fieldText([1, { a: 'b' }])]).toEqual(['', 'null', '-0.5', 'true', '[1,{"a":"b"}]']);
+    const deep = (n: number): unknown => JSON.parse('['.repeat(n) + ']'.repeat(n));
+    expect(fieldText(deep(64))).toBe('['.repeat(64) + ']'.repeat(64));
+    for (const n of [65, 10_000]) expect(fieldText(deep(n))).toBe('[a JSON value nested deeper than 64 levels]');
   });
 
   it('accepts every valid body and returns exactly its entries and token', () => {

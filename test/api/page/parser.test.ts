@@ -1,12 +1,12 @@
-// The page parser's order of readers: the kernel, then the JavaScript scanner, then
-// JSON.parse with the full validation; where each page ends up, what a forced first reader
-// does, and a kernel that does not load (said once, with its reason; the scanner reads on).
-import { describe, expect, it } from 'vitest';
+// The page parser: the scanner reads the usual page, JSON.parse every body the scanner
+// leaves (a key given twice, an off-spec entry, a malformed body, which it explains), and
+// MLS_PAGE_PARSER=json (or the option) sends every page to JSON.parse.
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ApiProtocolError } from '../../../src/api/errors.js';
 import { ConfigError } from '../../../src/errors.js';
-import { KernelUnavailable } from '../../../src/api/page/kernel/page-kernel.js';
-import { createPageParser, pagePathFromEnv } from '../../../src/api/page/index.js';
-import type { PagePath } from '../../../src/api/types.js';
+import { createPageParser } from '../../../src/api/page/index.js';
+import { ObjectsPage } from '../../../src/api/page/json.js';
+import { ScannedPage } from '../../../src/api/page/scanned-page.js';
 import { preparePage } from '../../../src/poller/prepare.js';
 
 const ENTRIES = [
@@ -15,91 +15,66 @@ const ENTRIES = [
   { time: 'not a time', stream: 'stdout', log: 'kept with its text' },
 ];
 const BODY = Buffer.from(JSON.stringify({ status: 'success', details: ENTRIES, next_token: 'n-2' }));
-/** Valid JSON the scanners leave to JSON.parse: a key given twice (JSON.parse keeps the last). */
+/** Valid JSON the scanner leaves to JSON.parse: a key given twice (JSON.parse keeps the last). */
 const DUPLICATE_KEY = Buffer.from('{"status":"success","details":[{"time":"2026-11-23T10:00:00Z","log":"first","log":"second","stream":"stdout"}]}');
+const WINDOW_FROM_MS = 1_790_000_000_000;
 
-/** What the journal gets from a page: times, hashes, the bad-time count and every line. */
-function journalView(first: PagePath, body: Buffer): unknown {
-  const { page, badTimes, badExample } = preparePage(createPageParser({ first })(body, 200), 1_790_000_000_000);
+/** What the journal gets from a page: times, hashes, reasons and every line. */
+function journalView(json: boolean, body: Buffer): unknown {
+  const page = preparePage(createPageParser({ json })(body, 200), WINDOW_FROM_MS);
   const all = Uint32Array.from({ length: page.length }, (_, i) => i);
   const legacy = Array.from({ length: page.length }, (_, i) => page.legacyHash(i));
-  return { times: [...page.timesNs], hashes: [...page.hashes], legacy, badTimes, badExample, lines: page.render('m-1', all, page.length).toString('utf8') };
+  return { times: [...page.timesNs], hashes: [...page.hashes], legacy, invalid: page.invalid && [...page.invalid], lines: page.render('m-1', all, page.length).toString('utf8') };
 }
 
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
 describe('createPageParser', () => {
-  it.each([
-    ['kernel', 'kernel'],
-    ['javascript', 'javascript'],
-    ['json', 'json'],
-  ] as const)('reads a page with the reader it starts at, %s, and says so', (first, path) => {
-    const page = createPageParser({ first })(BODY, 200);
-    expect(page.path).toBe(path);
+  it('reads a page with the scanner, and gives the journal what JSON.parse gives', () => {
+    const page = createPageParser()(BODY, 200);
+    expect(page).toBeInstanceOf(ScannedPage);
     expect(page.entries).toEqual(ENTRIES);
     expect(page.nextToken).toBe('n-2');
+    const fromJson = journalView(true, BODY);
+    // the entry without a time: the window's start, keyed by its text, reason time_unparsable
+    expect(fromJson).toMatchObject({ invalid: [0, 0, 2] });
+    expect((fromJson as { times: bigint[] }).times[2]).toBe(BigInt(WINDOW_FROM_MS) * 1_000_000n);
+    expect(journalView(false, BODY)).toEqual(fromJson);
   });
 
-  it('gives the journal the same times, hashes and lines whichever reader it starts at', () => {
-    const fromJson = journalView('json', BODY);
-    expect(fromJson).toMatchObject({ badTimes: 1, badExample: 'not a time' });
-    expect(journalView('kernel', BODY)).toEqual(fromJson);
-    expect(journalView('javascript', BODY)).toEqual(fromJson);
+  it('hands a body the scanner leaves to JSON.parse, which reads it', () => {
+    const page = createPageParser()(DUPLICATE_KEY, 200);
+    expect(page).toBeInstanceOf(ObjectsPage);
+    expect(page.entries).toEqual([{ time: '2026-11-23T10:00:00Z', log: 'second', stream: 'stdout' }]);
   });
 
-  it('hands a body both scanners leave to JSON.parse, which reads it', () => {
-    for (const first of ['kernel', 'javascript'] as const) {
-      const page = createPageParser({ first })(DUPLICATE_KEY, 200);
-      expect(page.path).toBe('json');
-      expect(page.entries).toEqual([{ time: '2026-11-23T10:00:00Z', log: 'second', stream: 'stdout' }]);
-    }
+  it('reads a page with an off-spec entry through JSON.parse: the entry kept as text, the others as they are', () => {
+    const body = Buffer.from(JSON.stringify({ status: 'success', details: [ENTRIES[0], { ...ENTRIES[1], log: 42 }] }));
+    const page = createPageParser()(body, 200);
+    expect(page).toBeInstanceOf(ObjectsPage);
+    expect(page.entries).toEqual([ENTRIES[0], { ...ENTRIES[1], log: '42' }]);
+    expect(journalView(false, body)).toMatchObject({ invalid: [0, 4] });
   });
 
-  it('explains a malformed body through the JSON path, naming the status', () => {
+  it('explains a malformed body through JSON.parse, naming the status', () => {
     const read = createPageParser();
     expect(() => read(Buffer.from('<html>maintenance</html>'), 200)).toThrow(ApiProtocolError);
     expect(() => read(Buffer.from('<html>maintenance</html>'), 200)).toThrow(/HTTP 200\) is an HTML page/);
   });
 
-  it('gives the body back at once from the JSON path, and at release from a scanned page', () => {
-    const given: Buffer[] = [];
-    const giveBack = (b: Buffer) => given.push(b);
-    createPageParser({ first: 'json' })(BODY, 200, giveBack);
-    expect(given).toEqual([BODY]);
-    const scanned = createPageParser({ first: 'javascript' })(BODY, 200, giveBack);
-    expect(given).toHaveLength(1);
-    scanned.release();
-    scanned.release();
-    expect(given).toHaveLength(2);
-    expect(given[1]).toBe(BODY);
+  it('sends every page to JSON.parse with MLS_PAGE_PARSER=json, unless the option says otherwise', () => {
+    vi.stubEnv('MLS_PAGE_PARSER', 'json');
+    expect(createPageParser()(BODY, 200)).toBeInstanceOf(ObjectsPage);
+    expect(createPageParser({ json: false })(BODY, 200)).toBeInstanceOf(ScannedPage);
+    vi.stubEnv('MLS_PAGE_PARSER', 'javascript');
+    expect(createPageParser()(BODY, 200)).toBeInstanceOf(ScannedPage);
   });
 
-  it('says once, with the reason, that the kernel did not load, and the JavaScript scanner reads every page', () => {
-    const reasons: string[] = [];
-    const read = createPageParser({ kernel: new KernelUnavailable('page.wasm: no such file'), onKernelUnavailable: (r) => reasons.push(r) });
-    const paths = [read(BODY, 200), read(BODY, 200), read(DUPLICATE_KEY, 200), read(BODY, 200)].map((p) => p.path);
-    expect(paths).toEqual(['javascript', 'javascript', 'json', 'javascript']);
-    expect(reasons).toEqual(['page.wasm: no such file']);
-  });
-
-  it('does not load the kernel when pages start at a later reader', () => {
-    const reasons: string[] = [];
-    for (const first of ['javascript', 'json'] as const) {
-      createPageParser({ first, kernel: new KernelUnavailable('never asked'), onKernelUnavailable: (r) => reasons.push(r) })(BODY, 200);
-    }
-    expect(reasons).toEqual([]);
-  });
-});
-
-describe('pagePathFromEnv', () => {
-  it('reads MLS_PAGE_PARSER, the kernel when it is unset or empty', () => {
-    expect(pagePathFromEnv({})).toBe('kernel');
-    expect(pagePathFromEnv({ MLS_PAGE_PARSER: '' })).toBe('kernel');
-    expect(pagePathFromEnv({ MLS_PAGE_PARSER: 'kernel' })).toBe('kernel');
-    expect(pagePathFromEnv({ MLS_PAGE_PARSER: 'javascript' })).toBe('javascript');
-    expect(pagePathFromEnv({ MLS_PAGE_PARSER: 'json' })).toBe('json');
-  });
-
-  it('refuses any other value, naming the variable and the accepted values', () => {
-    expect(() => pagePathFromEnv({ MLS_PAGE_PARSER: 'wasm' })).toThrow(ConfigError);
-    expect(() => pagePathFromEnv({ MLS_PAGE_PARSER: 'wasm' })).toThrow('MLS_PAGE_PARSER must be one of kernel, javascript, json (the first reader of pages), got "wasm"');
+  it('refuses any other MLS_PAGE_PARSER, naming the variable and the accepted values', () => {
+    vi.stubEnv('MLS_PAGE_PARSER', 'kernel');
+    expect(() => createPageParser()).toThrow(ConfigError);
+    expect(() => createPageParser()).toThrow('MLS_PAGE_PARSER must be javascript (the scanner first, the default) or json (every page to JSON.parse), got "kernel"');
   });
 });

@@ -1,8 +1,51 @@
-//! The JavaScript body scanner: finds each entry's `time`, `stream` and `log` strings in a
-//! *get model logs* body's bytes (see scan.ts for what it accepts and reports). The
-//! WebAssembly kernel (kernel/page.as.ts) is the same reader with 16-byte steps; this one
-//! reads the pages the kernel cannot take, and every page where it does not load.
-import { ESCAPED, LOG, NOT_THIS_PATH, OTHER, PLAIN, STREAM, TIME, tokenValue, type NotThisPath, type Scan, type StringKind } from './scan.js';
+//! The fast reader of a *get model logs* body: finds each entry's `time`, `stream` and `log`
+//! strings as byte ranges of the body, without building an object per entry. It accepts
+//! only bodies that `JSON.parse` accepts and that json.ts reads with every entry's fields
+//! strings, and reports the same values; any other body it leaves to json.ts (a key given
+//! twice, an escaped key, an off-spec entry, a malformed body).
+//!
+//! Each string is classified so that the page can use its bytes as they are:
+//! - `PLAIN`: printable ASCII without escapes. The bytes are the value, and they are also
+//!   what `JSON.stringify` writes between the quotes.
+//! - `ESCAPED`: ASCII with only the escapes `JSON.stringify` itself writes (`\"`, `\\`, `\b`,
+//!   `\f`, `\n`, `\r`, `\t`). The bytes are the canonical JSON text; the value needs decoding.
+//! - `OTHER`: anything else (non-ASCII bytes, `\u` escapes, `\/`): decode with `JSON.parse`.
+
+/** Kinds of a scanned string; see the module comment. */
+export const PLAIN = 0;
+export const ESCAPED = 1;
+export const OTHER = 2;
+export type StringKind = typeof PLAIN | typeof ESCAPED | typeof OTHER;
+
+/** Fields of an entry, in the order of their spans. */
+export const TIME = 0;
+export const STREAM = 1;
+export const LOG = 2;
+
+/** The entries of a logs body, as byte ranges of the body. */
+export interface Scan {
+  /** The response body the spans point into. */
+  readonly body: Buffer;
+  readonly count: number;
+  /**
+   * Per entry, the [start, end) byte offsets of the contents (between the quotes) of its
+   * `time`, `stream` and `log` strings: six numbers per entry, at `6 * i`.
+   */
+  readonly spans: Uint32Array;
+  /** Per entry, the {@link StringKind} of `time`, `stream` and `log`: three per entry, at `3 * i`. */
+  readonly kinds: Uint8Array;
+  /** `undefined` when the service signalled the end (`next_token` absent, `null` or `""`). */
+  readonly nextToken: string | undefined;
+}
+
+/** The value of a scanned string whose contents are `body[start, end)`. */
+export function decodeString(body: Buffer, start: number, end: number, kind: StringKind): string {
+  if (kind === PLAIN) return body.toString('latin1', start, end);
+  return JSON.parse(body.toString(kind === ESCAPED ? 'latin1' : 'utf8', start - 1, end + 1)) as string;
+}
+
+/** Thrown inside the scanner for a body it leaves to json.ts. */
+const LEAVE = Symbol('leave to json.ts');
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -37,7 +80,7 @@ class Scanner {
 
   expect(c: number): void {
     this.ws();
-    if (this.b[this.pos] !== c) throw NOT_THIS_PATH;
+    if (this.b[this.pos] !== c) throw LEAVE;
     this.pos++;
   }
 
@@ -46,7 +89,7 @@ class Scanner {
     this.ws();
     const d = this.b[this.pos++];
     if (d === close) return true;
-    if (d !== 0x2c) throw NOT_THIS_PATH;
+    if (d !== 0x2c) throw LEAVE;
     return false;
   }
 
@@ -54,13 +97,13 @@ class Scanner {
   string(): number {
     this.ws();
     const b = this.b;
-    if (b[this.pos] !== QUOTE) throw NOT_THIS_PATH;
+    if (b[this.pos] !== QUOTE) throw LEAVE;
     const start = this.pos + 1;
     let p = start;
     let kind: StringKind = PLAIN;
     const n = b.length;
     for (;;) {
-      if (p >= n) throw NOT_THIS_PATH;
+      if (p >= n) throw LEAVE;
       const c = b[p]!;
       if (c === QUOTE) break;
       if (c === BACKSLASH) {
@@ -72,14 +115,14 @@ class Scanner {
           kind = OTHER;
           p += 2;
         } else if (e === 0x75) {
-          for (let k = 2; k < 6; k++) if (!isHex(b[p + k])) throw NOT_THIS_PATH;
+          for (let k = 2; k < 6; k++) if (!isHex(b[p + k])) throw LEAVE;
           kind = OTHER;
           p += 6;
         } else {
-          throw NOT_THIS_PATH;
+          throw LEAVE;
         }
       } else if (c < 0x20) {
-        throw NOT_THIS_PATH; // raw control characters are not valid JSON
+        throw LEAVE; // raw control characters are not valid JSON
       } else {
         if (c >= 0x80) kind = OTHER;
         p++;
@@ -100,7 +143,7 @@ class Scanner {
 
   /** Skips any JSON value, checking its grammar. */
   skipValue(depth = 0): void {
-    if (depth > 64) throw NOT_THIS_PATH;
+    if (depth > 64) throw LEAVE;
     this.ws();
     const b = this.b;
     const c = b[this.pos];
@@ -136,7 +179,7 @@ class Scanner {
   }
 
   literal(word: string): void {
-    for (let i = 0; i < word.length; i++) if (this.b[this.pos + i] !== word.charCodeAt(i)) throw NOT_THIS_PATH;
+    for (let i = 0; i < word.length; i++) if (this.b[this.pos + i] !== word.charCodeAt(i)) throw LEAVE;
     this.pos += word.length;
   }
 
@@ -147,16 +190,16 @@ class Scanner {
     if (b[p] === 0x2d) p++;
     if (b[p] === 0x30) p++;
     else if (isDigit(b[p]) && b[p] !== 0x30) while (isDigit(b[p])) p++;
-    else throw NOT_THIS_PATH;
+    else throw LEAVE;
     if (b[p] === 0x2e) {
       p++;
-      if (!isDigit(b[p])) throw NOT_THIS_PATH;
+      if (!isDigit(b[p])) throw LEAVE;
       while (isDigit(b[p])) p++;
     }
     if (b[p] === 0x65 || b[p] === 0x45) {
       p++;
       if (b[p] === 0x2b || b[p] === 0x2d) p++;
-      if (!isDigit(b[p])) throw NOT_THIS_PATH;
+      if (!isDigit(b[p])) throw LEAVE;
       while (isDigit(b[p])) p++;
     }
     this.pos = p;
@@ -195,13 +238,13 @@ function scanDetails(s: Scanner, out: { spans: Uint32Array; kinds: Uint8Array })
     s.expect(0x7b);
     let seen = 0;
     s.ws();
-    if (b[s.pos] === 0x7d) throw NOT_THIS_PATH; // no fields: let the parser name the missing one
+    if (b[s.pos] === 0x7d) throw LEAVE; // no fields: let the parser name the missing one
     for (;;) {
       const k = s.string();
       const field = s.is(k, KEY_TIME) ? TIME : s.is(k, KEY_STREAM) ? STREAM : s.is(k, KEY_LOG) ? LOG : -1;
       s.expect(0x3a);
       if (field >= 0) {
-        if (seen & (1 << field)) throw NOT_THIS_PATH; // JSON.parse keeps the last one; rare enough to leave to it
+        if (seen & (1 << field)) throw LEAVE; // JSON.parse keeps the last one; rare enough to leave to it
         seen |= 1 << field;
         const start = s.string();
         out.spans[6 * n + 2 * field] = start;
@@ -212,7 +255,7 @@ function scanDetails(s: Scanner, out: { spans: Uint32Array; kinds: Uint8Array })
       }
       if (s.closes(0x7d)) break;
     }
-    if (seen !== 7) throw NOT_THIS_PATH;
+    if (seen !== 7) throw LEAVE;
     n++;
     if (s.closes(0x5d)) return n;
   }
@@ -220,10 +263,10 @@ function scanDetails(s: Scanner, out: { spans: Uint32Array; kinds: Uint8Array })
 
 /**
  * Scans a *get model logs* body (of a 2xx response).
- * @returns the entries' spans, or {@link NOT_THIS_PATH} for a body the scanner leaves to
- * `JSON.parse` and the full validation (which then read it or explain what is wrong with it).
+ * @returns the entries' spans, or `undefined` for a body the scanner leaves to json.ts
+ * (which then reads it or explains what is wrong with it).
  */
-export function scanInJs(body: Buffer): Scan | NotThisPath {
+export function scanPage(body: Buffer): Scan | undefined {
   const s = new Scanner(body);
   // Sized for entries of about 128 bytes (they grow if the page has more), so a page rarely reallocates them.
   const capacity = Math.max(64, Math.ceil(body.length / 128));
@@ -235,27 +278,27 @@ export function scanInJs(body: Buffer): Scan | NotThisPath {
   try {
     s.expect(0x7b);
     s.ws();
-    if (body[s.pos] === 0x7d) return NOT_THIS_PATH;
+    if (body[s.pos] === 0x7d) throw LEAVE;
     for (;;) {
       const k = s.string();
       s.expect(0x3a);
       if (s.is(k, KEY_STATUS)) {
-        if (status) return NOT_THIS_PATH;
+        if (status) throw LEAVE;
         const v = s.string();
-        if (!s.is(v, SUCCESS)) return NOT_THIS_PATH;
+        if (!s.is(v, SUCCESS)) throw LEAVE;
         status = true;
       } else if (s.is(k, KEY_DETAILS)) {
-        if (count >= 0) return NOT_THIS_PATH;
+        if (count >= 0) throw LEAVE;
         count = scanDetails(s, out);
       } else if (s.is(k, KEY_NEXT_TOKEN)) {
-        if (seenToken) return NOT_THIS_PATH;
+        if (seenToken) throw LEAVE;
         seenToken = true;
         s.ws();
         if (body[s.pos] === 0x6e) {
           s.literal('null');
         } else {
           const v = s.string();
-          token = tokenValue(body, v, s.end, s.kind);
+          token = decodeString(body, v, s.end, s.kind) || undefined; // "" signals the end
         }
       } else {
         s.skipValue();
@@ -263,11 +306,10 @@ export function scanInJs(body: Buffer): Scan | NotThisPath {
       if (s.closes(0x7d)) break;
     }
     s.ws();
-    if (s.pos !== body.length) return NOT_THIS_PATH;
+    if (s.pos !== body.length || !status || count < 0) throw LEAVE;
   } catch (err) {
-    if (err === NOT_THIS_PATH) return NOT_THIS_PATH;
+    if (err === LEAVE) return undefined;
     throw err;
   }
-  if (!status || count < 0) return NOT_THIS_PATH;
   return { body, count, spans: out.spans, kinds: out.kinds, nextToken: token };
 }
