@@ -62,7 +62,7 @@ export function register(program: Command): void {
  * commands that write to the state file go through it. Without it (a path too long for a
  * socket) the daemon runs on, and those commands say why they cannot reach it.
  */
-async function startControl(daemon: Daemon, statePath: string, logger: Logger): Promise<ControlServer | undefined> {
+export async function startControl(daemon: Daemon, statePath: string, logger: Logger): Promise<ControlServer | undefined> {
   const { startControlServer } = await import('../control/server.js');
   const { controlSocketPath } = await import('../control/protocol.js');
   const ops = daemon.operations;
@@ -74,12 +74,13 @@ async function startControl(daemon: Daemon, statePath: string, logger: Logger): 
         'settings.apply': (args, emit, signal) => ops.applyRequested(args, emit, signal),
         'dlq.replay': async (args) => ops.replayDeadLetters(args),
         'dlq.purge': async (args) => ops.purgeDeadLetters(args),
+        tap: (args, emit, signal) => daemon.tap.serve(args, emit, signal),
       },
     });
     logger.info({ path: server.path }, 'control socket listening');
     return server;
   } catch (err) {
-    logger.error({ err: describeError(err) }, "no control socket: 'mls settings apply', 'mls dlq replay' and 'mls dlq purge' cannot reach this daemon");
+    logger.error({ err: describeError(err) }, "no control socket: 'mls settings apply', 'mls dlq replay', 'mls dlq purge' and 'mls tap' cannot reach this daemon");
     return undefined;
   }
 }

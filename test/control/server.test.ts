@@ -32,6 +32,7 @@ describe('control channel', () => {
           throw new UsageError('no such sink');
         },
         'dlq.purge': nothing,
+        tap: nothing,
       },
     });
     try {
@@ -52,7 +53,7 @@ describe('control channel', () => {
 
   it('refuses a request of another version or an unknown operation', async () => {
     const path = join(dir, 'b.sock');
-    const server = await startControlServer({ path, logger, handlers: { 'settings.apply': nothing, 'dlq.replay': nothing, 'dlq.purge': nothing } });
+    const server = await startControlServer({ path, logger, handlers: { 'settings.apply': nothing, 'dlq.replay': nothing, 'dlq.purge': nothing, tap: nothing } });
     try {
       const ask = (line: string) =>
         new Promise<string>((resolve) => {
@@ -75,7 +76,7 @@ describe('control channel', () => {
     const dead = createServer();
     await new Promise<void>((r) => dead.listen(path, r));
     (dead as unknown as { _handle: { close(): void } })._handle.close();
-    const server = await startControlServer({ path, logger, handlers: { 'settings.apply': nothing, 'dlq.replay': nothing, 'dlq.purge': async () => ({ purged: 3 }) } });
+    const server = await startControlServer({ path, logger, handlers: { 'settings.apply': nothing, 'dlq.replay': nothing, 'dlq.purge': async () => ({ purged: 3 }), tap: nothing } });
     try {
       expect(await (await connectControl(path, 1_000)).request('dlq.purge', {})).toEqual({ purged: 3 });
     } finally {
@@ -83,7 +84,7 @@ describe('control channel', () => {
     }
     const file = join(dir, 'd.sock');
     writeFileSync(file, 'keep me');
-    await expect(startControlServer({ path: file, logger, handlers: { 'settings.apply': nothing, 'dlq.replay': nothing, 'dlq.purge': nothing } })).rejects.toThrow(/is not a socket/);
+    await expect(startControlServer({ path: file, logger, handlers: { 'settings.apply': nothing, 'dlq.replay': nothing, 'dlq.purge': nothing, tap: nothing } })).rejects.toThrow(/is not a socket/);
   });
 
   it('closing stops a request in progress through its signal, waits for it and passes its answer on', async () => {
@@ -103,6 +104,7 @@ describe('control channel', () => {
           }),
         'dlq.replay': nothing,
         'dlq.purge': nothing,
+        tap: nothing,
       },
     });
     const conn = await connectControl(path, 1_000);
@@ -118,7 +120,7 @@ describe('control channel', () => {
 
   it('closing ends a client that connected and never sent a request, and one that sent half a line', async () => {
     const path = join(dir, 'f.sock');
-    const server = await startControlServer({ path, logger, handlers: { 'settings.apply': nothing, 'dlq.replay': nothing, 'dlq.purge': nothing } });
+    const server = await startControlServer({ path, logger, handlers: { 'settings.apply': nothing, 'dlq.replay': nothing, 'dlq.purge': nothing, tap: nothing } });
     const connect = (first: string) =>
       new Promise<{ answer: Promise<string> }>((resolve) => {
         let text = '';
