@@ -11,6 +11,9 @@ export interface ControlConnection {
    * @throws MlsError with the daemon's code and exit code when the daemon answers an error.
    */
   request(op: ControlOp, args: unknown, onEvent?: (data: unknown) => void): Promise<unknown>;
+  /** Stops reading the daemon's answers until {@link ControlConnection.resume} (the daemon then holds, or drops, what follows). */
+  pause(): void;
+  resume(): void;
   close(): void;
 }
 
@@ -82,6 +85,8 @@ function wrap(socket: Socket): ControlConnection {
         socket.write(`${JSON.stringify({ v: CONTROL_VERSION, op, args })}\n`);
       });
     },
+    pause: () => socket.pause(),
+    resume: () => socket.resume(),
     close() {
       socket.destroy();
     },
