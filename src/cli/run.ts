@@ -1,8 +1,9 @@
 //! `mls run --config F`: validates the config, then runs the daemon until SIGTERM/SIGINT.
 //! SIGHUP re-reads the config.
 import module from 'node:module';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { configOption } from './common.js';
+import type { LogFormat } from '../telemetry/logger.js';
 import type { Logger } from 'pino';
 import { ExitCode, describeError } from '../errors.js';
 import type { AdminServer } from '../admin/server.js';
@@ -16,11 +17,12 @@ export function register(program: Command): void {
     .description('run the daemon: poll every configured model and ship new entries to the sinks')
     .addOption(configOption())
     .option('--log-level <level>', 'override log.level (trace, debug, info, warn, error)')
-    .action(async (opts: { config: string; logLevel?: string }) => {
+    .addOption(logFormatOption('override log.format'))
+    .action(async (opts: { config: string; logLevel?: string; logFormat?: LogFormat }) => {
       const { loadConfig } = await import('./config.js');
       const config = await loadConfig(opts.config);
       const { createLogger } = await import('../telemetry/logger.js');
-      const logger = createLogger({ level: opts.logLevel ?? config.log.level });
+      const logger = createLogger({ level: opts.logLevel ?? config.log.level, format: opts.logFormat ?? config.log.format });
       const { Daemon } = await import('../daemon/index.js');
       const { startAdminServer, adminForReload } = await import('../admin/server.js');
       const adminLogger = logger.child({ component: 'admin' });
@@ -55,6 +57,11 @@ export function register(program: Command): void {
         },
       });
     });
+}
+
+/** `--log-format`, of `run` and `demo`. */
+export function logFormatOption(description: string): Option {
+  return new Option('--log-format <format>', `${description}: json, pretty (one readable line each) or auto (pretty on a terminal)`).choices(['json', 'pretty', 'auto']);
 }
 
 /**
