@@ -70,8 +70,7 @@ export function logFormatOption(description: string): Option {
  * socket) the daemon runs on, and those commands say why they cannot reach it.
  */
 export async function startControl(daemon: Daemon, statePath: string, logger: Logger): Promise<ControlServer | undefined> {
-  const { startControlServer } = await import('../control/server.js');
-  const { controlSocketPath } = await import('../control/protocol.js');
+  const [{ startControlServer }, { controlSocketPath }] = await Promise.all([import('../control/server.js'), import('../control/protocol.js')]);
   const ops = daemon.operations;
   try {
     const server = await startControlServer({

@@ -46,16 +46,15 @@ async function runTap(o: TapOptions, io: CommandIo): Promise<void> {
     throw new MlsError('MLS_ERR_NO_DAEMON', `no daemon answers on ${path} (${describeError(cause)}); start one with 'mls run -c ${o.config}'`, { cause });
   });
   const { signal, release } = interruption(io);
+  const done = new AbortController();
+  const over = AbortSignal.any([signal, done.signal]);
+  let why: string | undefined;
   let shown = 0;
   let dropped = 0;
-  let ended = false;
-  let end!: (why: string | undefined) => void;
-  const finished = new Promise<string | undefined>((resolve) => (end = resolve));
-  const finish = (why?: string) => {
-    if (!ended) end(why);
-    ended = true;
+  const finish = (reason?: string) => {
+    if (!over.aborted) why = reason;
+    done.abort();
   };
-  signal.addEventListener('abort', () => finish(), { once: true });
   io.stdout.on('error', () => finish()); // the reader went away (`| head`)
   const print = (e: TapEvent) => {
     dropped = e.dropped;
@@ -76,12 +75,12 @@ async function runTap(o: TapOptions, io: CommandIo): Promise<void> {
       finish('the daemon stopped');
     },
     (err: unknown) => {
-      if (ended) return; // we closed it
+      if (over.aborted) return; // we closed it
       io.setExitCode(err instanceof MlsError ? err.exitCode : 1);
       finish(describeError(err));
     },
   );
-  const why = await finished;
+  if (!over.aborted) await new Promise((resolve) => over.addEventListener('abort', resolve, { once: true }));
   conn.close();
   release();
   io.stderr.write(`mls tap: ${why === undefined ? '' : `${why}; `}${shown} records shown, ${dropped} dropped${dropped > 0 ? ' (the daemon does not wait for a tap that falls behind)' : ''}\n`);

@@ -31,75 +31,51 @@ export function register(program: Command, io: CommandIo = processIo()): void {
 async function runTop(o: TopOptions, io: CommandIo): Promise<void> {
   const [{ fetchStatusAt }, { renderFrame }] = await Promise.all([import('./status-fetch.js'), import('./top-view.js')]);
   const url = await statusUrlOf(o, io);
-  const source = `daemon at ${url.replace(/\/status$/, '')}`;
-  const fetch = () =>
-    fetchStatusAt(url).then(
-      (st) => st ?? Promise.reject(new Error('it answered /status with an error')),
-      (err: unknown) => Promise.reject(new MlsError('MLS_ERR_NO_DAEMON', `no daemon answers at ${url} (${describeError(err)}); is it running?`)),
-    );
-  if (o.once) {
-    io.stdout.write(`${renderFrame(await fetch(), { source, sort: 'trouble' })}\n`);
-    return;
-  }
-  const { createLogUpdate } = await import('log-update');
-  const draw = createLogUpdate(io.stdout as NodeJS.WriteStream);
-  const { signal, release } = interruption(io);
-  let sort: Sort = 'trouble';
-  let last: DaemonStatus = await fetch();
-  let problem: string | undefined;
-  const redraw = () => draw(renderFrame(last, { source, sort, keys: true, problem }));
-  const stdin = process.stdin;
-  const quit = new AbortController();
-  const onKey = (_: string, key: { name?: string; ctrl?: boolean } | undefined) => {
-    if (key?.name === 'q' || (key?.ctrl && key.name === 'c')) quit.abort();
-    if (key?.name === 's') {
-      sort = SORTS[(SORTS.indexOf(sort) + 1) % SORTS.length]!;
-      redraw();
-    }
+  const source = `daemon at ${url.slice(0, -'/status'.length)}`;
+  const read = async (): Promise<DaemonStatus> => {
+    const st = await fetchStatusAt(url).catch((err: unknown) => {
+      throw new MlsError('MLS_ERR_NO_DAEMON', `no daemon answers at ${url} (${describeError(err)}); is it running?`);
+    });
+    return st ?? Promise.reject(new MlsError('MLS_ERR_NO_DAEMON', `${url} answered with an error`));
   };
+  let last = await read();
+  if (o.once) return void io.stdout.write(`${renderFrame(last, { source, sort: 'trouble' })}\n`);
+  const draw = (await import('log-update')).createLogUpdate(io.stdout as NodeJS.WriteStream);
+  let sort: Sort = 'trouble';
+  let problem: string | undefined;
+  const { signal, release } = interruption(io);
+  const quit = new AbortController();
+  const stop = AbortSignal.any([signal, quit.signal]);
+  const redraw = () => stop.aborted || draw(renderFrame(last, { source, sort, keys: true, problem }));
+  const refresh = setInterval(() => {
+    read().then(
+      (st) => ((last = st), (problem = undefined), redraw()),
+      (err: unknown) => ((problem = describeError(err)), redraw()),
+    );
+  }, REFRESH_MS);
+  const onKey = (_: string, key: { name?: string; ctrl?: boolean } | undefined) => {
+    if (key?.name === 'q' || (key?.ctrl === true && key.name === 'c')) quit.abort();
+    if (key?.name === 's') sort = SORTS[(SORTS.indexOf(sort) + 1) % SORTS.length]!;
+    redraw();
+  };
+  const stdin = process.stdin;
   if (stdin.isTTY) {
     (await import('node:readline')).emitKeypressEvents(stdin);
-    stdin.setRawMode(true);
-    stdin.on('keypress', onKey);
+    stdin.setRawMode(true).on('keypress', onKey);
   }
-  const stop = AbortSignal.any([signal, quit.signal]);
-  try {
-    while (!stop.aborted) {
-      redraw();
-      await new Promise((resolve) => {
-        const timer = setTimeout(resolve, REFRESH_MS);
-        stop.addEventListener('abort', () => resolve(clearTimeout(timer)), { once: true });
-      });
-      if (stop.aborted) break;
-      try {
-        last = await fetch();
-        problem = undefined;
-      } catch (err) {
-        problem = describeError(err);
-      }
-    }
-  } finally {
-    draw.done();
-    release();
-    if (stdin.isTTY) {
-      stdin.off('keypress', onKey);
-      stdin.setRawMode(false);
-      stdin.pause();
-    }
-  }
+  redraw();
+  await new Promise((resolve) => stop.addEventListener('abort', resolve, { once: true }));
+  clearInterval(refresh);
+  draw.done();
+  release();
+  if (stdin.isTTY) stdin.off('keypress', onKey).setRawMode(false).pause();
 }
 
 /** The `/status` URL to ask: `--admin`, else the config's admin server. */
 async function statusUrlOf(o: TopOptions, io: CommandIo): Promise<string> {
   if (o.admin !== undefined) {
-    let url: URL;
-    try {
-      url = new URL(/^\w+:\/\//.test(o.admin) ? o.admin : `http://${o.admin}`);
-    } catch {
-      throw new UsageError(`--admin: not a URL: ${JSON.stringify(o.admin)}; give the admin server's address, e.g. http://127.0.0.1:9464`);
-    }
-    if (url.protocol !== 'http:') throw new UsageError(`--admin: the admin server speaks http, not ${url.protocol}`);
-    return new URL('/status', url).toString();
+    if (!URL.canParse(o.admin)) throw new UsageError(`--admin: not a URL: ${JSON.stringify(o.admin)}; give the admin server's, e.g. http://127.0.0.1:9464`);
+    return new URL('/status', o.admin).toString();
   }
   if (o.config === undefined) throw new UsageError('name the daemon: -c FILE (or MLS_CONFIG), or --admin URL');
   const [{ loadConfig }, { statusUrl }] = await Promise.all([import('./config.js'), import('./status-fetch.js')]);

@@ -119,17 +119,15 @@ export class Daemon {
       onAppend: () => this.sinks.notify(),
       onWindowDone: () => this.sinks.flushSoon(),
     });
-    this.heartbeat = new Heartbeat({
-      store,
-      metrics,
-      logger,
-      moreGauges: () => {
-        this.pollers.updateGauges();
-        this.rates.sample(this.clock.now()).catch((err: unknown) => logger.warn({ err: describeError(err) }, 'could not sample the rates of the status'));
-      },
-    });
+    this.heartbeat = new Heartbeat({ store, metrics, logger, moreGauges: () => this.everySecond() });
     this.operations = new DaemonOperations({ store, client, logger, config: () => this.config, notifySinks: () => this.sinks.notify() });
     metrics.setLagSource(() => modelLags(this.store, this.config.models, this.clock.now()));
+  }
+
+  /** The heartbeat's work besides the journal gauges. */
+  private everySecond(): void {
+    this.pollers.updateGauges();
+    this.rates.sample(this.clock.now()).catch((err: unknown) => this.logger.warn({ err: describeError(err) }, 'could not sample the rates of the status'));
   }
 
   #modelIds: { config: Config; ids: ReadonlySet<string> } | undefined;

@@ -27,7 +27,7 @@ export type RateKind = keyof ReturnType<typeof sources>;
 export class RecentRates {
   /** Per series: its value at each of the last {@link SLOTS} samples (a ring), while it moves. */
   readonly #moving = new Map<string, Float64Array>();
-  readonly #last = new Map<string, number>();
+  #last = new Map<string, number>();
   readonly #times = new Float64Array(SLOTS);
   #samples = 0;
 
@@ -47,13 +47,15 @@ export class RecentRates {
     const slot = this.#samples % SLOTS;
     this.#times[slot] = nowMs;
     this.#samples++;
+    const previous = this.#last;
+    this.#last = totals;
+    for (const key of this.#moving.keys()) if (!totals.has(key)) this.#moving.delete(key);
     for (const [key, value] of totals) {
       // A series that appears after the first sample is new: it started at 0.
-      const last = this.#last.get(key) ?? (this.#samples > 1 ? 0 : undefined);
-      this.#last.set(key, value);
+      const last = previous.get(key) ?? (this.#samples > 1 ? 0 : value);
       let ring = this.#moving.get(key);
       if (ring === undefined) {
-        if (last === undefined || last === value) continue;
+        if (last === value) continue;
         ring = new Float64Array(SLOTS).fill(last);
         this.#moving.set(key, ring);
       }
@@ -61,17 +63,10 @@ export class RecentRates {
       // Still for a whole window: its rate is 0 without samples.
       if (ring.every((v) => v === value)) this.#moving.delete(key);
     }
-    for (const key of this.#last.keys()) {
-      if (!totals.has(key)) {
-        this.#last.delete(key);
-        this.#moving.delete(key);
-      }
-    }
   }
 
-  /** Per second over the window (0 for a series that did not move; undefined before two samples). */
-  perSecond(kind: RateKind, name: string): number | undefined {
-    if (this.#samples < 2) return undefined;
+  /** Per second over the window (0 for a series that did not move, and before two samples). */
+  perSecond(kind: RateKind, name: string): number {
     const newest = (this.#samples - 1) % SLOTS;
     const oldest = this.#samples < SLOTS ? 0 : this.#samples % SLOTS;
     const ring = this.#moving.get(`${kind}\u0000${name}`);

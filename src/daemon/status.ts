@@ -87,7 +87,7 @@ export interface StatusContext {
   /** What a running daemon adds to each model and sink: rates, pauses, batches in flight. */
   live?: {
     windowSeconds: number;
-    perSecond(kind: RateKind, name: string): number | undefined;
+    perSecond(kind: RateKind, name: string): number;
     paused(model: string): boolean;
     journalFull: boolean;
     sinks: ReadonlyMap<string, { inFlightEntries: number; retries: number }>;
@@ -114,7 +114,7 @@ export function buildStatus(store: StatusStore, nowMs: number, ctx: StatusContex
         window: c.window ? { fromMs: c.window.fromMs, toMs: c.window.toMs, hasToken: c.window.nextToken !== undefined } : undefined,
         lastError: ctx.modelErrors?.get(c.modelId),
         ...(windows ? { windowSplits: windows.splits, abandonedWindows: windows.abandoned } : {}),
-        ...(live && { paused: live.paused(c.modelId), entriesPerSecond: live.perSecond('entries', c.modelId), requestsPerMinute: perMinute(live.perSecond('requests', c.modelId)) }),
+        ...(live && { paused: live.paused(c.modelId), entriesPerSecond: live.perSecond('entries', c.modelId), requestsPerMinute: live.perSecond('requests', c.modelId) * 60 }),
       };
     }),
     sinks: store.listSinks().map((s) => ({
@@ -132,10 +132,6 @@ export function buildStatus(store: StatusStore, nowMs: number, ctx: StatusContex
     journal: { ...size, lastSeq, ...(live && { full: live.journalFull }) },
     ...(live && { ratesWindowSeconds: live.windowSeconds }),
   };
-}
-
-function perMinute(perSecond: number | undefined): number | undefined {
-  return perSecond === undefined ? undefined : perSecond * 60;
 }
 
 function failingSeconds(sinceMs: number | undefined, nowMs: number): number | undefined {

@@ -10,14 +10,6 @@ import { LEVELS, LEVEL_INDEX } from '../processing/types.js';
 import { UsageError } from '../errors.js';
 import { configErrorMap, formatProblem, issuesToProblems } from '../config/problems.js';
 
-/** What a tap asks for; each given field narrows what it gets. */
-export interface TapFilter {
-  model?: string;
-  sink?: string;
-  /** Records of this level or more severe (records without a level are left out). */
-  level?: (typeof LEVELS)[number];
-}
-
 /** One event of a tap: records of one sink as NDJSON lines, and the records the client lost so far. */
 export interface TapEvent {
   sink: string;
@@ -31,13 +23,15 @@ export interface TapEvent {
  */
 export type TapSend = (event: TapEvent) => boolean;
 
+/** What a tap asks for; each given field narrows what it gets (`level`: that level or more severe; records without one are left out). */
+const filterSchema = z.strictObject({ model: z.string().min(1).optional(), sink: z.string().min(1).optional(), level: z.enum(LEVELS).optional() });
+type TapFilter = z.infer<typeof filterSchema>;
+
 interface TapClient {
   filter: TapFilter;
   send: TapSend;
   dropped: number;
 }
-
-const filterSchema = z.strictObject({ model: z.string().min(1).optional(), sink: z.string().min(1).optional(), level: z.enum(LEVELS).optional() });
 
 /** One line of a batch, with its model and (read only when a client filters on it) its level. */
 interface TapLine {
