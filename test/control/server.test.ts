@@ -137,4 +137,37 @@ describe('control channel', () => {
     await server.close(); // without the fix, this waits for the clients for ever
     for (const client of [idle, half]) expect(JSON.parse(await client.answer)).toMatchObject({ type: 'error', message: expect.stringContaining('the daemon is stopping') });
   });
+
+  it('holds a bounded amount for a client that does not read (emit says what it did not send), and closing is not held by it', async () => {
+    const path = join(dir, 'g.sock');
+    const sent: boolean[] = [];
+    let flooded!: () => void;
+    const isFlooded = new Promise<void>((r) => (flooded = r));
+    const big = 'x'.repeat(64 * 1024);
+    const server = await startControlServer({
+      path,
+      logger,
+      handlers: {
+        'settings.apply': nothing,
+        'dlq.replay': nothing,
+        'dlq.purge': nothing,
+        tap: (_args, emit, signal) =>
+          new Promise((resolve) => {
+            // far more than a socket buffer and the bound together
+            for (let i = 0; i < 200; i++) sent.push(emit(big));
+            flooded();
+            signal.addEventListener('abort', () => resolve({ dropped: sent.filter((x) => !x).length }));
+          }),
+      },
+    });
+    // connects, asks, and never reads a byte
+    const stalled = createConnection(path, () => stalled.write('{"v":1,"op":"tap","args":{}}\n'));
+    stalled.pause();
+    stalled.on('error', () => {});
+    await isFlooded;
+    expect(sent.slice(0, 5)).toEqual([true, true, true, true, true]);
+    expect(sent.filter((x) => !x).length).toBeGreaterThan(150);
+    await server.close(); // without the cut, this waits for the client for ever
+    stalled.destroy();
+  });
 });
