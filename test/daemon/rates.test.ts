@@ -49,15 +49,16 @@ describe('recent rates', () => {
     const metrics = new Metrics({ processMetrics: false });
     const rates = new RecentRates(metrics);
     await rates.sample(0);
-    for (let s = 1; s <= 3; s++) {
+    for (let s = 1; s <= 14; s++) {
       metrics.initModel('gone').entriesNew.inc(10);
       await rates.sample(s * 1000);
     }
+    expect(rates.perSecond('entries', 'gone')).toBeCloseTo(10);
     metrics.removeModel('gone');
-    await rates.sample(4000);
+    await rates.sample(15_000);
     expect(rates.perSecond('entries', 'gone')).toBe(0);
     metrics.initModel('gone').entriesNew.inc(8);
-    await rates.sample(5000);
-    expect(rates.perSecond('entries', 'gone')).toBeCloseTo(8 / 5);
+    await rates.sample(16_000);
+    expect(rates.perSecond('entries', 'gone')).toBeCloseTo(8 / RATE_WINDOW_SECONDS);
   });
 });
