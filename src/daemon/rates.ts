@@ -24,17 +24,10 @@ function sources(m: Metrics): Record<RateKind, { metrics: ReadonlyArray<Counter<
   };
 }
 
-/** The samples of one kind of series, by name. */
-interface Series {
-  /** Each series' value at the last sample. */
-  last: Map<string, number>;
-  /** Each series' values at the last {@link SLOTS} samples (a ring), while it moves. */
-  moving: Map<string, Float64Array>;
-}
-
 /** The last window of samples of every series. */
 export class RecentRates {
-  readonly #series = new Map<RateKind, Series>();
+  /** Per kind, by name: each series' value at the last sample, and its values at the last {@link SLOTS} samples (a ring) while it moves. */
+  readonly #series = new Map<RateKind, { last: Map<string, number>; moving: Map<string, Float64Array> }>();
   readonly #times = new Float64Array(SLOTS);
   #samples = 0;
 
@@ -53,7 +46,7 @@ export class RecentRates {
           totals.set(name, (totals.get(name) ?? 0) + value);
         }
       }
-      const series: Series = this.#series.get(kind) ?? { last: new Map(), moving: new Map() };
+      const series = this.#series.get(kind) ?? { last: new Map<string, number>(), moving: new Map<string, Float64Array>() };
       this.#series.set(kind, { last: totals, moving: series.moving });
       for (const name of series.moving.keys()) if (!totals.has(name)) series.moving.delete(name);
       for (const [name, value] of totals) {
