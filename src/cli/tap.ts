@@ -6,14 +6,13 @@
 import { Option, type Command } from 'commander';
 import { configOption, interruption, processIo, runCommand, type CommandIo } from './common.js';
 import { MlsError, UsageError, describeError } from '../errors.js';
-import { LEVELS } from '../processing/types.js';
 import type { TapEvent } from '../delivery/tap.js';
 
 interface TapOptions {
   config: string;
   model?: string;
   sink?: string;
-  level?: (typeof LEVELS)[number];
+  level?: string;
   limit?: number;
   output: 'ndjson' | 'text';
 }
@@ -26,7 +25,7 @@ export function register(program: Command, io: CommandIo = processIo()): void {
     .addOption(configOption())
     .option('--model <id>', "only this model's records")
     .option('--sink <name>', 'only what this sink gets (without it, each line names its sink)')
-    .addOption(new Option('--level <level>', 'only records of this level or more severe').choices(LEVELS))
+    .option('--level <level>', 'only records of this level or more severe: trace, debug, info, warn, error or fatal')
     .option('--limit <n>', 'exit after this many records', (v) => {
       if (!/^[1-9]\d*$/.test(v)) throw new UsageError(`--limit: expected a positive whole number, got ${JSON.stringify(v)}`);
       return Number(v);
@@ -36,7 +35,8 @@ export function register(program: Command, io: CommandIo = processIo()): void {
 }
 
 async function runTap(o: TapOptions, io: CommandIo): Promise<void> {
-  const [{ loadConfig }, { connectControl }, { controlSocketPath }] = await Promise.all([import('./config.js'), import('../control/client.js'), import('../control/protocol.js')]);
+  const [{ loadConfig }, { connectControl }, { controlSocketPath }, { LEVELS }] = await Promise.all([import('./config.js'), import('../control/client.js'), import('../control/protocol.js'), import('../processing/types.js')]);
+  if (o.level !== undefined && !(LEVELS as readonly string[]).includes(o.level)) throw new UsageError(`--level: expected one of ${LEVELS.join(', ')}, got ${JSON.stringify(o.level)}`);
   const config = await loadConfig(o.config, io.env);
   const sinks = config.sinks.map((s) => s.name);
   if (o.sink !== undefined && !sinks.includes(o.sink)) throw new UsageError(`--sink: ${o.sink} is not a sink of ${o.config}; its sinks: ${sinks.join(', ')}`);
