@@ -36,6 +36,25 @@ export function processIo(): CommandIo {
   };
 }
 
+/**
+ * What stops a long-running command: `io.signal`, else SIGINT or SIGTERM. Call `release`
+ * when the command ends (it lets go of the signal handlers).
+ */
+export function interruption(io: CommandIo): { signal: AbortSignal; release(): void } {
+  if (io.signal !== undefined) return { signal: io.signal, release: () => {} };
+  const controller = new AbortController();
+  const stop = (): void => controller.abort(new Error('interrupted'));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  return {
+    signal: controller.signal,
+    release() {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+    },
+  };
+}
+
 /** The connection options as commander parses them. */
 export interface ApiCliOptions {
   /** The config file whose `api` section gives the defaults of the others. */

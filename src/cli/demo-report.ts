@@ -2,7 +2,7 @@
 //! truth (every settled entry once in the raw sink, every settled line once in the processed
 //! records), and what processing made of the model output: levels, tracebacks kept whole, a
 //! traceback and a JSON line as they were shipped.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** One line of a demo file. */
@@ -101,17 +101,7 @@ function compare(want: readonly string[], got: readonly string[]): { missing: nu
 }
 
 function readTree(dir: string): { files: number; records: ShippedRecord[] } {
-  const out = { files: 0, records: [] as ShippedRecord[] };
-  const walk = (d: string) => {
-    for (const name of readdirSync(d)) {
-      const p = join(d, name);
-      if (statSync(p).isDirectory()) walk(p);
-      else if (name.endsWith('.ndjson')) {
-        out.files++;
-        for (const line of readFileSync(p, 'utf8').split('\n')) if (line !== '') out.records.push(JSON.parse(line) as ShippedRecord);
-      }
-    }
-  };
-  walk(dir);
-  return out;
+  const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.ndjson'));
+  const lines = files.flatMap((name) => readFileSync(join(dir, name), 'utf8').split('\n'));
+  return { files: files.length, records: lines.filter((line) => line !== '').map((line) => JSON.parse(line) as ShippedRecord) };
 }

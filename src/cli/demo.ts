@@ -1,12 +1,17 @@
 //! `mls demo`: starts the embedded simulator with a few models and runs the daemon
 //! against it with two file sinks under ./demo-out/ (records with the default processing, and
 //! raw entries), showing a live progress line. At the end it compares what was shipped with
-//! what the simulator served, and shows what processing made of the models' output.
+//! what the simulator served, and shows what processing made of the models' output. It
+//! writes the config it runs into the output folder and opens its admin server and control
+//! socket, so that `mls top` and `mls tap` can watch it. Its own lines and the daemon's log
+//! lines (readable ones, unless asked otherwise) never share a line.
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { demoReport } from './demo-report.js';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
+import { logFormatOption } from './run.js';
+import type { LogFormat } from '../telemetry/logger.js';
 import { parseDuration, formatDuration } from '../time/duration.js';
 import { UsageError } from '../errors.js';
 import { CONTENT_PROFILES } from './simulate.js';
@@ -22,6 +27,7 @@ interface DemoOptions {
   models: string;
   rate: string;
   content: string;
+  logFormat: LogFormat;
 }
 
 /** Adds `mls demo`. */
@@ -34,6 +40,7 @@ export function register(program: Command): void {
     .option('--models <n>', 'number of simulated models', '3')
     .option('--rate <n>', 'log entries per second per model', '20')
     .option('--content <profile>', 'what the models write: python (a Python model server, one line per entry) or plain', 'python')
+    .addOption(logFormatOption("the daemon's log lines").default('pretty'))
     .action(async (opts: DemoOptions) => {
       const durationMs = opts.duration === undefined ? undefined : parseDuration(opts.duration);
       if (opts.duration !== undefined && durationMs === undefined) throw new UsageError(`--duration: "${opts.duration}" is not a duration; use e.g. 30s, 5m`);
@@ -42,18 +49,30 @@ export function register(program: Command): void {
       if (!Number.isInteger(modelCount) || modelCount < 1 || modelCount > 100) throw new UsageError('--models must be an integer from 1 to 100');
       if (!Number.isFinite(rate) || rate <= 0) throw new UsageError('--rate must be a positive number');
       if (!(CONTENT_PROFILES as readonly string[]).includes(opts.content)) throw new UsageError(`--content must be one of ${CONTENT_PROFILES.join(', ')}, got ${JSON.stringify(opts.content)}`);
-      await runDemo({ out: resolve(opts.out), durationMs, modelCount, rate, content: opts.content as ContentProfile });
+      await runDemo({ out: resolve(opts.out), durationMs, modelCount, rate, content: opts.content as ContentProfile, logFormat: opts.logFormat });
     });
 }
 
-async function runDemo(o: { out: string; durationMs: number | undefined; modelCount: number; rate: number; content: ContentProfile }): Promise<void> {
+async function runDemo(o: { out: string; durationMs: number | undefined; modelCount: number; rate: number; content: ContentProfile; logFormat: LogFormat }): Promise<void> {
   prepareOutDir(o.out);
-  const [{ Daemon }, { startSimulator }, { StateReader }, { createLogger }] = await Promise.all([
+  const [{ Daemon }, { startSimulator }, { StateReader }, { createLogger }, { startAdminServer }, { startControl }, { dump }, { createLogUpdate }] = await Promise.all([
     import('../daemon/index.js'),
     import('../simulator/index.js'),
     import('../journal/reader.js'),
     import('../telemetry/logger.js'),
+    import('../admin/server.js'),
+    import('./run.js'),
+    import('js-yaml'),
+    import('log-update'),
   ]);
+  // On a terminal the progress line stays at the bottom, each log line written above it.
+  const draw = process.stderr.isTTY ? createLogUpdate(process.stderr) : undefined;
+  let progressLine = '';
+  const logger = createLogger({
+    level: process.env.MLS_LOG_LEVEL ?? 'warn',
+    format: o.logFormat,
+    destination: draw ? { write: (line: string) => (draw.persist(line.trimEnd()), progressLine && draw(progressLine)) } : 2,
+  });
   const token = `demo-${randomBytes(12).toString('hex')}`;
   const models = Array.from({ length: o.modelCount }, (_, i) => `demo-model-${i + 1}`);
   const sim = await startSimulator({
@@ -72,35 +91,45 @@ async function runDemo(o: { out: string; durationMs: number | undefined; modelCo
     faults: { error500: 0.02, error503: 0.01, truncated: 0.01 },
   });
   const { parseConfig } = await import('./config.js');
-  const config = parseConfig(
-    {
-      api: { base_url: sim.url, token, retry: { deadline: '30s' } },
-      state: { path: join(o.out, 'state.db') },
-      poll: { interval: '2s', lookback: '30s', settle: '1s', start_at: '-2m', max_window: '10m', concurrency: 4, rate_limit: 'none', reread: { mode: 'sparse', ages: [`${REREAD_AGE_MS}ms`] } },
-      models: models.map((id) => ({ id })),
-      sinks: [
-        { name: 'demo-records', type: 'file', path: join(o.out, 'records', '{model_id}', '%Y-%m-%d.ndjson') },
-        { name: 'demo-raw', type: 'file', raw: true, path: join(o.out, 'raw', '{model_id}', '%Y-%m-%d.ndjson') },
-      ],
-      shutdown_timeout: '10s',
-    },
-    { baseDir: process.cwd(), env: process.env },
-  );
-  const logger = createLogger({ level: process.env.MLS_LOG_LEVEL ?? 'warn' });
-  const daemon = await Daemon.start({ config, logger });
+  const admin = await startAdminServer({ listen: '127.0.0.1:0', maxLagMs: 300_000, logger });
+  const raw = {
+    api: { base_url: sim.url, token, retry: { deadline: '30s' } },
+    state: { path: join(o.out, 'state.db') },
+    poll: { interval: '2s', lookback: '30s', settle: '1s', start_at: '-2m', max_window: '10m', concurrency: 4, rate_limit: 'none', reread: { mode: 'sparse', ages: [`${REREAD_AGE_MS}ms`] } },
+    models: models.map((id) => ({ id })),
+    sinks: [
+      { name: 'demo-records', type: 'file', path: join(o.out, 'records', '{model_id}', '%Y-%m-%d.ndjson') },
+      { name: 'demo-raw', type: 'file', raw: true, path: join(o.out, 'raw', '{model_id}', '%Y-%m-%d.ndjson') },
+    ],
+    admin: { listen: admin.address },
+    shutdown_timeout: '10s',
+  };
+  const config = parseConfig(raw, { baseDir: process.cwd(), env: process.env });
+  // The config it runs, for `mls top` and `mls tap` (its token is the simulator's, made for this run).
+  const configFile = join(o.out, 'mls.yaml');
+  writeFileSync(configFile, dump(raw), { mode: 0o600 });
+  const daemon = await Daemon.start({ config, logger }).catch(async (err: unknown) => {
+    await Promise.all([admin.close(), sim.close()]);
+    throw err;
+  });
+  admin.serve(daemon);
+  const control = await startControl(daemon, config.state.path, logger.child({ component: 'control' }));
+  const shown = relative(process.cwd(), configFile).startsWith('..') ? configFile : relative(process.cwd(), configFile);
   process.stderr.write(
     `mls demo: simulator at ${sim.url} with ${models.length} models (${o.rate} entries/s each, late arrivals, faults)\n` +
       `mls demo: shipping records into ${join(o.out, 'records', '<model>', '<date>.ndjson')} and raw entries into ${join(o.out, 'raw', '…')}` +
-      `${o.durationMs ? ` for ${formatDuration(o.durationMs)}` : '; Ctrl-C to stop'}\n`,
+      `${o.durationMs ? ` for ${formatDuration(o.durationMs)}` : '; Ctrl-C to stop'}\n` +
+      `mls demo: watch it from another terminal: mls top -c ${shown}\n` +
+      (control ? `mls demo: see the records as the sinks get them: mls tap -c ${shown} --output text\n` : ''),
   );
-  const tty = process.stderr.isTTY;
   const progress = setInterval(() => {
     const st = daemon.status();
     const everywhere = Math.min(...st.sinks.map((s) => s.deliveredEntries));
     const lag = Math.max(0, ...st.models.map((m) => m.lagSeconds));
-    const line = `models ${st.models.length} · entries from the service ${st.journal.lastSeq} · delivered to every sink ${everywhere} · max lag ${lag.toFixed(1)}s · backlog ${Math.max(0, ...st.sinks.map((s) => s.backlogEntries))} entries`;
-    process.stderr.write(tty ? `\r${line}   ` : `${line}\n`);
-  }, tty ? 500 : 5_000);
+    progressLine = `models ${st.models.length} · entries from the service ${st.journal.lastSeq} · delivered to every sink ${everywhere} · max lag ${lag.toFixed(1)}s · backlog ${Math.max(0, ...st.sinks.map((s) => s.backlogEntries))} entries`;
+    if (draw) draw(progressLine);
+    else process.stderr.write(`${progressLine}\n`);
+  }, draw ? 500 : 5_000);
   progress.unref();
 
   await new Promise<void>((done) => {
@@ -109,7 +138,10 @@ async function runDemo(o: { out: string; durationMs: number | undefined; modelCo
     process.once('SIGTERM', () => done());
   });
   clearInterval(progress);
+  draw?.done();
+  await control?.close();
   await daemon.stop();
+  await admin.close();
   sim.stopProducing();
   const truth = sim.groundTruth();
   const tracebacks = sim.tracebackEpisodes();
@@ -130,7 +162,7 @@ async function runDemo(o: { out: string; durationMs: number | undefined; modelCo
       return c === undefined ? { fromMs: 0, toMs: Number.NEGATIVE_INFINITY } : { fromMs: c.startMs, toMs: frontier ?? Number.NEGATIVE_INFINITY };
     },
   });
-  process.stderr.write(`${tty ? '\n' : ''}${report.text}`);
+  process.stderr.write(report.text);
   if (report.failed) process.exitCode = 1;
 }
 

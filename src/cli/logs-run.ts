@@ -12,7 +12,7 @@ import { msToNs, nsToMs, nsToMsCeil, parseEntryTime } from '../time/timestamp.js
 import { sleepOrAbort as sleep } from '../time/backoff.js';
 import { OccurrenceFilter } from './occurrence-filter.js';
 import { processedOutput, rawOutput, type LogsFormat, type LogsOutput } from './logs-output.js';
-import { OutputClosedError, OutputWriter, refuseTokenFlag, resolveConnection, type CommandIo } from './common.js';
+import { interruption, OutputClosedError, OutputWriter, refuseTokenFlag, resolveConnection, type CommandIo } from './common.js';
 import { DEFAULT_INTERVAL, DEFAULT_SINCE, type LogsCliOptions, type LogsDeps } from './logs-options.js';
 
 /** Each follow poll re-reads at least this much before the previous `to`, for late lines. */
@@ -168,19 +168,7 @@ export async function runLogs(opts: LogsCliOptions, io: CommandIo, deps: LogsDep
 }
 
 async function follow(client: ApiClient, p: Plan, filter: OccurrenceFilter, output: LogsOutput, out: OutputWriter, io: CommandIo, clock: Clock): Promise<void> {
-  let signal = io.signal;
-  let removeHandlers = (): void => {};
-  if (signal === undefined) {
-    const controller = new AbortController();
-    const stop = (): void => controller.abort(new Error('interrupted'));
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-    removeHandlers = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-    };
-    signal = controller.signal;
-  }
+  const { signal, release } = interruption(io);
   const overlapMs = Math.max(MIN_FOLLOW_OVERLAP_MS, 2 * p.intervalMs);
   let fromMs = p.fromMs;
   let failing = false;
@@ -211,6 +199,6 @@ async function follow(client: ApiClient, p: Plan, filter: OccurrenceFilter, outp
       }
     }
   } finally {
-    removeHandlers();
+    release();
   }
 }

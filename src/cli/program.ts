@@ -13,6 +13,8 @@ import { register as registerStatus } from './status.js';
 import { register as registerDlq } from './dlq.js';
 import { register as registerState } from './state.js';
 import { register as registerInit } from './init.js';
+import { register as registerTop } from './top.js';
+import { register as registerTap } from './tap.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -24,7 +26,7 @@ export function buildProgram(): Command {
     .version(`${pkg.version} (Node.js ${process.version})`, '-V, --version')
     .showHelpAfterError()
     .exitOverride();
-  for (const register of [registerRun, registerDemo, registerInit, registerValidate, registerLogs, registerSettings, registerSimulate, registerStatus, registerDlq, registerState]) {
+  for (const register of [registerRun, registerDemo, registerInit, registerValidate, registerLogs, registerSettings, registerSimulate, registerStatus, registerTop, registerTap, registerDlq, registerState]) {
     register(program);
   }
   for (const cmd of program.commands) cmd.exitOverride();

@@ -1,8 +1,9 @@
 //! `mls run --config F`: validates the config, then runs the daemon until SIGTERM/SIGINT.
 //! SIGHUP re-reads the config.
 import module from 'node:module';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { configOption } from './common.js';
+import type { LogFormat } from '../telemetry/logger.js';
 import type { Logger } from 'pino';
 import { ExitCode, describeError } from '../errors.js';
 import type { AdminServer } from '../admin/server.js';
@@ -16,11 +17,12 @@ export function register(program: Command): void {
     .description('run the daemon: poll every configured model and ship new entries to the sinks')
     .addOption(configOption())
     .option('--log-level <level>', 'override log.level (trace, debug, info, warn, error)')
-    .action(async (opts: { config: string; logLevel?: string }) => {
+    .addOption(logFormatOption('override log.format'))
+    .action(async (opts: { config: string; logLevel?: string; logFormat?: LogFormat }) => {
       const { loadConfig } = await import('./config.js');
       const config = await loadConfig(opts.config);
       const { createLogger } = await import('../telemetry/logger.js');
-      const logger = createLogger({ level: opts.logLevel ?? config.log.level });
+      const logger = createLogger({ level: opts.logLevel ?? config.log.level, format: opts.logFormat ?? config.log.format });
       const { Daemon } = await import('../daemon/index.js');
       const { startAdminServer, adminForReload } = await import('../admin/server.js');
       const adminLogger = logger.child({ component: 'admin' });
@@ -57,14 +59,18 @@ export function register(program: Command): void {
     });
 }
 
+/** `--log-format`, of `run` and `demo`. */
+export function logFormatOption(description: string): Option {
+  return new Option('--log-format <format>', `${description}: json, pretty (one readable line each) or auto (pretty on a terminal)`).choices(['json', 'pretty', 'auto']);
+}
+
 /**
  * The control channel of the running daemon (a Unix socket beside the state file): the
  * commands that write to the state file go through it. Without it (a path too long for a
  * socket) the daemon runs on, and those commands say why they cannot reach it.
  */
-async function startControl(daemon: Daemon, statePath: string, logger: Logger): Promise<ControlServer | undefined> {
-  const { startControlServer } = await import('../control/server.js');
-  const { controlSocketPath } = await import('../control/protocol.js');
+export async function startControl(daemon: Daemon, statePath: string, logger: Logger): Promise<ControlServer | undefined> {
+  const [{ startControlServer }, { controlSocketPath }] = await Promise.all([import('../control/server.js'), import('../control/protocol.js')]);
   const ops = daemon.operations;
   try {
     const server = await startControlServer({
@@ -74,12 +80,13 @@ async function startControl(daemon: Daemon, statePath: string, logger: Logger): 
         'settings.apply': (args, emit, signal) => ops.applyRequested(args, emit, signal),
         'dlq.replay': async (args) => ops.replayDeadLetters(args),
         'dlq.purge': async (args) => ops.purgeDeadLetters(args),
+        tap: (args, emit, signal) => daemon.tap.serve(args, emit, signal),
       },
     });
     logger.info({ path: server.path }, 'control socket listening');
     return server;
   } catch (err) {
-    logger.error({ err: describeError(err) }, "no control socket: 'mls settings apply', 'mls dlq replay' and 'mls dlq purge' cannot reach this daemon");
+    logger.error({ err: describeError(err) }, "no control socket: 'mls settings apply', 'mls dlq replay', 'mls dlq purge' and 'mls tap' cannot reach this daemon");
     return undefined;
   }
 }

@@ -18,7 +18,11 @@ export function statusUrl(listen: string): string | undefined {
  */
 export function fetchStatus(listen: string): Promise<DaemonStatus | undefined> {
   const url = statusUrl(listen);
-  if (url === undefined) return Promise.resolve(undefined);
+  return url === undefined ? Promise.resolve(undefined) : fetchStatusAt(url);
+}
+
+/** The status at `url` (a `/status` URL); as {@link fetchStatus}. */
+export function fetchStatusAt(url: string): Promise<DaemonStatus | undefined> {
   // Not an `import`: importing `node:http` as a module loads Node's bundled undici for its
   // lazy exports, a noticeable part of a command that should answer within a second.
   const { get } = process.getBuiltinModule('node:http');

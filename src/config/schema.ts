@@ -184,6 +184,10 @@ const healthSchema = z
 const logSchema = z
   .strictObject({
     level: z.enum(LOG_LEVELS).default('info').describe('Least severe level of the daemon’s own logs (written to stderr).'),
+    format: z
+      .enum(['json', 'pretty', 'auto'])
+      .default('auto')
+      .describe('How each line is written: `json` (one object per line, for a log collector), `pretty` (one readable line, for a person), or `auto`: pretty when stderr is a terminal, JSON otherwise. `--log-format` overrides it.'),
   })
   .describe('The daemon’s own logs.');
 

@@ -1,6 +1,7 @@
 //! The commands' side of the control channel (protocol.ts): connects to the running
 //! daemon's socket, sends one request and reads its events and result.
 import { createConnection, type Socket } from 'node:net';
+import { createInterface } from 'node:readline';
 import { MlsError, StateError, describeError, type ExitCode } from '../errors.js';
 import { CONTROL_VERSION, type ControlAnswer, type ControlOp } from './protocol.js';
 
@@ -11,6 +12,9 @@ export interface ControlConnection {
    * @throws MlsError with the daemon's code and exit code when the daemon answers an error.
    */
   request(op: ControlOp, args: unknown, onEvent?: (data: unknown) => void): Promise<unknown>;
+  /** Stops reading the daemon's answers until {@link ControlConnection.resume} (the daemon then holds, or drops, what follows). */
+  pause(): void;
+  resume(): void;
   close(): void;
 }
 
@@ -47,7 +51,6 @@ function wrap(socket: Socket): ControlConnection {
   return {
     request(op, args, onEvent) {
       return new Promise((resolve, reject) => {
-        let buffered = '';
         let settled = false;
         const settle = (fn: () => void) => {
           if (settled) return;
@@ -55,23 +58,17 @@ function wrap(socket: Socket): ControlConnection {
           fn();
           socket.end();
         };
-        socket.setEncoding('utf8');
-        socket.on('data', (chunk: string) => {
-          buffered += chunk;
-          let nl: number;
-          while ((nl = buffered.indexOf('\n')) >= 0) {
-            const line = buffered.slice(0, nl);
-            buffered = buffered.slice(nl + 1);
-            let a: ControlAnswer;
-            try {
-              a = JSON.parse(line) as ControlAnswer;
-            } catch {
-              return settle(() => reject(new StateError('MLS_ERR_STATE_CONTROL', 'the running daemon answered something that is not JSON on its control socket')));
-            }
-            if (a.type === 'event') onEvent?.(a.data);
-            else if (a.type === 'result') return settle(() => resolve(a.data));
-            else return settle(() => reject(new MlsError(a.code, a.message, { exitCode: a.exitCode as ExitCode })));
+        createInterface({ input: socket, crlfDelay: Infinity }).on('line', (line) => {
+          if (settled) return;
+          let a: ControlAnswer;
+          try {
+            a = JSON.parse(line) as ControlAnswer;
+          } catch {
+            return settle(() => reject(new StateError('MLS_ERR_STATE_CONTROL', 'the running daemon answered something that is not JSON on its control socket')));
           }
+          if (a.type === 'event') onEvent?.(a.data);
+          else if (a.type === 'result') settle(() => resolve(a.data));
+          else settle(() => reject(new MlsError(a.code, a.message, { exitCode: a.exitCode as ExitCode })));
         });
         const lost = (err?: unknown) =>
           settle(() =>
@@ -82,6 +79,8 @@ function wrap(socket: Socket): ControlConnection {
         socket.write(`${JSON.stringify({ v: CONTROL_VERSION, op, args })}\n`);
       });
     },
+    pause: () => socket.pause(),
+    resume: () => socket.resume(),
     close() {
       socket.destroy();
     },

@@ -1,7 +1,8 @@
 //! The local control channel of a running daemon: a Unix socket beside the state file
 //! (mode 0600), through which the commands that write to the state file (`mls settings
 //! apply`, `mls dlq replay`, `mls dlq purge`) ask the daemon, the file's single writer, to
-//! do the writing. The network admin port stays read-only.
+//! do the writing, and `mls tap` asks for the records the sinks get. The network admin port
+//! stays read-only and never serves log content.
 //!
 //! One request per connection, one JSON object per line: the client sends
 //! `{"v":1,"op":…,"args":…}`; the daemon answers with any number of `{"type":"event","data":…}`
@@ -14,7 +15,11 @@ export const CONTROL_VERSION = 1;
 export const MAX_REQUEST_BYTES = 8 * 1024 * 1024;
 
 /** The operations a running daemon takes over the channel. */
-export type ControlOp = 'settings.apply' | 'dlq.replay' | 'dlq.purge';
+export const CONTROL_OPS = ['settings.apply', 'dlq.replay', 'dlq.purge', 'tap'] as const;
+export type ControlOp = (typeof CONTROL_OPS)[number];
+
+/** Most bytes of answers held for a client that is not reading them: events past it are not sent (emit says so). */
+export const MAX_HELD_ANSWER_BYTES = 1024 * 1024;
 
 /** A request line. */
 export interface ControlRequest {

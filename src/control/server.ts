@@ -6,10 +6,17 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { MlsError, StateError, describeError } from '../errors.js';
 import { scrubSecrets } from '../telemetry/secrets.js';
-import { CONTROL_VERSION, MAX_REQUEST_BYTES, MAX_SOCKET_PATH_BYTES, type ControlAnswer, type ControlOp } from './protocol.js';
+import { CONTROL_OPS, CONTROL_VERSION, MAX_HELD_ANSWER_BYTES, MAX_REQUEST_BYTES, MAX_SOCKET_PATH_BYTES, type ControlAnswer, type ControlOp } from './protocol.js';
 
-/** Runs one operation: `emit` sends an event to the client; the result ends the request. */
-export type ControlHandler = (args: unknown, emit: (data: unknown) => void, signal: AbortSignal) => Promise<unknown>;
+/** How long a stop waits for a client to take its last answer before its connection is cut. */
+const LAST_ANSWER_GRACE_MS = 1_000;
+
+/**
+ * Runs one operation: `emit` sends an event to the client, or returns false without sending
+ * it when the client is not reading what it was sent (over {@link MAX_HELD_ANSWER_BYTES}
+ * wait); the result ends the request.
+ */
+export type ControlHandler = (args: unknown, emit: (data: unknown) => boolean, signal: AbortSignal) => Promise<unknown>;
 
 /** A listening control channel. */
 export interface ControlServer {
@@ -73,9 +80,14 @@ export async function startControlServer(o: ControlServerOptions): Promise<Contr
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         stop.abort();
         await Promise.allSettled([...running]);
-        // Every answer is written by now; a client that does not close its end would hold the close.
+        // Every answer is written by now; a client that does not close its end would hold the
+        // close, and so would one that does not read what is still to be sent to it (a stalled tap).
         for (const socket of sockets) socket.destroySoon();
+        const cut = setTimeout(() => {
+          for (const socket of sockets) socket.destroy();
+        }, LAST_ANSWER_GRACE_MS);
         await closed;
+        clearTimeout(cut);
         try {
           unlinkSync(o.path);
         } catch {
@@ -99,8 +111,10 @@ function removeStaleSocket(path: string): void {
 }
 
 async function serve(socket: Socket, o: ControlServerOptions, stopping: AbortSignal): Promise<void> {
-  const send = (a: ControlAnswer): void => {
-    if (!socket.destroyed) socket.write(`${scrubSecrets(JSON.stringify(a))}\n`);
+  const send = (a: ControlAnswer): boolean => {
+    if (socket.destroyed || (a.type === 'event' && socket.writableLength > MAX_HELD_ANSWER_BYTES)) return false;
+    socket.write(`${scrubSecrets(JSON.stringify(a))}\n`);
+    return true;
   };
   const gone = new AbortController();
   socket.on('close', () => gone.abort());
@@ -135,8 +149,8 @@ function parseRequest(line: string): { op: ControlOp; args: unknown } {
   const r = req as { v?: unknown; op?: unknown; args?: unknown } | null;
   if (r === null || typeof r !== 'object') throw new BadRequest('not an object');
   if (r.v !== CONTROL_VERSION) throw new BadRequest(`version ${String(r.v)} is not ${CONTROL_VERSION}; use the mls of the running daemon`);
-  if (r.op !== 'settings.apply' && r.op !== 'dlq.replay' && r.op !== 'dlq.purge') throw new BadRequest(`unknown operation ${JSON.stringify(r.op)}`);
-  return { op: r.op, args: r.args };
+  if (!CONTROL_OPS.includes(r.op as ControlOp)) throw new BadRequest(`unknown operation ${JSON.stringify(r.op)}`);
+  return { op: r.op as ControlOp, args: r.args };
 }
 
 /** The request line; refused when the connection ends first, or when the daemon stops while it waits. */

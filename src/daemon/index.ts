@@ -24,6 +24,8 @@ import { RunningSinks } from './sinks.js';
 import { RunningPollers } from './pollers.js';
 import { RecordsMeter } from './records-meter.js';
 import { DaemonOperations } from './operations.js';
+import { RATE_WINDOW_SECONDS, RecentRates } from './rates.js';
+import { TapHub } from '../delivery/tap.js';
 
 /** How long a model with an open multiline group is polled at `poll.min_interval` after the group was last seen open. */
 const HURRY_MS = 5_000;
@@ -51,6 +53,9 @@ export class Daemon {
   readonly metrics: Metrics;
   /** What commands ask of the running daemon over the control channel (settings apply, dead letters). */
   readonly operations: DaemonOperations;
+  /** The records each sink is handed, for `mls tap` (over the control channel). */
+  readonly tap: TapHub;
+  private readonly rates: RecentRates;
   private readonly pollers: RunningPollers;
   private readonly sinks: RunningSinks;
   private readonly groupCommit: GroupCommit;
@@ -70,6 +75,8 @@ export class Daemon {
     pruneEveryMs: number | undefined,
   ) {
     this.metrics = metrics;
+    this.tap = new TapHub((sink, records) => metrics.sinkRecords.inc({ sink }, records));
+    this.rates = new RecentRates(metrics);
     this.groupCommit = new GroupCommit(store, {
       onDurable: () => this.sinks.notify(),
       onSyncFailure: (err) => this.onSyncFailure(err),
@@ -97,6 +104,7 @@ export class Daemon {
         hurry: (model) => void this.pollers.hurry(model, this.clock.now() + HURRY_MS),
       },
       meter: new RecordsMeter(metrics, () => this.config),
+      tap: this.tap,
     });
     this.pollers = new RunningPollers({
       poll: config.poll,
@@ -111,9 +119,15 @@ export class Daemon {
       onAppend: () => this.sinks.notify(),
       onWindowDone: () => this.sinks.flushSoon(),
     });
-    this.heartbeat = new Heartbeat({ store, metrics, logger, moreGauges: () => this.pollers.updateGauges() });
+    this.heartbeat = new Heartbeat({ store, metrics, logger, moreGauges: () => this.everySecond() });
     this.operations = new DaemonOperations({ store, client, logger, config: () => this.config, notifySinks: () => this.sinks.notify() });
     metrics.setLagSource(() => modelLags(this.store, this.config.models, this.clock.now()));
+  }
+
+  /** The heartbeat's work besides the journal gauges. */
+  private everySecond(): void {
+    this.pollers.updateGauges();
+    this.rates.sample(this.clock.now()).catch((err: unknown) => this.logger.warn({ err: describeError(err) }, 'could not sample the rates of the status'));
   }
 
   #modelIds: { config: Config; ids: ReadonlySet<string> } | undefined;
@@ -168,6 +182,13 @@ export class Daemon {
       modelWindows: models.windows,
       sinkErrors: sinks.errors,
       sinkFailingSince: sinks.failingSince,
+      live: {
+        windowSeconds: RATE_WINDOW_SECONDS,
+        perSecond: (kind, name) => this.rates.perSecond(kind, name),
+        paused: (model) => this.pollers.modelPaused(model),
+        journalFull: this.backpressure.blocked,
+        sinks: sinks.sending,
+      },
     });
   }
 

@@ -16,6 +16,7 @@ import { sinkUnchanged } from './reload.js';
 import type { ProcessingConfig } from '../config/processing.js';
 import { sinkProcessing } from '../delivery/processing/compile.js';
 import type { ModelProgress, RecordMeter } from '../delivery/processing/stage.js';
+import type { TapHub } from '../delivery/tap.js';
 
 /** What {@link RunningSinks} works with. */
 export interface RunningSinksDeps {
@@ -33,6 +34,8 @@ export interface RunningSinksDeps {
   progress: ModelProgress;
   /** Counts each model's records once. */
   meter: RecordMeter;
+  /** Counts each batch and shows it to `mls tap`. */
+  tap: TapHub;
 }
 
 interface RunningSink {
@@ -93,12 +96,13 @@ export class RunningSinks {
     for (const s of this.sinks.values()) s.delivery.drain();
   }
 
-  /** Each sink's last error and since when it has been failing, for the status. */
-  health(): { errors: Map<string, string | undefined>; failingSince: Map<string, number | undefined> } {
+  /** Each sink's last error, since when it has been failing, and what it is sending now, for the status. */
+  health(): { errors: Map<string, string | undefined>; failingSince: Map<string, number | undefined>; sending: Map<string, { inFlightEntries: number; retries: number }> } {
     const all = [...this.sinks];
     return {
       errors: new Map(all.map(([n, s]) => [n, s.delivery.lastError?.message])),
       failingSince: new Map(all.map(([n, s]) => [n, s.delivery.failingSinceMs])),
+      sending: new Map(all.map(([n, s]) => [n, { inFlightEntries: s.delivery.inFlightEntries, retries: s.delivery.attempts }])),
     };
   }
 
@@ -136,6 +140,7 @@ export class RunningSinks {
       onAck: () => this.d.onAck(),
       settings: deliverySettings(sc),
       processing: this.processingOf(sc),
+      tap: this.d.tap,
     });
     this.sinks.set(sc.name, { config: sc, sink, delivery });
     void delivery.start();

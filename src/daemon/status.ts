@@ -4,6 +4,7 @@
 import type { StatusStore } from '../journal/status-store.js';
 import type { AbandonedWindow } from '../poller/window-events.js';
 import { lagSeconds } from '../poller/lag.js';
+import type { RateKind } from './rates.js';
 
 /** What the window limits did to a model since the daemon started. */
 export interface ModelWindowEvents {
@@ -28,6 +29,12 @@ export interface DaemonStatus {
     windowSplits?: number;
     /** Only from a running daemon. */
     abandonedWindows?: readonly AbandonedWindow[];
+    /** Only from a running daemon: polling paused by an error (a refused token, a page over the size limit). */
+    paused?: boolean;
+    /** Only from a running daemon: new entries journaled per second, over the last `ratesWindowSeconds`. */
+    entriesPerSecond?: number;
+    /** Only from a running daemon: requests to the service per minute (answered, retried or failed), over the same window. */
+    requestsPerMinute?: number;
   }>;
   /**
    * Per sink. Every count is of *entries*, log lines as the service returned them (after
@@ -48,9 +55,23 @@ export interface DaemonStatus {
     deadLetters: number;
     lastError: string | undefined;
     failingSeconds: number | undefined;
+    /** Only from a running daemon: records handed to the sink per second, over the last `ratesWindowSeconds`. */
+    recordsPerSecond?: number;
+    /** Only from a running daemon: how fast the backlog grew (entries per second, negative while it shrinks), over the same window. */
+    backlogPerSecond?: number;
+    /** Only from a running daemon: entries in batches sent and not yet acknowledged. */
+    inFlightEntries?: number;
+    /** Only from a running daemon: failed sends of the batch being sent now (0 while the sink delivers). */
+    retries?: number;
   }>;
-  /** The journal: `entries` (and their `bytes`) held until every sink has them; `lastSeq`, the entries journaled since the state file was made. */
-  journal: { entries: number; bytes: number; lastSeq: number };
+  /**
+   * The journal: `entries` (and their `bytes`) held until every sink has them; `lastSeq`, the
+   * entries journaled since the state file was made; `full` (only from a running daemon),
+   * at its bounds with `when_full: block`: polling waits.
+   */
+  journal: { entries: number; bytes: number; lastSeq: number; full?: boolean };
+  /** Only from a running daemon: the span (seconds) the rates are taken over. */
+  ratesWindowSeconds?: number;
 }
 
 /** What a running daemon knows beyond the state file; all optional. */
@@ -63,6 +84,14 @@ export interface StatusContext {
   sinkErrors?: ReadonlyMap<string, string | undefined>;
   /** Since when (clock ms) each sink has been failing without an acknowledgement. */
   sinkFailingSince?: ReadonlyMap<string, number | undefined>;
+  /** What a running daemon adds to each model and sink: rates, pauses, batches in flight. */
+  live?: {
+    windowSeconds: number;
+    perSecond(kind: RateKind, name: string): number;
+    paused(model: string): boolean;
+    journalFull: boolean;
+    sinks: ReadonlyMap<string, { inFlightEntries: number; retries: number }>;
+  };
 }
 
 /** Builds the status snapshot from the store (also used by `mls status` without a daemon). */
@@ -72,6 +101,7 @@ export function buildStatus(store: StatusStore, nowMs: number, ctx: StatusContex
   const dlq = store.deadLetterCounts();
   const configured = ctx.models ? new Set(ctx.models) : undefined;
   const checkpoints = store.listCheckpoints().filter((c) => !configured || configured.has(c.modelId));
+  const { live } = ctx;
   return {
     installationId: store.installationId,
     models: checkpoints.map((c) => {
@@ -84,6 +114,7 @@ export function buildStatus(store: StatusStore, nowMs: number, ctx: StatusContex
         window: c.window ? { fromMs: c.window.fromMs, toMs: c.window.toMs, hasToken: c.window.nextToken !== undefined } : undefined,
         lastError: ctx.modelErrors?.get(c.modelId),
         ...(windows ? { windowSplits: windows.splits, abandonedWindows: windows.abandoned } : {}),
+        ...(live && { paused: live.paused(c.modelId), entriesPerSecond: live.perSecond('entries', c.modelId), requestsPerMinute: live.perSecond('requests', c.modelId) * 60 }),
       };
     }),
     sinks: store.listSinks().map((s) => ({
@@ -96,8 +127,10 @@ export function buildStatus(store: StatusStore, nowMs: number, ctx: StatusContex
       deadLetters: dlq.get(s.name)?.entries ?? 0,
       lastError: ctx.sinkErrors?.get(s.name),
       failingSeconds: failingSeconds(ctx.sinkFailingSince?.get(s.name), nowMs),
+      ...(live && { recordsPerSecond: live.perSecond('records', s.name), backlogPerSecond: live.perSecond('backlog', s.name), ...live.sinks.get(s.name) }),
     })),
-    journal: { ...size, lastSeq },
+    journal: { ...size, lastSeq, ...(live && { full: live.journalFull }) },
+    ...(live && { ratesWindowSeconds: live.windowSeconds }),
   };
 }
 

@@ -1,7 +1,7 @@
 //! Batches built from journal page slices: the NDJSON lines are handed over as stored, and
 //! entry objects are built only if the sink reads them.
 import type { NdjsonChunk, SinkBatch, SinkEntry } from '../sinks/contract.js';
-import { sliceEntries, type JournalPage, type PageSlice } from '../journal/pages.js';
+import { sliceCount, sliceEntries, type JournalPage, type PageSlice } from '../journal/pages.js';
 import { RecordList } from './processing/record-list.js';
 import { LEVELS } from '../processing/types.js';
 import { entryToNdjson } from '../records/ndjson.js';
@@ -14,6 +14,7 @@ export function journalBatch(id: string, firstSeq: number, lastSeq: number, slic
     id,
     firstSeq,
     lastSeq,
+    count: sliceCount(slices),
     get entries() {
       entries ??= sliceEntries(slices);
       return entries;
@@ -43,6 +44,7 @@ export function recordBatch(id: string, firstSeq: number, lastSeq: number, recor
     id,
     firstSeq,
     lastSeq,
+    count: list.length,
     get entries() {
       return list.entries();
     },

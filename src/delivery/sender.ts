@@ -15,6 +15,7 @@ import { guardedSend, type SendGuard } from './guarded-send.js';
 import type { DeliverResult, Slot } from './slot.js';
 import type { SinkHealth } from './supervise.js';
 import type { FailureLog } from './failure-log.js';
+import type { TapHub } from './tap.js';
 
 /** What sending needs of a sink's delivery loop (the loop's own deps serve as they are). */
 export interface SenderDeps {
@@ -27,6 +28,8 @@ export interface SenderDeps {
   now(): number;
   /** Called after each acknowledgement (the daemon trims the journal). */
   onAck?(): void;
+  /** Counts each batch and shows it to `mls tap`, as the sink's send is handed it (tap.ts). */
+  tap?: Pick<TapHub, 'offer'>;
 }
 
 /** The sends of one sink's delivery loop, and the settling of their batches. */
@@ -52,6 +55,7 @@ export class BatchSender {
   async deliver(batch: SinkBatch, signal: AbortSignal): Promise<DeliverResult> {
     const { sink, name, metrics, logger, settings } = this.d;
     let attempts = 0;
+    this.d.tap?.offer(name, batch);
     while (!signal.aborted) {
       const started = performance.now();
       const { outcome, fault } = await guardedSend(sink, batch, signal, this.guard);

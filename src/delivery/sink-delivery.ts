@@ -18,6 +18,7 @@ import { StateWriteRetry } from '../journal/state-errors.js';
 import { BatchSender } from './sender.js';
 import { SinkHealth, superviseLoop } from './supervise.js';
 import { FailureLog } from './failure-log.js';
+import type { TapHub } from './tap.js';
 
 /** Batching and retry settings of one sink (milliseconds, bytes). */
 export interface DeliverySettings {
@@ -66,6 +67,8 @@ export interface SinkDeliveryDeps {
   onAck?(): void;
   /** Processing of the sink's records (multiline, levels, JSON, filter, redaction); absent: entries as the journal holds them. */
   processing?: Omit<StageOptions, 'sink'>;
+  /** Counts each batch and shows it to `mls tap` (tap.ts). */
+  tap?: Pick<TapHub, 'offer'>;
 }
 
 /** The delivery loop of one sink. */
@@ -84,6 +87,8 @@ export class SinkDelivery {
   private readonly health: SinkHealth;
   /** Sends the batches and settles them (sender.ts). */
   private readonly sender: BatchSender;
+  /** The batches of the running loop in flight, or settled and waiting for those before them. */
+  private active: readonly Slot[] = [];
 
   constructor(private readonly d: SinkDeliveryDeps) {
     this.stateRetry = new StateWriteRetry(d.logger, { sink: d.name }, {
@@ -113,6 +118,11 @@ export class SinkDelivery {
 
   get name(): string {
     return this.d.name;
+  }
+
+  /** Entries in the batches sent and not yet acknowledged. */
+  get inFlightEntries(): number {
+    return this.active.reduce((n, slot) => n + slot.count, 0);
   }
 
   /** Starts the loop (once). */
@@ -212,6 +222,7 @@ export class SinkDelivery {
     const recovered = [...initial.inflightRanges];
     let readFrom = recovered.length > 0 ? recovered[recovered.length - 1]!.lastSeq : initial.cursor;
     const active: Slot[] = [];
+    this.active = active;
     let lastReplayCheck = 0;
     const concurrency = Math.max(1, settings.concurrency ?? 1);
     while (!signal.aborted) {

@@ -27,6 +27,8 @@ export interface SinkBatch {
    * stores them so). Sinks that write lines use them to skip rendering every entry again.
    */
   readonly ndjson?: readonly NdjsonChunk[];
+  /** How many records (entries, for a sink shipping them raw) the batch holds, when known without building them. */
+  readonly count?: number;
 }
 
 /** What happened to a batch. */

@@ -1,6 +1,9 @@
-//! The daemon's own logs: pino JSON on stderr, with every registered secret scrubbed
-//! from every string before it is written, and no key written twice on a line.
-import { pino, type Logger } from 'pino';
+//! The daemon's own logs: pino JSON on stderr, or for a person one readable line each
+//! (pino-pretty), with every registered secret scrubbed from every string before it is
+//! written, and no key written twice on a line.
+import { createRequire } from 'node:module';
+import { isatty } from 'node:tty';
+import { pino, type DestinationStream, type Logger } from 'pino';
 import { scrubSecrets } from './secrets.js';
 import { dedupeChildBindings, writeWithoutRepeats } from './log-keys.js';
 
@@ -20,16 +23,24 @@ function scrubDeep(value: unknown, depth = 0): unknown {
   return out;
 }
 
+/** How log lines are written: JSON, a readable line, or readable on a terminal and JSON otherwise. */
+export type LogFormat = 'json' | 'pretty' | 'auto';
+
 /** Options of {@link createLogger}. */
 export interface LoggerOptions {
   level?: string;
-  /** Where to write; default stderr (stdout may carry data for the stdout sink). */
-  destination?: NodeJS.WritableStream | number;
+  /** Default `auto`. */
+  format?: LogFormat;
+  /** Where to write (a terminal when its `isTTY` is true); default stderr (stdout may carry data for the stdout sink). */
+  destination?: DestinationStream | number;
 }
 
 /** Creates the root logger. Components take `logger.child({ component })`. */
 export function createLogger(options: LoggerOptions = {}): Logger {
   const dest = options.destination ?? 2;
+  const out: DestinationStream = typeof dest === 'number' ? pino.destination({ fd: dest, sync: true }) : dest;
+  const terminal = typeof dest === 'number' ? isatty(dest) : (dest as { isTTY?: boolean }).isTTY === true;
+  const pretty = options.format === 'pretty' || (options.format !== 'json' && terminal);
   return pino(
     {
       level: options.level ?? process.env.MLS_LOG_LEVEL ?? 'info',
@@ -51,8 +62,19 @@ export function createLogger(options: LoggerOptions = {}): Logger {
         },
       },
     },
-    typeof dest === 'number' ? pino.destination({ fd: dest, sync: true }) : dest,
+    pretty ? prettyLines(out, terminal && process.env.NO_COLOR === undefined) : out,
   );
+}
+
+/**
+ * Each JSON line made readable as pino writes it, in this thread and at once: no line can be
+ * lost at exit, as one still queued for a transport's worker thread could be. Loaded only
+ * when asked for: a JSON log does without it.
+ */
+function prettyLines(out: DestinationStream, colorize: boolean): DestinationStream {
+  const { prettyFactory } = createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty');
+  const format = prettyFactory({ colorize, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
+  return { write: (line: string) => out.write(format(line)) };
 }
 
 export type { Logger };

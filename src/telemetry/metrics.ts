@@ -86,6 +86,7 @@ export class Metrics {
 
   // per sink
   readonly delivered = new Counter({ name: 'mls_sink_delivered_total', help: 'Entries acknowledged by the sink.', labelNames: ['sink'], registers: [this.registry] });
+  readonly sinkRecords = new Counter({ name: 'mls_sink_records_total', help: 'Records handed to the sink (entries, for a sink shipping them raw), counted once per batch: a retry is not counted again.', labelNames: ['sink'], registers: [this.registry] });
   readonly batches = new Counter({ name: 'mls_sink_batches_total', help: 'Batches sent, per sink and outcome (ok, retry, reject).', labelNames: ['sink', 'outcome'], registers: [this.registry] });
   readonly sinkRetries = new Counter({ name: 'mls_sink_retries_total', help: 'Batch sends retried, per sink.', labelNames: ['sink'], registers: [this.registry] });
   readonly sinkFailures = new Counter({ name: 'mls_sink_failures_total', help: 'Failed batch sends (retryable or not), per sink.', labelNames: ['sink'], registers: [this.registry] });
@@ -153,7 +154,7 @@ export class Metrics {
 
   /** Exports a sink's series at 0 from the start. */
   initSink(sink: string): void {
-    for (const c of [this.delivered, this.sinkRetries, this.sinkFailures, this.sinkErrors, this.deadLetters, this.dropped]) c.inc({ sink }, 0);
+    for (const c of [this.delivered, this.sinkRecords, this.sinkRetries, this.sinkFailures, this.sinkErrors, this.deadLetters, this.dropped]) c.inc({ sink }, 0);
     this.backlogEntries.set({ sink }, 0);
     this.backlogBytes.set({ sink }, 0);
   }

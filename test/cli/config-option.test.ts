@@ -30,6 +30,8 @@ const READERS = [
   ['settings', 'history'],
   ['settings', 'update', '--model', 'm', '--min-replica', '1'],
   ['logs', '--model', 'm'],
+  ['top', '--once'],
+  ['tap'],
 ];
 
 describe('naming the config', () => {

@@ -46,7 +46,7 @@ describe('defaults', () => {
     expect(c.admin).toBeUndefined();
     expect(c.health).toEqual({ max_lag: 300_000 });
     expect(c.shutdown_timeout).toBe(30_000);
-    expect(c.log).toEqual({ level: 'info' });
+    expect(c.log).toEqual({ level: 'info', format: 'auto' });
   });
 
   test('sink types get their own defaults', () => {

@@ -32,6 +32,7 @@ describe('control channel', () => {
           throw new UsageError('no such sink');
         },
         'dlq.purge': nothing,
+        tap: nothing,
       },
     });
     try {
@@ -52,7 +53,7 @@ describe('control channel', () => {
 
   it('refuses a request of another version or an unknown operation', async () => {
     const path = join(dir, 'b.sock');
-    const server = await startControlServer({ path, logger, handlers: { 'settings.apply': nothing, 'dlq.replay': nothing, 'dlq.purge': nothing } });
+    const server = await startControlServer({ path, logger, handlers: { 'settings.apply': nothing, 'dlq.replay': nothing, 'dlq.purge': nothing, tap: nothing } });
     try {
       const ask = (line: string) =>
         new Promise<string>((resolve) => {
@@ -75,7 +76,7 @@ describe('control channel', () => {
     const dead = createServer();
     await new Promise<void>((r) => dead.listen(path, r));
     (dead as unknown as { _handle: { close(): void } })._handle.close();
-    const server = await startControlServer({ path, logger, handlers: { 'settings.apply': nothing, 'dlq.replay': nothing, 'dlq.purge': async () => ({ purged: 3 }) } });
+    const server = await startControlServer({ path, logger, handlers: { 'settings.apply': nothing, 'dlq.replay': nothing, 'dlq.purge': async () => ({ purged: 3 }), tap: nothing } });
     try {
       expect(await (await connectControl(path, 1_000)).request('dlq.purge', {})).toEqual({ purged: 3 });
     } finally {
@@ -83,7 +84,7 @@ describe('control channel', () => {
     }
     const file = join(dir, 'd.sock');
     writeFileSync(file, 'keep me');
-    await expect(startControlServer({ path: file, logger, handlers: { 'settings.apply': nothing, 'dlq.replay': nothing, 'dlq.purge': nothing } })).rejects.toThrow(/is not a socket/);
+    await expect(startControlServer({ path: file, logger, handlers: { 'settings.apply': nothing, 'dlq.replay': nothing, 'dlq.purge': nothing, tap: nothing } })).rejects.toThrow(/is not a socket/);
   });
 
   it('closing stops a request in progress through its signal, waits for it and passes its answer on', async () => {
@@ -103,6 +104,7 @@ describe('control channel', () => {
           }),
         'dlq.replay': nothing,
         'dlq.purge': nothing,
+        tap: nothing,
       },
     });
     const conn = await connectControl(path, 1_000);
@@ -118,7 +120,7 @@ describe('control channel', () => {
 
   it('closing ends a client that connected and never sent a request, and one that sent half a line', async () => {
     const path = join(dir, 'f.sock');
-    const server = await startControlServer({ path, logger, handlers: { 'settings.apply': nothing, 'dlq.replay': nothing, 'dlq.purge': nothing } });
+    const server = await startControlServer({ path, logger, handlers: { 'settings.apply': nothing, 'dlq.replay': nothing, 'dlq.purge': nothing, tap: nothing } });
     const connect = (first: string) =>
       new Promise<{ answer: Promise<string> }>((resolve) => {
         let text = '';
@@ -134,5 +136,38 @@ describe('control channel', () => {
     await new Promise((r) => setTimeout(r, 50));
     await server.close(); // without the fix, this waits for the clients for ever
     for (const client of [idle, half]) expect(JSON.parse(await client.answer)).toMatchObject({ type: 'error', message: expect.stringContaining('the daemon is stopping') });
+  });
+
+  it('holds a bounded amount for a client that does not read (emit says what it did not send), and closing is not held by it', async () => {
+    const path = join(dir, 'g.sock');
+    const sent: boolean[] = [];
+    let flooded!: () => void;
+    const isFlooded = new Promise<void>((r) => (flooded = r));
+    const big = 'x'.repeat(64 * 1024);
+    const server = await startControlServer({
+      path,
+      logger,
+      handlers: {
+        'settings.apply': nothing,
+        'dlq.replay': nothing,
+        'dlq.purge': nothing,
+        tap: (_args, emit, signal) =>
+          new Promise((resolve) => {
+            // far more than a socket buffer and the bound together
+            for (let i = 0; i < 200; i++) sent.push(emit(big));
+            flooded();
+            signal.addEventListener('abort', () => resolve({ dropped: sent.filter((x) => !x).length }));
+          }),
+      },
+    });
+    // connects, asks, and never reads a byte
+    const stalled = createConnection(path, () => stalled.write('{"v":1,"op":"tap","args":{}}\n'));
+    stalled.pause();
+    stalled.on('error', () => {});
+    await isFlooded;
+    expect(sent.slice(0, 5)).toEqual([true, true, true, true, true]);
+    expect(sent.filter((x) => !x).length).toBeGreaterThan(150);
+    await server.close(); // without the cut, this waits for the client for ever
+    stalled.destroy();
   });
 });

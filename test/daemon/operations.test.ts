@@ -29,7 +29,7 @@ describe('settings.apply over the control socket', () => {
     const server = await startControlServer({
       path,
       logger: pino({ level: 'silent' }),
-      handlers: { 'settings.apply': (args, emit, signal) => ops.applyRequested(args, emit, signal), 'dlq.replay': async (a) => ops.replayDeadLetters(a), 'dlq.purge': async (a) => ops.purgeDeadLetters(a) },
+      handlers: { 'settings.apply': (args, emit, signal) => ops.applyRequested(args, emit, signal), 'dlq.replay': async (a) => ops.replayDeadLetters(a), 'dlq.purge': async (a) => ops.purgeDeadLetters(a), tap: async () => ({}) },
     });
     const ask = async (args: unknown) => (await connectControl(path, 1_000)).request('settings.apply', args).catch((e: unknown) => e);
     try {

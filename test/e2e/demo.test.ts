@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readNdjsonTree, runMls } from './harness.js';
+import { readNdjsonTree, runMls, startMls, waitFor } from './harness.js';
 
 describe('mls demo', () => {
   it('ships the simulated models into NDJSON files with nothing missing or duplicated', { timeout: 60_000 }, async () => {
@@ -42,6 +42,37 @@ describe('mls demo', () => {
       const refused = await runMls(['demo', '--duration', '1s', '--out', dir]);
       expect(refused.code).toBe(2);
       expect(refused.stderr).toContain('not a previous demo');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('writes the config it runs and prints the two commands that watch it, which work against it', { timeout: 90_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mls-demo-watch-'));
+    try {
+      const out = join(dir, 'demo-out');
+      const demo = startMls(['demo', '--duration', '20s', '--out', out, '--models', '2']);
+      let top = '';
+      let tap = '';
+      await waitFor(() => {
+        top = /^mls demo: watch it from another terminal: (mls top -c \S+)$/m.exec(demo.stderr())?.[1] ?? '';
+        tap = /^mls demo: see the records as the sinks get them: (mls tap -c \S+ --output text)$/m.exec(demo.stderr())?.[1] ?? '';
+        return top !== '' && tap !== '';
+      }, 30_000, 'the two commands', 100, demo.stderr);
+      expect(top).toBe(`mls top -c ${join(out, 'mls.yaml')}`);
+      const frame = await runMls([...top.split(' ').slice(1), '--once']);
+      expect(frame.code, frame.stderr).toBe(0);
+      expect(frame.stdout).toMatch(/│ demo-model-1 /);
+      expect(frame.stdout).toMatch(/│ demo-records │ file /);
+      const records = await runMls([...tap.split(' ').slice(1), '--limit', '5']);
+      expect(records.code, records.stderr).toBe(0);
+      expect(records.stdout.split('\n').filter((l) => /^demo-(records|raw) \S+Z demo-model-\d /.test(l)).length).toBeGreaterThanOrEqual(1);
+      expect(records.stderr).toMatch(/5 records shown, 0 dropped/);
+      const end = await demo.exited;
+      expect(end.code, demo.stderr()).toBe(0);
+      // its own lines, its progress and the daemon's log lines (readable ones: the faults it
+      // injects) never share a line
+      for (const line of demo.stderr().trimEnd().split('\n')) expect(line, line).toMatch(/^(mls demo: |models \d+ · |\[\d\d:\d\d:\d\d\.\d{3}\] [A-Z]+: |    )/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -74,6 +74,36 @@ describe('log lines', () => {
   });
 });
 
+describe('log lines for people', () => {
+  it('are one readable line each with format pretty, scrubbed as JSON lines are', () => {
+    const secret = 'tok-LOGGER-PRETTY-8d21e4';
+    registerSecret(secret);
+    const c = capture();
+    const log = createLogger({ destination: c.out, format: 'pretty' }).child({ component: 'api' });
+    log.warn({ model: 'm-1', attempt: 2, err: `refused ${secret}` }, `request failed; retrying with ${secret}`);
+    log.info('mls daemon started');
+    const lines = c.raw();
+    expect(lines[0]).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] WARN: request failed; retrying with \[REDACTED\] \{"component":"api","model":"m-1","attempt":2\}$/);
+    expect(c.out.text).toContain('err: "refused [REDACTED]"');
+    expect(lines.at(-1)).toMatch(/INFO: mls daemon started {"component":"api"}$/);
+    expect(c.out.text).not.toContain(secret);
+    for (const line of lines) expect(line.startsWith('{')).toBe(false);
+  });
+
+  it('are pretty with format auto on a terminal, and JSON elsewhere or with format json', () => {
+    const terminal = Object.assign(new Capture(), { isTTY: true });
+    createLogger({ destination: terminal }).info('on a terminal');
+    expect(terminal.text).toMatch(/INFO.*: .*on a terminal/);
+    expect(terminal.text.startsWith('{')).toBe(false);
+    const piped = capture();
+    createLogger({ destination: piped.out, format: 'auto' }).info('into a pipe');
+    expect(piped.lines()).toMatchObject([{ level: 'info', msg: 'into a pipe' }]);
+    const forced = Object.assign(new Capture(), { isTTY: true });
+    createLogger({ destination: forced, format: 'json' }).info('json on a terminal');
+    expect(JSON.parse(forced.text)).toMatchObject({ msg: 'json on a terminal' });
+  });
+});
+
 describe('the strict reader of the tests', () => {
   it('finds a key written twice, where JSON.parse keeps the last one', () => {
     expect(duplicateKeys('{"a":1,"b":{"c":[{"d":1,"d":2}]},"a":"x"}')).toEqual(['$.b.c[0].d', '$.a']);
