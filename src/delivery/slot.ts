@@ -88,7 +88,7 @@ export function processedSlot(
   const closes = out.closes.length > 0 ? JSON.stringify(out.closes) : undefined;
   const key = again ? (again.key ?? legacyBatchId(name, firstSeq, lastSeq)) : batchId(installationId, name, firstSeq, lastSeq, closes);
   if (!again && run.sink.stableBatchIds !== false) store.setInflight(name, firstSeq, lastSeq, key, closes);
-  const fetchedMs = selected[0]?.page.fetchedMs ?? out.records.fetchedAtMs(0);
+  const fetchedMs = selected[0]?.page.fetchedMs ?? out.records[0]!.fetchedAtMs;
   return sendSlot(run, recordBatch(key, firstSeq, lastSeq, out.records), out.lines, fetchedMs, held, heldLines);
 }
 

@@ -27,8 +27,8 @@ export interface FilterInput {
   level: Level | undefined;
 }
 
-/** Decides whether a record is kept; `readsText: false` when it reads the level only. */
-export type RecordFilter = ((record: FilterInput) => FilterDecision) & { readonly readsText?: boolean };
+/** Decides whether a record is kept. */
+export type RecordFilter = (record: FilterInput) => FilterDecision;
 
 const DROP_MATCH: FilterDecision = Object.freeze({ drop: 'match' as const });
 const DROP_LEVEL: FilterDecision = Object.freeze({ drop: 'level' as const });
@@ -51,10 +51,9 @@ export function compileFilter(options: FilterOptions = {}): RecordFilter {
     const regex = compileRulePattern(rule.match, `drop[${i}].match`);
     return new RegExp(regex.source, '');
   });
-  const filter = (record: FilterInput): FilterDecision => {
+  return (record: FilterInput): FilterDecision => {
     if (minRank > 0 && record.level !== undefined && LEVELS.indexOf(record.level) < minRank) return DROP_LEVEL;
     for (const p of patterns) if (p.test(record.log)) return DROP_MATCH;
     return 'keep';
   };
-  return Object.assign(filter, { readsText: patterns.length > 0 });
 }

@@ -4,7 +4,7 @@
 //! writes every level to stderr, so the stream says nothing, and a guess would be worse.
 
 import { LEVELS, type DetectedLevel, type Level } from './types.js';
-import { detectPresetLevel, presetLevel } from './level-presets.js';
+import { detectPresetLevel } from './level-presets.js';
 import { levelFromPythonNumber, levelFromWord } from './level-words.js';
 
 export { levelFromWord, levelFromPythonNumber, severityNumber } from './level-words.js';
@@ -72,11 +72,6 @@ export function detectLevel(line: string, rules: CompiledLevelRules = NO_RULES):
     if (m !== null) return { level: rule.level, text: ruleText(m, rule.level) };
   }
   return detectPresetLevel(line);
-}
-
-/** The level of {@link detectLevel}, without its text (no allocation for the usual lines). */
-export function detectLevelOnly(line: string, rules: CompiledLevelRules = NO_RULES): Level | undefined {
-  return rules.length > 0 ? detectLevel(line, rules)?.level : presetLevel(line);
 }
 
 function ruleText(m: RegExpExecArray, level: Level): string {

@@ -29,12 +29,6 @@ describe('compileFilter', () => {
     expect(filter({ log, level })).toEqual(expected);
   });
 
-  it('says whether it reads the text (drop rules) or the level only', () => {
-    expect(compileFilter({ minLevel: 'warn' }).readsText).toBe(false);
-    expect(compileFilter({}).readsText).toBe(false);
-    expect(compileFilter({ drop: [{ match: 'x' }] }).readsText).toBe(true);
-  });
-
   it('keeps everything with no options', () => {
     const all = compileFilter();
     fc.assert(fc.property(fc.string(), fc.option(fc.constantFrom(...LEVELS), { nil: undefined }), (log, level) => all({ log, level }) === 'keep'));

@@ -5,7 +5,6 @@ import fc from 'fast-check';
 import {
   compileLevelRules,
   detectLevel,
-  detectLevelOnly,
   levelFromJsonObject,
   levelFromPythonNumber,
   levelFromWord,
@@ -145,22 +144,6 @@ describe('detectLevel properties', () => {
         ] as const;
         for (const [line, text] of lines) expect(detectLevel(line), line).toEqual({ level, text });
       }),
-    );
-  });
-});
-
-describe('detectLevelOnly', () => {
-  const starts = fc.constantFrom(...CORPUS.map(([line]) => line), ...WORDS.map(([word]) => word), 'WARNINGS', 'ERRORS:', 'INF', 'E1125 16:30:01 x', 'INFO\u00a0x', 'INFO\u2028', 'INFO\ufeff', 'WARN\t');
-  it('gives the level of detectLevel, for any line, with and without rules', () => {
-    const rules = compileLevelRules([{ match: 'OOM', level: 'fatal' }]);
-    fc.assert(
-      fc.property(starts, fc.string({ unit: 'binary', maxLength: 8 }), (start, tail) => {
-        for (const line of [start + tail, tail, start.slice(0, 4) + tail]) {
-          expect(detectLevelOnly(line), JSON.stringify(line)).toBe(detectLevel(line)?.level);
-          expect(detectLevelOnly(line, rules), JSON.stringify(line)).toBe(detectLevel(line, rules)?.level);
-        }
-      }),
-      { numRuns: 2000 },
     );
   });
 });

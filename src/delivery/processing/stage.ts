@@ -6,14 +6,11 @@
 //! checkpoint has passed its last line by the maximum gap, or when the model stops; which
 //! groups a batch closed so is recorded with the batch in flight, so that the batch rebuilt
 //! after a crash holds the same records under the same key.
-import { sliceCount, type JournalPage, type PageSlice } from '../../journal/pages.js';
-import { PageLineCursor } from '../../journal/line-cursor.js';
+import type { PageSlice } from '../../journal/pages.js';
 import type { SinkEntry } from '../../records/entry.js';
 import { ModelProcessor, type Processed, type ProcessorOptions } from '../../processing/pipeline.js';
 import { LEVELS, type Level } from '../../processing/types.js';
 import { decodeHeld, encodeHeld, type HeldGroup } from './held.js';
-import { RecordList } from './record-list.js';
-import { compareTimeWords, timeWords } from '../../time/ns-words.js';
 
 /** Where each model stands, as committed state says; the daemon provides it. */
 export interface ModelProgress {
@@ -60,8 +57,8 @@ export type Close = [modelId: string, watermarkNs: string | null];
 
 /** What one batch's lines (and closes) gave. */
 export interface StageOutput {
-  /** The records, as the sink receives them (most single lines without an object until a sink reads them as objects). */
-  records: RecordList;
+  /** The records, as the sink receives them. */
+  records: SinkEntry[];
   /** Lines the records hold. */
   lines: number;
   /** Records the sink's filter dropped, per model. */
@@ -106,8 +103,7 @@ export class ProcessingStage {
       const wanted = new Set(g.seqs);
       const bySeq = new Map<number, SinkEntry>();
       for (const s of readRange(Math.min(...g.seqs), Math.max(...g.seqs))) {
-        const entries = s.page.decode();
-        for (let i = s.from; i < s.to; i++) if (wanted.has(entries[i]!.seq)) bySeq.set(entries[i]!.seq, entries[i]!);
+        for (const e of s.page.decode(s.from, s.to)) if (wanted.has(e.seq)) bySeq.set(e.seq, e);
       }
       const lines = g.seqs.flatMap((seq) => bySeq.get(seq) ?? []);
       missing += g.seqs.length - lines.length;
@@ -125,36 +121,24 @@ export class ProcessingStage {
    * decides them from the models' progress; `closeAll` (a shutdown) closes every open group.
    */
   build(slices: readonly PageSlice[], throughSeq: number, recorded?: readonly Close[], closeAll = false): StageOutput {
-    // Room for a record per line read, and a few groups closed besides.
-    const records = new RecordList(this.#materialise, this.#o.processor.redact === undefined, sliceCount(slices) + 16);
-    const out: StageOutput = { records, lines: 0, dropped: new Map(), closes: [] };
+    const out: StageOutput = { records: [], lines: 0, dropped: new Map(), closes: [] };
     for (const { page, from, to } of slices) {
+      const lines = page.decode(from, to);
       if (this.#o.raw) {
-        this.#raw(out, page.decode().slice(from, to));
+        this.#raw(out, lines);
         continue;
       }
       const p = this.#processor(page.modelId);
       this.#fed(page.modelId);
-      if (inTimeOrder(page.timesNs, from, to)) {
-        out.records.readFrom(page);
-        const dropped = p.pushLines(new PageLineCursor(page, from, to), out.records);
-        out.records.endCall();
-        if (dropped > 0) out.dropped.set(page.modelId, (out.dropped.get(page.modelId) ?? 0) + dropped);
-      } else {
-        // Lines out of time order (a page written before rows were): the processor sorts them.
-        this.#take(out, page.modelId, p.push(page.decode().slice(from, to)));
-      }
+      this.#take(out, page.modelId, p.push(lines));
       this.#track(page.modelId, p);
     }
     if (!this.#o.raw) this.#close(out, throughSeq, recorded, closeAll);
-    out.lines = out.records.lines;
+    for (const r of out.records) out.lines += r.lines ?? 1;
     this.#meter();
     if (this.#o.progress.hurry) for (const modelId of this.#open) this.#o.progress.hurry(modelId);
     return out;
   }
-
-  /** The record of a line kept compact, as the processor makes it. */
-  readonly #materialise = (page: JournalPage, entry: SinkEntry): SinkEntry => this.#processor(page.modelId).recordOf(entry);
 
   /** The open groups, to commit with the cursor. */
   held(): { json: string | undefined; holdSeq: number | undefined } {
@@ -252,7 +236,7 @@ export class ProcessingStage {
   #take(out: StageOutput, modelId: string, processed: Processed): void {
     for (const r of processed.records) {
       if (r.modelId !== modelId) throw new Error(`bug: a record of ${r.modelId} from the processor of ${modelId}`);
-      out.records.record(r);
+      out.records.push(r);
     }
     if (processed.dropped > 0) out.dropped.set(modelId, (out.dropped.get(modelId) ?? 0) + processed.dropped);
   }
@@ -261,14 +245,7 @@ export class ProcessingStage {
     const redact = this.#o.processor.redact;
     for (const e of lines) {
       const log = redact ? redact(e.log) : e.log;
-      out.records.record(log === e.log ? e : { ...e, log });
+      out.records.push(log === e.log ? e : { ...e, log });
     }
   }
-}
-
-/** Whether the times of entries [from, to) do not go back. */
-function inTimeOrder(times: BigInt64Array, from: number, to: number): boolean {
-  const words = timeWords(times);
-  for (let i = from + 1; i < to; i++) if (compareTimeWords(words, i - 1, words, i) > 0) return false;
-  return true;
 }
