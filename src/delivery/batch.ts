@@ -54,8 +54,18 @@ function recordChunks(records: readonly SinkEntry[]): NdjsonChunk[] {
     let end = i + 1;
     while (end < records.length && records[end]!.modelId === modelId) end++;
     const run = records.slice(i, end);
-    chunks.push({ modelId, firstSeq: run[0]!.seq, bytes: Buffer.from(run.map(entryToNdjson).join('')), timesNs: BigInt64Array.from(run, (r) => r.timeNs), records: true });
+    chunks.push({ modelId, firstSeq: run[0]!.seq, bytes: utf8Lines(run.map(entryToNdjson)), timesNs: BigInt64Array.from(run, (r) => r.timeNs), records: true });
     i = end;
   }
   return chunks;
+}
+
+/** The lines as one UTF-8 buffer, each written in place (joining them first would copy every line once more). */
+function utf8Lines(lines: readonly string[]): Buffer {
+  let size = 0;
+  for (const line of lines) size += Buffer.byteLength(line);
+  const bytes = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const line of lines) at += bytes.write(line, at);
+  return bytes;
 }
