@@ -4,7 +4,7 @@
 //! the same lines always give the same records, whatever the clock and the page boundaries.
 import type { ProcessLine } from './types.js';
 import { groupedRecord, recordTimeOrder, type ClosedBy, type GroupedRecord, type OpenGroupSnapshot } from './grouped-record.js';
-import { checkRule, positiveInteger, type MultilineOptions, type MultilineRule } from './multiline-options.js';
+import { positiveInteger, type MultilineOptions, type MultilineRule } from './multiline-options.js';
 import { defaultHeadsBlock, pythonContinues, pythonOpens, type BlockPhase } from './multiline-python.js';
 
 interface OpenGroup {
@@ -49,7 +49,7 @@ export class MultilineGrouper {
   readonly #late = new Map<string, StreamState>();
 
   constructor(options: MultilineOptions = {}) {
-    this.#rule = options.rule === undefined || options.rule === 'python' ? undefined : checkRule(options.rule);
+    this.#rule = options.rule === undefined || options.rule === 'python' ? undefined : options.rule;
     this.#headsBlock = options.headsBlock ?? defaultHeadsBlock;
     this.#maxLines = positiveInteger('maxLines', options.maxLines, 500);
     this.#maxBytes = positiveInteger('maxBytes', options.maxBytes, 256 * 1024);

@@ -47,8 +47,8 @@ describe('compileFilter', () => {
   });
 
   it.each([
-    [{ drop: [{ match: 'ok' }, { match: '[' }] }, /drop\[1\]\.match: invalid pattern "\["/],
-    [{ drop: [{ match: '' }] }, /drop\[0\]\.match: pattern "" matches the empty string/],
+    [{ drop: [{ match: 'ok' }, { match: '[' }] }, /drop\[1\]\.match: pattern "\[" cannot be used: missing closing \]/],
+    [{ drop: [{ match: '' }] }, /drop\[0\]\.match: pattern "" cannot be used: it matches the empty string/],
     [{ minLevel: 'warning' as Level }, /minLevel: expected one of trace, debug, info, warn, error, fatal, got "warning"/],
   ])('rejects invalid options with a message naming them (%j)', (options, message) => {
     expect(() => compileFilter(options)).toThrow(message);

@@ -5,6 +5,7 @@ import type { SinkBlock } from '../../config/sink-block.js';
 import { compileFilter } from '../../processing/filter.js';
 import { compileLevelRules } from '../../processing/levels.js';
 import { compileRedactions, type Redactor } from '../../processing/redact.js';
+import { compilePattern } from '../../processing/pattern.js';
 import type { Level } from '../../processing/types.js';
 import type { StageOptions } from './stage.js';
 
@@ -29,7 +30,7 @@ export function sinkProcessing(processing: ProcessingConfig, sink: Pick<SinkBloc
         multiline === false || multiline === 'off'
           ? false
           : {
-              rule: multiline.rule === 'python' ? 'python' : { start: new RegExp(multiline.rule.start), continue: new RegExp(multiline.rule.continue) },
+              rule: multiline.rule === 'python' ? 'python' : { start: compilePattern(multiline.rule.start), continue: compilePattern(multiline.rule.continue) },
               maxLines: multiline.max_lines,
               maxBytes: multiline.max_bytes,
               maxGapMs: multiline.max_gap,
