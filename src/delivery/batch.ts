@@ -3,6 +3,7 @@
 import type { NdjsonChunk, SinkBatch, SinkEntry } from '../sinks/contract.js';
 import { sliceEntries, type PageSlice } from '../journal/pages.js';
 import { entryToNdjson } from '../records/ndjson.js';
+import { FastLine, recordOf, type BatchRecord } from './processing/fast-lines.js';
 
 /** A batch over `slices` (in seq order, spanning [firstSeq, lastSeq]). */
 export function journalBatch(id: string, firstSeq: number, lastSeq: number, slices: readonly PageSlice[]): SinkBatch {
@@ -31,15 +32,20 @@ export function journalBatch(id: string, firstSeq: number, lastSeq: number, slic
 /**
  * A batch of processed records over journal seqs [firstSeq, lastSeq] (the records of
  * groups closed in it may hold earlier lines). Its NDJSON is rendered from the records on
- * first access, one chunk per run of records of one model.
+ * first access, one chunk per run of records of one model; a line decided on its bytes
+ * (fast-lines.ts) is made a record only if a sink reads `entries`.
  */
-export function recordBatch(id: string, firstSeq: number, lastSeq: number, records: SinkEntry[]): SinkBatch {
+export function recordBatch(id: string, firstSeq: number, lastSeq: number, records: readonly BatchRecord[]): SinkBatch {
+  let entries: SinkEntry[] | undefined;
   let ndjson: NdjsonChunk[] | undefined;
   return {
     id,
     firstSeq,
     lastSeq,
-    entries: records,
+    get entries() {
+      entries ??= records.map(recordOf);
+      return entries;
+    },
     get ndjson() {
       ndjson ??= recordChunks(records);
       return ndjson;
@@ -47,25 +53,26 @@ export function recordBatch(id: string, firstSeq: number, lastSeq: number, recor
   };
 }
 
-function recordChunks(records: readonly SinkEntry[]): NdjsonChunk[] {
+function recordChunks(records: readonly BatchRecord[]): NdjsonChunk[] {
   const chunks: NdjsonChunk[] = [];
   for (let i = 0; i < records.length; ) {
     const modelId = records[i]!.modelId;
     let end = i + 1;
     while (end < records.length && records[end]!.modelId === modelId) end++;
     const run = records.slice(i, end);
-    chunks.push({ modelId, firstSeq: run[0]!.seq, bytes: utf8Lines(run.map(entryToNdjson)), timesNs: BigInt64Array.from(run, (r) => r.timeNs), records: true });
+    chunks.push({ modelId, firstSeq: run[0]!.seq, bytes: ndjsonLines(run), timesNs: BigInt64Array.from(run, (r) => r.timeNs), records: true });
     i = end;
   }
   return chunks;
 }
 
-/** The lines as one UTF-8 buffer, each written in place (joining them first would copy every line once more). */
-function utf8Lines(lines: readonly string[]): Buffer {
+/** The records' NDJSON lines as one UTF-8 buffer, each written in place (joining them first would copy every line once more). */
+function ndjsonLines(run: readonly BatchRecord[]): Buffer {
+  const lines = run.map((r) => (r instanceof FastLine ? r : entryToNdjson(r)));
   let size = 0;
-  for (const line of lines) size += Buffer.byteLength(line);
+  for (const line of lines) size += typeof line === 'string' ? Buffer.byteLength(line) : line.size;
   const bytes = Buffer.allocUnsafe(size);
   let at = 0;
-  for (const line of lines) at += bytes.write(line, at);
+  for (const line of lines) at += typeof line === 'string' ? bytes.write(line, at) : line.copyTo(bytes, at);
   return bytes;
 }

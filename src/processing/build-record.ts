@@ -40,13 +40,19 @@ export function buildRecord(modelId: string, levelRules: CompiledLevelRules | un
   return record;
 }
 
+/** What records are ordered by: their first line's time, then its seq. */
+export interface RecordPlace {
+  timeNs: bigint;
+  firstSeq: number;
+}
+
 /** Records by their first line's time, then seq. */
-export function recordOrder(a: ProcessedRecord, b: ProcessedRecord): number {
+export function recordOrder(a: RecordPlace, b: RecordPlace): number {
   return a.timeNs < b.timeNs ? -1 : a.timeNs > b.timeNs ? 1 : a.firstSeq - b.firstSeq;
 }
 
 /** Whether `records` are in {@link recordOrder} already. */
-export function sortedByTime(records: readonly ProcessedRecord[]): boolean {
+export function sortedByTime(records: readonly RecordPlace[]): boolean {
   for (let i = 1; i < records.length; i++) if (recordOrder(records[i - 1]!, records[i]!) > 0) return false;
   return true;
 }

@@ -78,12 +78,13 @@ export class MultilineGrouper {
    * Takes the line of `stream` at `timeNs` with text `log` when it is a record alone that
    * leaves every group as it is (its stream has no open group, it is not late, and it opens
    * none): the same as {@link push} returning it alone, without building a group. Returns
-   * false, taking nothing, otherwise.
+   * false, taking nothing, otherwise. `log` undefined: the caller knows that the line opens
+   * no block.
    */
-  pushSingle(stream: string, timeNs: bigint, log: string): boolean {
+  pushSingle(stream: string, timeNs: bigint, log: string | undefined): boolean {
     const state = this.#streams.get(stream);
     if (state !== undefined && (state.open !== undefined || timeNs < state.lastNs)) return false;
-    if (this.#opens(log) !== undefined) return false;
+    if (log !== undefined && this.#opens(log) !== undefined) return false;
     if (state === undefined) this.#streams.set(stream, { open: undefined, lastNs: timeNs });
     else state.lastNs = timeNs;
     return true;

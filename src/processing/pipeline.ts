@@ -1,7 +1,7 @@
 //! The processing stages of one model in their order: redaction of each line, multiline
 //! grouping, the level and JSON structure (build-record.ts), and the filter.
 //! Pure and deterministic like each stage: the same lines and calls give the same records.
-import { LEVEL_INDEX, LEVELS, type ProcessLine } from './types.js';
+import { LEVEL_INDEX, LEVELS, type Level, type ProcessLine } from './types.js';
 import type { Redactor } from './redact.js';
 import type { RecordFilter } from './filter.js';
 import { MultilineGrouper } from './multiline.js';
@@ -47,14 +47,35 @@ export class ModelProcessor {
    */
   push(lines: readonly ProcessLine[]): Processed {
     const out: Processed = { records: [], dropped: 0 };
-    const grouper = this.#grouper;
-    for (const line of inTimeOrder(lines)) {
-      const redacted = this.#redacted(line);
-      if (grouper === undefined || grouper.pushSingle(redacted.stream, redacted.timeNs, redacted.log)) this.#keep(out, this.#record(redacted, redacted.seq, redacted.log, 1, redacted.time, false));
-      else for (const g of grouper.push(redacted)) this.#group(out, g);
-    }
-    if (grouper) for (const g of grouper.endPage()) this.#group(out, g);
+    for (const line of inTimeOrder(lines)) this.pushLine(line, out);
+    this.endPage(out);
     return this.#ordered(out);
+  }
+
+  /** {@link push}'s step for one line of a page (its lines in time order): the records it closes go to `out`. */
+  pushLine(line: ProcessLine, out: Processed): void {
+    const grouper = this.#grouper;
+    const redacted = this.#redacted(line);
+    if (grouper === undefined || grouper.pushSingle(redacted.stream, redacted.timeNs, redacted.log)) this.#keep(out, this.#record(redacted, redacted.seq, redacted.log, 1, redacted.time, false));
+    else for (const g of grouper.push(redacted)) this.#group(out, g);
+  }
+
+  /** Ends a page given line by line ({@link pushLine}): the groups of its late lines close into `out` (not put in time order). */
+  endPage(out: Processed): void {
+    if (this.#grouper) for (const g of this.#grouper.endPage()) this.#group(out, g);
+  }
+
+  /**
+   * {@link pushLine} for a line its caller knows to be, under the built-in rules with nothing
+   * redacted, a record alone at `level` that opens no block and is no JSON object (see
+   * delivery/processing/fast-lines.ts), when the line would be one here too: its stream holds
+   * no open group and it is not late. Counts the record, and asks the filter (which must read
+   * levels only). Returns undefined, taking nothing, when the line must go through
+   * {@link pushLine}; else whether the filter kept it.
+   */
+  takeAlone(stream: string, timeNs: bigint, level: Level | undefined): boolean | undefined {
+    if (this.#grouper !== undefined && !this.#grouper.pushSingle(stream, timeNs, undefined)) return undefined;
+    return this.#decide('', level);
   }
 
   /** Closes the groups the model's checkpoint (`watermarkNs`) has passed by the maximum gap. */
@@ -115,10 +136,15 @@ export class ModelProcessor {
   }
 
   #keep(out: Processed, record: ProcessedRecord): void {
-    const tally = this.#options.tally;
-    if (tally !== undefined) tally[record.level === undefined ? LEVELS.length : LEVEL_INDEX[record.level]]!++;
-    const decision = this.#options.filter?.({ log: record.log, level: record.level });
-    if (decision === undefined || decision === 'keep') out.records.push(record);
+    if (this.#decide(record.log, record.level)) out.records.push(record);
     else out.dropped++;
+  }
+
+  /** Counts a record (the records meter) and returns whether the filter keeps it. */
+  #decide(log: string, level: Level | undefined): boolean {
+    const tally = this.#options.tally;
+    if (tally !== undefined) tally[level === undefined ? LEVELS.length : LEVEL_INDEX[level]]!++;
+    const decision = this.#options.filter?.({ log, level });
+    return decision === undefined || decision === 'keep';
   }
 }

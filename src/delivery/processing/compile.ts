@@ -10,7 +10,7 @@ import type { Level } from '../../processing/types.js';
 import type { StageOptions } from './stage.js';
 
 /** What a sink's stage is built from; undefined when the sink gets the journal's entries as they are. */
-export type SinkProcessing = Pick<StageOptions, 'processor' | 'raw'>;
+export type SinkProcessing = Pick<StageOptions, 'processor' | 'raw' | 'fast'>;
 
 /**
  * The processing of `sink`: undefined with `processing: off`, and for a `raw` sink when
@@ -25,6 +25,7 @@ export function sinkProcessing(processing: ProcessingConfig, sink: Pick<SinkBloc
   const minLevel = (sink.min_level ?? processing.min_level) as Level | undefined;
   return {
     raw: false,
+    fast: !redact && processing.levels.rules.length === 0 && (drop ?? []).length === 0 && (multiline === false || multiline === 'off' || multiline.rule === 'python'),
     processor: {
       multiline:
         multiline === false || multiline === 'off'

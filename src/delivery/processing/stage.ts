@@ -11,6 +11,7 @@ import type { SinkEntry } from '../../records/entry.js';
 import { ModelProcessor, type Processed, type ProcessorOptions } from '../../processing/pipeline.js';
 import { LEVELS, type Level } from '../../processing/types.js';
 import { decodeHeld, encodeHeld, type HeldGroup } from './held.js';
+import { FastLine, pushFast, type BatchRecord } from './fast-lines.js';
 
 /** Where each model stands, as committed state says; the daemon provides it. */
 export interface ModelProgress {
@@ -48,6 +49,11 @@ export interface StageOptions {
   processor: Omit<ProcessorOptions, 'tally'>;
   /** `raw: true`: one record per entry as the journal holds it, with only redaction applied. */
   raw: boolean;
+  /**
+   * The processor has the built-in rules only, redacts nothing and filters on levels only:
+   * lines are decided on their bytes where they can be (fast-lines.ts).
+   */
+  fast?: boolean;
   progress: ModelProgress;
   meter?: RecordMeter;
 }
@@ -57,8 +63,8 @@ export type Close = [modelId: string, watermarkNs: string | null];
 
 /** What one batch's lines (and closes) gave. */
 export interface StageOutput {
-  /** The records, as the sink receives them. */
-  records: SinkEntry[];
+  /** The records, as the sink receives them (lines decided on their bytes made records only if a sink reads them). */
+  records: BatchRecord[];
   /** Lines the records hold. */
   lines: number;
   /** Records the sink's filter dropped, per model. */
@@ -123,18 +129,18 @@ export class ProcessingStage {
   build(slices: readonly PageSlice[], throughSeq: number, recorded?: readonly Close[], closeAll = false): StageOutput {
     const out: StageOutput = { records: [], lines: 0, dropped: new Map(), closes: [] };
     for (const { page, from, to } of slices) {
-      const lines = page.decode(from, to);
       if (this.#o.raw) {
-        this.#raw(out, lines);
+        this.#raw(out, page.decode(from, to));
         continue;
       }
       const p = this.#processor(page.modelId);
       this.#fed(page.modelId);
-      this.#take(out, page.modelId, p.push(lines));
+      if (this.#o.fast && inTimeOrder(page.timesNs, from, to)) this.#dropped(out, page.modelId, pushFast(p, page, from, to, out.records));
+      else this.#take(out, page.modelId, p.push(page.decode(from, to)));
       this.#track(page.modelId, p);
     }
     if (!this.#o.raw) this.#close(out, throughSeq, recorded, closeAll);
-    for (const r of out.records) out.lines += r.lines ?? 1;
+    for (const r of out.records) out.lines += r instanceof FastLine ? 1 : (r.lines ?? 1);
     this.#meter();
     if (this.#o.progress.hurry) for (const modelId of this.#open) this.#o.progress.hurry(modelId);
     return out;
@@ -238,7 +244,11 @@ export class ProcessingStage {
       if (r.modelId !== modelId) throw new Error(`bug: a record of ${r.modelId} from the processor of ${modelId}`);
       out.records.push(r);
     }
-    if (processed.dropped > 0) out.dropped.set(modelId, (out.dropped.get(modelId) ?? 0) + processed.dropped);
+    this.#dropped(out, modelId, processed.dropped);
+  }
+
+  #dropped(out: StageOutput, modelId: string, n: number): void {
+    if (n > 0) out.dropped.set(modelId, (out.dropped.get(modelId) ?? 0) + n);
   }
 
   #raw(out: StageOutput, lines: readonly SinkEntry[]): void {
@@ -248,4 +258,10 @@ export class ProcessingStage {
       out.records.push(log === e.log ? e : { ...e, log });
     }
   }
+}
+
+/** Whether the times of entries [from, to) do not go back. */
+function inTimeOrder(times: BigInt64Array, from: number, to: number): boolean {
+  for (let i = from + 1; i < to; i++) if (times[i - 1]! > times[i]!) return false;
+  return true;
 }

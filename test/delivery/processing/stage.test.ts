@@ -12,6 +12,7 @@ import { ModelProcessor } from '../../../src/processing/pipeline.js';
 import { recordBatch } from '../../../src/delivery/batch.js';
 import { entryToNdjson } from '../../../src/records/ndjson.js';
 import { TestJournal, tempDir } from '../../helpers/delivery.js';
+import { recordOf, type BatchRecord } from '../../../src/delivery/processing/fast-lines.js';
 
 let tmp: ReturnType<typeof tempDir>;
 let journal: TestJournal;
@@ -34,6 +35,9 @@ const TRACEBACK = [
   '    return self.head(x)',
   'RuntimeError: CUDA out of memory',
 ];
+
+/** The records of a build, as objects. */
+const entries = (o: { records: BatchRecord[] }): SinkEntry[] => o.records.map(recordOf);
 
 const idle: ModelProgress = { watermarkNs: () => undefined, journaledThrough: () => 0, stopped: () => false };
 
@@ -73,14 +77,14 @@ function run(size: number, restartEvery: number): SinkEntry[] {
     if (slices.length === 0) break;
     const last = slices[slices.length - 1]!;
     cursor = last.page.firstSeq + last.to - 1;
-    out.push(...s.build(slices, cursor).records);
+    out.push(...entries(s.build(slices, cursor)));
     held = s.held().json;
     if (n % restartEvery === 0) {
       s = stage();
       s.restore(held, (a, b) => journal.store.slicesOfRange(a, b));
     }
   }
-  out.push(...s.build([], cursor, undefined, true).records);
+  out.push(...entries(s.build([], cursor, undefined, true)));
   expect(s.held()).toEqual({ json: undefined, holdSeq: undefined });
   return out;
 }
@@ -148,13 +152,13 @@ describe('the processing stage of a sink', () => {
     journal.appendLines('a', ['ok', ...TRACEBACK.slice(0, 4)]);
     const s = stage();
     const out = s.build(journal.store.slicesAfter(0, 100), 5);
-    expect(out.records.map((r) => r.log)).toEqual(['ok']);
+    expect(entries(out).map((r) => r.log)).toEqual(['ok']);
     expect(s.held().holdSeq).toBe(2);
     expect(s.heldLines()).toBe(4);
     journal.appendLines('a', TRACEBACK.slice(4));
     const next = s.build(journal.store.slicesAfter(5, 100), 9);
     expect(next.records.length).toBe(0);
-    expect(s.build([], 9, undefined, true).records.map((r) => r.lines)).toEqual([8]);
+    expect(entries(s.build([], 9, undefined, true)).map((r) => r.lines)).toEqual([8]);
     expect(s.held().json).toBeUndefined();
   });
 
@@ -171,13 +175,13 @@ describe('the processing stage of a sink', () => {
     expect(s.build([], 4).records.length).toBe(0);
     journaled = 4;
     const out = s.build([], 4);
-    expect(out.records.map((r) => r.lines)).toEqual([4]);
+    expect(entries(out).map((r) => r.lines)).toEqual([4]);
     expect(out.closes).toEqual([['a', watermark.toString()]]);
     // rebuilt from what was recorded: the same records
     const again = stage();
     again.restore(undefined, () => []);
     again.build(journal.store.slicesAfter(0, 100), 4, []);
-    expect(again.build([], 4, out.closes).records).toEqual(out.records);
+    expect(entries(again.build([], 4, out.closes))).toEqual(entries(out));
   });
 
   it('closes the groups of a model that stopped', () => {
@@ -188,7 +192,7 @@ describe('the processing stage of a sink', () => {
     stopped = true;
     const out = s.build([], 3);
     expect(out.closes).toEqual([['a', null]]);
-    expect(out.records.map((r) => r.lines)).toEqual([3]);
+    expect(entries(out).map((r) => r.lines)).toEqual([3]);
   });
 
   it('groups a late traceback of a re-read among its own lines, leaving the open group alone', () => {
@@ -196,7 +200,7 @@ describe('the processing stage of a sink', () => {
     journal.appendLines('a', TRACEBACK, { atMs: 5_000 }); // older than what was read: a late page
     const s = stage();
     const out = s.build(journal.store.slicesAfter(0, 100), 10);
-    expect(out.records.map((r) => [r.log.split('\n')[0], r.lines ?? 1])).toEqual([
+    expect(entries(out).map((r) => [r.log.split('\n')[0], r.lines ?? 1])).toEqual([
       ['first', 1],
       [TRACEBACK[0], 8],
     ]);
@@ -208,8 +212,8 @@ describe('the processing stage of a sink', () => {
     const s = stage({ raw: true, processor: { redact: compileRedactions([], { secretsPreset: true }), multiline: false } });
     const out = s.build(journal.store.slicesAfter(0, 100), 9);
     expect(out.records).toHaveLength(9);
-    expect(out.records[0]!.log).toBe('token [REDACTED]');
-    expect(out.records.every((r) => r.level === undefined && r.lines === undefined)).toBe(true);
+    expect(entries(out)[0]!.log).toBe('token [REDACTED]');
+    expect(entries(out).every((r) => r.level === undefined && r.lines === undefined)).toBe(true);
     expect(s.held().json).toBeUndefined();
   });
 
@@ -221,7 +225,7 @@ describe('the processing stage of a sink', () => {
       meter: { counts: (sink, model) => sink === 's' && model === 'a', record: (_m, level, n) => void counted.push(`${level}×${n}`) },
     });
     const out = s.build(journal.store.slicesAfter(0, 100), 3);
-    expect(out.records.map((r) => r.log)).toEqual(['WARNING:root:slow', 'plain']);
+    expect(entries(out).map((r) => r.log)).toEqual(['WARNING:root:slow', 'plain']);
     expect(out.dropped).toEqual(new Map([['a', 1]]));
     expect(counted.sort()).toEqual(['info×1', 'undefined×1', 'warn×1']);
   });
