@@ -126,7 +126,7 @@ export class ModelProcessor {
   }
 
   #record(first: ProcessLine, lastSeq: number, log: string, lineCount: number, timeEnd: string, traceback: boolean): ProcessedRecord {
-    return buildRecord(this.#modelId, this.#options.levelRules, first, lastSeq, log, lineCount, timeEnd, traceback);
+    return buildRecord(this.#modelId, this.#options, first, lastSeq, log, lineCount, timeEnd, traceback);
   }
 
   /** Streams close their groups at different lines: what one call returns is put in time order (records come in it, but for that). */

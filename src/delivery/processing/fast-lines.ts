@@ -75,7 +75,7 @@ export class FastLine {
   /** The record, as the plain path makes it for the line. */
   record(): SinkEntry {
     const line = this.page.decode(this.index, this.index + 1)[0]!;
-    return buildRecord(line.modelId, undefined, line, line.seq, line.log, 1, line.time, false);
+    return buildRecord(line.modelId, {}, line, line.seq, line.log, 1, line.time, false);
   }
 
   /** Bytes of the record's NDJSON line. */
