@@ -27,6 +27,12 @@ export interface SinkBatch {
    * stores them so). Sinks that write lines use them to skip rendering every entry again.
    */
   readonly ndjson?: readonly NdjsonChunk[];
+  /**
+   * Sets aside one entry the sink cannot encode, even as plain text: the sink sends the
+   * rest, and once the batch is acknowledged the entry is dead-lettered alone with `reason`.
+   * Absent on a batch that cannot set entries aside (a dead letter sent again).
+   */
+  setAside?(entry: SinkEntry, reason: string): void;
 }
 
 /** What happened to a batch. */
