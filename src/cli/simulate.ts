@@ -29,6 +29,8 @@ export interface SimulateFlags {
   twins?: string;
   /** `python` or `plain`: what the models write. */
   content?: string;
+  /** Probability that an entry is a hostile line (deep JSON, a 6 MB run, …). */
+  hostileLines?: string;
   seed?: string;
 }
 
@@ -47,6 +49,7 @@ export const SIMULATE_DEFAULTS = {
   faultRate: '0',
   twins: '0',
   content: 'python',
+  hostileLines: '0',
 } as const;
 
 /** The values of `--content`, as `mls simulate` and `mls demo` accept them. */
@@ -116,6 +119,7 @@ export function simulatorOptionsFromFlags(flags: SimulateFlags, token: string): 
     faults: spreadFaultRate(number('fault-rate', f.faultRate, 0, 1)),
     twinRate: number('twins', f.twins, 0, 1),
     content: oneOf('content', f.content, CONTENT_PROFILES),
+    hostileRate: number('hostile-lines', f.hostileLines, 0, 1),
   };
   if (f.seed !== undefined) options.seed = number('seed', f.seed, 0, 2 ** 32 - 1, true);
   return options;
@@ -187,6 +191,7 @@ export function register(program: Command): void {
     .option('--fault-rate <p>', 'probability of a fault per request', SIMULATE_DEFAULTS.faultRate)
     .option('--twins <p>', 'probability that an entry has an identical twin', SIMULATE_DEFAULTS.twins)
     .option('--content <profile>', 'what the models write: python (a Python model server, one line per entry) or plain', SIMULATE_DEFAULTS.content)
+    .option('--hostile-lines <p>', 'probability that an entry is a line shippers fail on: JSON nested 10,000 deep, a 6 MB token, a lone surrogate, …', SIMULATE_DEFAULTS.hostileLines)
     .option('--seed <n>', 'seed of every random choice')
     .action(async (flags: SimulateFlags) => {
       await runSimulate(flags);

@@ -79,6 +79,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     twinRate: options.twinRate ?? 0,
     shortDigitsRate: options.shortDigitsRate ?? 0.1,
     profile: options.content ?? 'plain',
+    hostileRate: options.hostileRate ?? 0,
     content: {
       multilineRate: options.multilineRate ?? 0.02,
       unicodeRate: options.unicodeRate ?? 0.02,
