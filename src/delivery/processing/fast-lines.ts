@@ -4,9 +4,10 @@
 //! built-in rules, a record alone: the line as written plus its level. Such a line is decided
 //! on its bytes, kept as a {@link FastLine}, and written to files as its journal line with
 //! the level added; it is decoded into its record only if a sink reads records. Every other
-//! line goes through the plain path. Without it, default processing cost about a third of
-//! the daemon's end-to-end rate (docs/processing.md, Cost); a property test holds both paths
-//! to the same records and the same NDJSON (test/delivery/processing/fast-lines.test.ts).
+//! line goes through the plain path. It stays only because without it the daemon's end-to-end
+//! rate with the default settings falls by more than a fifth (docs/processing.md, Cost); a
+//! property test holds both paths to the same records and the same NDJSON
+//! (test/delivery/processing/fast-lines.test.ts).
 import type { JournalPage } from '../../journal/pages.js';
 import type { SinkEntry } from '../../records/entry.js';
 import { buildRecord, recordOrder, sortedByTime } from '../../processing/build-record.js';
