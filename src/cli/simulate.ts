@@ -31,6 +31,8 @@ export interface SimulateFlags {
   invalidEntries?: string;
   /** `python` or `plain`: what the models write. */
   content?: string;
+  /** Probability that an entry is a hostile line (deep JSON, a 6 MB run, …). */
+  hostileLines?: string;
   seed?: string;
 }
 
@@ -50,6 +52,7 @@ export const SIMULATE_DEFAULTS = {
   twins: '0',
   invalidEntries: '0',
   content: 'python',
+  hostileLines: '0',
 } as const;
 
 /** The values of `--content`, as `mls simulate` and `mls demo` accept them. */
@@ -120,6 +123,7 @@ export function simulatorOptionsFromFlags(flags: SimulateFlags, token: string): 
     twinRate: number('twins', f.twins, 0, 1),
     offSpecRate: number('invalid-entries', f.invalidEntries, 0, 1),
     content: oneOf('content', f.content, CONTENT_PROFILES),
+    hostileRate: number('hostile-lines', f.hostileLines, 0, 1),
   };
   if (f.seed !== undefined) options.seed = number('seed', f.seed, 0, 2 ** 32 - 1, true);
   return options;
@@ -192,6 +196,7 @@ export function register(program: Command): void {
     .option('--twins <p>', 'probability that an entry has an identical twin', SIMULATE_DEFAULTS.twins)
     .option('--invalid-entries <p>', 'share of entries served off the spec (log null or a number, stream a number, a time that is no time, an array), each alike at every read', SIMULATE_DEFAULTS.invalidEntries)
     .option('--content <profile>', 'what the models write: python (a Python model server, one line per entry) or plain', SIMULATE_DEFAULTS.content)
+    .option('--hostile-lines <p>', 'probability that an entry is a line shippers fail on: JSON nested 10,000 deep, a 6 MB token, a lone surrogate, …', SIMULATE_DEFAULTS.hostileLines)
     .option('--seed <n>', 'seed of every random choice')
     .action(async (flags: SimulateFlags) => {
       await runSimulate(flags);

@@ -1,22 +1,22 @@
 //! The `processing` section (multiline, levels, JSON lines, redaction, filters) and the
 //! keys a sink block takes to change it for itself (`raw`, `drop`, `min_level`). Patterns
-//! are compiled here once, so a bad one is refused with its path before the daemon starts.
+//! (RE2 syntax, see processing/pattern.ts) are compiled here once, so one RE2 cannot run is
+//! refused with its path and the reason before the daemon starts or reloads.
 import { z } from 'zod';
-import { compileLevelRules } from '../processing/levels.js';
-import { compileRedactions, compileRulePattern } from '../processing/redact.js';
+import { compileNonEmptyPattern, compilePattern } from '../processing/pattern.js';
 import { LEVELS } from '../processing/types.js';
 import { Fail, show } from './units.js';
 import { duration, leaf, scalar, size } from './fields.js';
 
 const LEVEL_NAMES = LEVELS as readonly string[] as [string, ...string[]];
 
-function regex(description: string, check: (source: string) => void = (source) => new RegExp(source)) {
+function regex(description: string, check: (source: string) => unknown = compilePattern) {
   return leaf<string>(description, { type: 'string', minLength: 1 }, (v) => {
-    if (typeof v !== 'string' || v === '') return new Fail(`expected a regular expression, got ${show(v)}`);
+    if (typeof v !== 'string' || v === '') return new Fail(`expected an RE2 pattern, got ${show(v)}`);
     try {
       check(v);
     } catch (err) {
-      return new Fail(`${show(v)} is not a usable regular expression: ${(err as Error).message}`);
+      return new Fail(`${show(v)} cannot be used (patterns are RE2 syntax): ${(err as Error).message}`);
     }
     return v;
   });
@@ -25,8 +25,8 @@ function regex(description: string, check: (source: string) => void = (source) =
 /** A custom multiline block. */
 const multilineRule = z
   .strictObject({
-    start: regex('A line matching this opens a block.'),
-    continue: regex('A line matching this carries the open block on (tried before `start`).'),
+    start: regex('An RE2 pattern: a line matching it opens a block.'),
+    continue: regex('An RE2 pattern: a line matching it carries the open block on (tried before `start`).'),
   })
   .describe('A custom block: a line matching `start` opens it, the following lines matching `continue` join it.');
 
@@ -48,7 +48,7 @@ const multilineSchema = z
 
 const levelRule = z
   .strictObject({
-    match: regex('A regular expression searched in the line; the first rule that matches sets the level.'),
+    match: regex('An RE2 pattern searched in the line; the first rule that matches sets the level.'),
     level: z.enum(LEVEL_NAMES).describe('The level of the lines it matches.'),
     ignore_case: scalar(z.boolean().default(false)).describe('Match regardless of case.'),
   })
@@ -56,14 +56,14 @@ const levelRule = z
 
 const redactRule = z
   .strictObject({
-    pattern: regex('A regular expression; every match is replaced. It must not match the empty string.', (source) => compileRedactions([{ pattern: source }])),
-    replacement: z.string().default('[REDACTED]').describe('What a match becomes; `$1`, `$<name>` and `$&` refer to the match.'),
+    pattern: regex('An RE2 pattern; every match is replaced. It must not match the empty string.', compileNonEmptyPattern),
+    replacement: z.string().default('[REDACTED]').describe('What a match becomes; `$1`, `$<name>` and `$&` refer to the match, `$$` is a `$`.'),
   })
   .describe('A redaction rule.');
 
 const dropRule = z
   .strictObject({
-    match: regex('Records whose text matches this regular expression are dropped.', (source) => compileRulePattern(source, 'match')),
+    match: regex('Records whose text matches this RE2 pattern are dropped. It must not match the empty string.', compileNonEmptyPattern),
   })
   .describe('A drop rule.');
 
@@ -99,14 +99,7 @@ const processingObject = z
       .describe('Redaction of the text, before any sink (raw sinks included).'),
     ...filterKeys,
   })
-  .describe('Processing of the log lines before the sinks: multiline grouping, levels, JSON lines, redaction and filters.')
-  .superRefine((p, ctx) => {
-    try {
-      compileLevelRules(p.levels.rules.map((r) => ({ match: r.match, level: r.level as never, ignoreCase: r.ignore_case })));
-    } catch (err) {
-      ctx.addIssue({ code: 'custom', path: ['levels', 'rules'], message: (err as Error).message });
-    }
-  });
+  .describe('Processing of the log lines before the sinks: multiline grouping, levels, JSON lines, redaction and filters.');
 
 /** The `processing` section: an object, or `off` / `false`. */
 export const processingSchema = z

@@ -1,13 +1,26 @@
-//! Batches built from journal page slices: the NDJSON lines are handed over as stored, and
-//! entry objects are built only if the sink reads them.
+//! Batches built from journal page slices (the NDJSON lines are handed over as stored, and
+//! entry objects are built only if the sink reads them), and batches of processed records.
+//! Each keeps the entries its sink set aside (see `SinkBatch.setAside`), to dead-letter alone.
 import type { NdjsonChunk, SinkBatch, SinkEntry } from '../sinks/contract.js';
-import { sliceCount, sliceEntries, type JournalPage, type PageSlice } from '../journal/pages.js';
-import { RecordList } from './processing/record-list.js';
-import { LEVELS } from '../processing/types.js';
+import { sliceCount, sliceEntries, type PageSlice } from '../journal/pages.js';
+import { plainRecord } from '../records/entry.js';
 import { entryToNdjson } from '../records/ndjson.js';
+import { describeError } from '../errors.js';
+import { FastLine, recordOf, type BatchRecord } from './processing/fast-lines.js';
+
+/** A batch as the delivery loop sends it: the entries set aside, each with why. */
+export interface OutgoingBatch extends SinkBatch {
+  readonly aside: ReadonlyMap<SinkEntry, string>;
+}
+
+/** The entries a batch sets aside (once each, however often the batch is sent). */
+function asides(): { aside: Map<SinkEntry, string>; setAside(entry: SinkEntry, reason: string): void } {
+  const aside = new Map<SinkEntry, string>();
+  return { aside, setAside: (entry, reason) => void (aside.has(entry) || aside.set(entry, reason)) };
+}
 
 /** A batch over `slices` (in seq order, spanning [firstSeq, lastSeq]). */
-export function journalBatch(id: string, firstSeq: number, lastSeq: number, slices: readonly PageSlice[]): SinkBatch {
+export function journalBatch(id: string, firstSeq: number, lastSeq: number, slices: readonly PageSlice[]): OutgoingBatch {
   let entries: SinkEntry[] | undefined;
   let ndjson: NdjsonChunk[] | undefined;
   return {
@@ -15,6 +28,7 @@ export function journalBatch(id: string, firstSeq: number, lastSeq: number, slic
     firstSeq,
     lastSeq,
     count: sliceCount(slices),
+    ...asides(),
     get entries() {
       entries ??= sliceEntries(slices);
       return entries;
@@ -33,103 +47,69 @@ export function journalBatch(id: string, firstSeq: number, lastSeq: number, slic
 
 /**
  * A batch of processed records over journal seqs [firstSeq, lastSeq] (the records of
- * groups closed in it may hold earlier lines). Its NDJSON is rendered on first access, one
- * chunk per run of records of one model: a compact record (one line, nothing added but a
- * level) copies its page's line; its object is made only if a sink reads `entries`.
+ * groups closed in it may hold earlier lines). Its NDJSON is rendered from the records on
+ * first access, one chunk per run of records of one model; a line decided on its bytes
+ * (fast-lines.ts) is made a record only if a sink reads `entries`.
  */
-export function recordBatch(id: string, firstSeq: number, lastSeq: number, records: RecordList | readonly SinkEntry[]): SinkBatch {
-  const list = records instanceof RecordList ? records : RecordList.of(records);
+export function recordBatch(id: string, firstSeq: number, lastSeq: number, records: readonly BatchRecord[]): OutgoingBatch {
+  let entries: SinkEntry[] | undefined;
   let ndjson: NdjsonChunk[] | undefined;
-  return {
+  const batch: OutgoingBatch = {
     id,
     firstSeq,
     lastSeq,
-    count: list.length,
+    count: records.length,
+    ...asides(),
     get entries() {
-      return list.entries();
+      entries ??= records.map(recordOf);
+      return entries;
     },
     get ndjson() {
-      ndjson ??= recordChunks(list);
+      ndjson ??= recordChunks(records, batch.setAside!);
       return ndjson;
     },
   };
+  return batch;
 }
 
-/** `,"level":"<level>"}\n` for each level (the last: none, `}\n`), replacing a journal line's closing `}\n`. */
-const LEVEL_ENDS = [...LEVELS.map((l) => Buffer.from(`,"level":"${l}"}\n`)), Buffer.from('}\n')];
-
-function recordChunks(list: RecordList): NdjsonChunk[] {
+function recordChunks(records: readonly BatchRecord[], setAside: (entry: SinkEntry, reason: string) => void): NdjsonChunk[] {
   const chunks: NdjsonChunk[] = [];
-  const n = list.length;
-  for (let i = 0; i < n; ) {
-    const modelId = list.modelId(i);
-    let end = i + 1;
-    while (end < n && list.modelId(end) === modelId) end++;
-    // Sizes first, then one buffer.
-    let rendered: Array<string | undefined> | undefined;
-    let size = 0;
-    for (let k = i; k < end; k++) {
-      const page = list.page(k);
-      if (page === undefined) {
-        rendered ??= new Array(end - i);
-        const line = entryToNdjson(list.object(k)!);
-        rendered[k - i] = line;
-        size += Buffer.byteLength(line);
-      } else {
-        const at = list.index(k);
-        const starts = page.starts();
-        size += starts[at + 1]! - starts[at]! - 2 + LEVEL_ENDS[list.levelIndex(k)]!.length;
-      }
+  for (let i = 0; i < records.length; ) {
+    const modelId = records[i]!.modelId;
+    const kept: BatchRecord[] = [];
+    const lines: Array<string | FastLine> = [];
+    for (; i < records.length && records[i]!.modelId === modelId; i++) {
+      const r = records[i]!;
+      const line = r instanceof FastLine ? r : ndjsonLine(r, setAside);
+      if (line === undefined) continue;
+      kept.push(r);
+      lines.push(line);
     }
-    const bytes = Buffer.allocUnsafe(size);
-    const timesNs = new BigInt64Array(end - i);
-    let pos = 0;
-    for (let k = i; k < end; ) {
-      const page = list.page(k);
-      if (page === undefined) {
-        timesNs[k - i] = list.timeNs(k);
-        pos += bytes.write(rendered![k - i]!, pos);
-        k++;
-        continue;
-      }
-      // A run of consecutive lines of one page.
-      const first = list.index(k);
-      let last = k + 1;
-      while (last < end && list.page(last) === page && list.index(last) === first + (last - k)) last++;
-      timesNs.set(page.timesNs.subarray(first, first + (last - k)), k - i);
-      pos = copyRun(list, k, last, page, bytes, pos);
-      k = last;
-    }
-    chunks.push({ modelId, firstSeq: list.seq(i), bytes, timesNs, records: true });
-    i = end;
+    if (kept.length > 0) chunks.push({ modelId, firstSeq: kept[0]!.seq, bytes: utf8Lines(lines), timesNs: BigInt64Array.from(kept, (r) => r.timeNs), records: true });
   }
   return chunks;
 }
 
-/**
- * Writes records [k, last) of `list`, consecutive lines of `page`, to `target` at `pos`, each
- * with its level's ending; returns the end. The lines are copied at once to the end of their
- * place, then each moved to where it goes (the lines only grow, so a line is moved before
- * what is written overwrites it): one copy of the bytes, and no view made per line.
- */
-function copyRun(list: RecordList, k: number, last: number, page: JournalPage, target: Buffer, pos: number): number {
-  const starts = page.starts();
-  const first = list.index(k);
-  const from = starts[first]!;
-  const to = starts[first + (last - k)]!;
-  let grown = 0;
-  for (let r = k; r < last; r++) grown += LEVEL_ENDS[list.levelIndex(r)]!.length - 2;
-  let read = pos + grown;
-  target.set(page.bytes.subarray(from, to), read);
-  for (let r = k; r < last; r++) {
-    const at = first + (r - k);
-    const body = starts[at + 1]! - starts[at]! - 2;
-    target.copyWithin(pos, read, read + body);
-    pos += body;
-    read += body + 2;
-    const ending = LEVEL_ENDS[list.levelIndex(r)]!;
-    target.set(ending, pos);
-    pos += ending.length;
+/** A record's NDJSON line; as plain text when it cannot be written whole; undefined, set aside, when not even so. */
+function ndjsonLine(r: SinkEntry, setAside: (entry: SinkEntry, reason: string) => void): string | undefined {
+  try {
+    return entryToNdjson(r);
+  } catch {
+    try {
+      return entryToNdjson(plainRecord(r));
+    } catch (err) {
+      setAside(r, `the record cannot be written as JSON: ${describeError(err)}`);
+      return undefined;
+    }
   }
-  return pos;
+}
+
+/** The lines as one UTF-8 buffer, each written in place (joining them first would copy every line once more). */
+function utf8Lines(lines: ReadonlyArray<string | FastLine>): Buffer {
+  let size = 0;
+  for (const line of lines) size += typeof line === 'string' ? Buffer.byteLength(line) : line.size;
+  const bytes = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const line of lines) at += typeof line === 'string' ? bytes.write(line, at) : line.copyTo(bytes, at);
+  return bytes;
 }

@@ -21,9 +21,14 @@ export class FailureLog {
     this.say('error', { ...fields, error }, 'sink fault; delivery goes on (see lastError in /status)');
   }
 
-  /** The sink rejected a batch for good: it went to the dead-letter table. */
+  /** The sink rejected a batch for good: it went to the dead-letter table. `entries`: journal entries, as `mls dlq list` counts them. */
   deadLettered(fields: { entries: number; firstSeq: number; lastSeq: number; error: string }): void {
     this.say('error', fields, "sink rejected a batch; moved to the dead-letter table (see 'mls dlq list')");
+  }
+
+  /** The sink could not encode one record: the rest of its batch was delivered, the record went to the dead-letter table alone. */
+  setAside(fields: { entries: number; seq: number; error: string }): void {
+    this.say('error', fields, "sink could not encode a record; moved it alone to the dead-letter table (see 'mls dlq list'), its batch delivered");
   }
 
   /** A send failed and will be retried. */

@@ -5,7 +5,7 @@
 //! and a dead letter marked for replay is sent once more. Every send is guarded
 //! (guarded-send.ts): whatever a sink does wrong is a fault and a retry.
 import type { Logger } from 'pino';
-import type { Sink, SinkBatch } from '../sinks/contract.js';
+import type { Sink, SinkBatch, SinkEntry } from '../sinks/contract.js';
 import type { DeadLetter, StateStore } from '../journal/store.js';
 import type { StateWriteRetry } from '../journal/state-errors.js';
 import type { Metrics } from '../telemetry/metrics.js';
@@ -96,8 +96,10 @@ export class BatchSender {
     if (result.kind === 'skip') {
       store.ack(name, slot.lastSeq, 0, undefined, slot.held);
     } else if (result.kind === 'ok') {
-      store.ack(name, slot.lastSeq, slot.count, result.state, slot.held);
-      metrics.delivered.inc({ sink: name }, slot.count);
+      const aside = slot.batch?.aside;
+      if (aside === undefined || aside.size === 0) store.ack(name, slot.lastSeq, slot.count, result.state, slot.held);
+      else this.ackSettingAside(slot, aside, result.state);
+      metrics.delivered.inc({ sink: name }, slot.count - lines(aside?.keys() ?? []));
       metrics.deliveryLatency.observe({ sink: name }, Math.max(0, this.d.now() - slot.fetchedMs) / 1000);
     } else if (result.kind === 'reject') {
       store.deadLetter(name, slot.firstSeq, slot.lastSeq, slot.batch!.entries, result.error, slot.held);
@@ -110,6 +112,16 @@ export class BatchSender {
     this.health.settled();
   }
 
+  /** Acknowledges a batch whose sink set entries aside, each dead-lettered alone in the same step. */
+  private ackSettingAside(slot: Slot, aside: ReadonlyMap<SinkEntry, string>, state: string | undefined): void {
+    const { store, name, metrics } = this.d;
+    const letters = [...aside].map(([entry, error]) => ({ firstSeq: entry.seq, lastSeq: entry.seq, entries: [entry], error }));
+    const count = lines(aside.keys());
+    store.ackSettingAside(name, slot.lastSeq, slot.count - count, state, slot.held, letters);
+    metrics.deadLetters.inc({ sink: name }, count);
+    for (const { firstSeq, entries, error } of letters) this.failures.setAside({ entries: lines(entries), seq: firstSeq, error });
+  }
+
   /** Sends a dead letter again (after `mls dlq replay`); it leaves the table once acknowledged. */
   async replay(dead: DeadLetter, installationId: string, signal: AbortSignal): Promise<void> {
     const { sink, store, name, logger, metrics } = this.d;
@@ -119,11 +131,18 @@ export class BatchSender {
     if (outcome.status === 'ok') {
       if (outcome.state !== undefined) store.setSinkState(name, outcome.state);
       store.deleteDeadLetters([dead.id]);
-      metrics.delivered.inc({ sink: name }, dead.entries.length);
-      logger.info({ sink: name, deadLetter: dead.id, entries: dead.entries.length }, 'dead letter replayed');
+      metrics.delivered.inc({ sink: name }, dead.count);
+      logger.info({ sink: name, deadLetter: dead.id, entries: dead.count }, 'dead letter replayed');
     } else {
       store.keepDeadLetter(dead.id, outcome.error);
       this.failures.replayFailed({ deadLetter: dead.id, error: outcome.error });
     }
   }
+}
+
+/** Journal entries the records hold (the unit of every sink metric and of dead letters). */
+function lines(records: Iterable<SinkEntry>): number {
+  let n = 0;
+  for (const r of records) n += r.lines ?? 1;
+  return n;
 }

@@ -216,7 +216,17 @@ export class SinkDelivery {
     const initial = store.getSink(name);
     if (!initial) return;
     const installationId = store.installationId!;
-    const stage = this.d.processing && openStage({ ...this.d.processing, sink: name, logger: this.d.logger, models: settings.models, held: initial.held, readRange: (a, b) => store.slicesOfRange(a, b) });
+    const stage =
+      this.d.processing &&
+      openStage({
+        ...this.d.processing,
+        sink: name,
+        logger: this.d.logger,
+        models: settings.models,
+        held: initial.held,
+        readRange: (a, b) => store.slicesOfRange(a, b),
+        dropped: (lines) => this.d.metrics.dropped.inc({ sink: name }, lines),
+      });
     const run: SlotRun = { name, sink: this.d.sink, store, metrics: this.d.metrics, installationId, signal, sender: this.sender };
     // Batches that were in flight at the last stop are rebuilt first, with the same ranges.
     const recovered = [...initial.inflightRanges];

@@ -6,7 +6,7 @@ import { sliceCount, type PageSlice } from '../journal/pages.js';
 import type { Sink, SinkBatch } from '../sinks/contract.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import type { Close, ProcessingStage } from './processing/stage.js';
-import { journalBatch, recordBatch } from './batch.js';
+import { journalBatch, recordBatch, type OutgoingBatch } from './batch.js';
 import { batchId, legacyBatchId } from './batch-id.js';
 
 /** How the sending of a batch ended. */
@@ -29,7 +29,7 @@ export interface Slot {
   held: HeldGroups | undefined;
   heldLines: number;
   /** Undefined for a range with none of the sink's models (skipped). */
-  batch: SinkBatch | undefined;
+  batch: OutgoingBatch | undefined;
   /** Entries in the batch, and when the first of them was fetched (epoch ms). */
   count: number;
   fetchedMs: number;
@@ -88,11 +88,11 @@ export function processedSlot(
   const closes = out.closes.length > 0 ? JSON.stringify(out.closes) : undefined;
   const key = again ? (again.key ?? legacyBatchId(name, firstSeq, lastSeq)) : batchId(installationId, name, firstSeq, lastSeq, closes);
   if (!again && run.sink.stableBatchIds !== false) store.setInflight(name, firstSeq, lastSeq, key, closes);
-  const fetchedMs = selected[0]?.page.fetchedMs ?? out.records.fetchedAtMs(0);
+  const fetchedMs = selected[0]?.page.fetchedMs ?? out.records[0]!.fetchedAtMs;
   return sendSlot(run, recordBatch(key, firstSeq, lastSeq, out.records), out.lines, fetchedMs, held, heldLines);
 }
 
-function sendSlot(run: SlotRun, batch: SinkBatch, count: number, fetchedMs: number, held: HeldGroups | undefined, heldLines: number): Slot {
+function sendSlot(run: SlotRun, batch: OutgoingBatch, count: number, fetchedMs: number, held: HeldGroups | undefined, heldLines: number): Slot {
   const slot: Slot = { firstSeq: batch.firstSeq, lastSeq: batch.lastSeq, batch, count, fetchedMs, held, heldLines, done: false, result: undefined, promise: Promise.resolve() };
   slot.promise = run.sender.deliver(batch, run.signal).then((result) => {
     slot.result = result;

@@ -5,16 +5,33 @@ import type { SinkEntry } from '../records/entry.js';
 import type { Cursors, HeldGroups } from './cursors.js';
 import type { DB, StateDb, Tx } from './db.js';
 
-/** A dead-lettered batch. */
+/** A dead-lettered batch, or one record of a batch whose sink could not encode it. */
 export interface DeadLetter {
   id: number;
   sink: string;
   firstSeq: number;
   lastSeq: number;
+  /** Journal entries it holds (a record of a traceback holds several; the unit of every sink metric). */
   count: number;
   error: string;
   createdMs: number;
   entries: SinkEntry[];
+}
+
+/** Entries to dead-letter together, and why. */
+export interface Letter {
+  firstSeq: number;
+  lastSeq: number;
+  entries: readonly SinkEntry[];
+  error: string;
+}
+
+/** How the sink's cursor moves with dead letters: to `lastSeq`, with what was delivered besides and the sink's state. */
+export interface LetterAck {
+  lastSeq: number;
+  delivered: number;
+  state: string | undefined;
+  held: HeldGroups | undefined;
 }
 
 interface DlqRow {
@@ -63,7 +80,7 @@ export class DeadLetters extends DeadLetterReads {
   private readonly replayOfSink: Database.Statement;
   private readonly keep: Database.Statement;
   private readonly next: Database.Statement;
-  private readonly addTx: Tx<[name: string, firstSeq: number, lastSeq: number, entries: readonly SinkEntry[], error: string, held: HeldGroups | undefined], number>;
+  private readonly addTx: Tx<[name: string, letters: readonly Letter[], ack: LetterAck], void>;
   private readonly deleteTx: Tx<[ids: readonly number[]], number>;
 
   constructor(
@@ -79,11 +96,14 @@ export class DeadLetters extends DeadLetterReads {
     this.replayOfSink = db.prepare('UPDATE dlq SET replay = 1 WHERE sink = ?');
     this.keep = db.prepare('UPDATE dlq SET replay = 0, error = ? WHERE id = ?');
     this.next = db.prepare('SELECT * FROM dlq WHERE sink = ? AND replay = 1 ORDER BY id LIMIT 1');
-    this.addTx = db.transaction((name: string, firstSeq: number, lastSeq: number, entries: readonly SinkEntry[], error: string, held: HeldGroups | undefined) => {
-      const json = JSON.stringify(entries.map((e) => ({ ...e, timeNs: e.timeNs.toString() })));
-      const id = Number(insert.run(name, firstSeq, lastSeq, entries.length, error.slice(0, MAX_ERROR), this.now(), json).lastInsertRowid);
-      cursors.advance(name, lastSeq, 0, undefined, held);
-      return id;
+    this.addTx = db.transaction((name: string, letters: readonly Letter[], ack: LetterAck) => {
+      for (const { firstSeq, lastSeq, entries, error } of letters) {
+        // Exact times as strings; so is any other BigInt an entry holds, rather than failing the write.
+        const json = JSON.stringify(entries, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+        const count = entries.reduce((n, e) => n + (e.lines ?? 1), 0);
+        insert.run(name, firstSeq, lastSeq, count, error.slice(0, MAX_ERROR), this.now(), json);
+      }
+      cursors.advance(name, ack.lastSeq, ack.delivered, ack.state, ack.held);
     });
     this.deleteTx = db.transaction((ids: readonly number[]) => {
       let n = 0;
@@ -92,9 +112,9 @@ export class DeadLetters extends DeadLetterReads {
     });
   }
 
-  /** Stores a rejected batch and moves the sink's cursor past it (with the groups it still holds), in one synced transaction. */
-  add(name: string, firstSeq: number, lastSeq: number, entries: readonly SinkEntry[], error: string, held?: HeldGroups): number {
-    return this.state.synced(this.addTx, name, firstSeq, lastSeq, entries, error, held);
+  /** Stores dead letters and moves the sink's cursor past them (with the groups it still holds), in one synced transaction. */
+  add(name: string, letters: readonly Letter[], ack: LetterAck): void {
+    this.state.synced(this.addTx, name, letters, ack);
   }
 
   /** Deletes dead letters by id; returns how many were deleted. */

@@ -5,7 +5,6 @@
 //! built only for sinks that ask for them.
 import type { SinkEntry } from '../records/entry.js';
 import { entryToNdjson } from '../records/ndjson.js';
-import { journalHead, readLine } from './line-read.js';
 
 const NEWLINE = 0x0a;
 
@@ -68,20 +67,21 @@ export class JournalPage {
   }
 
   /**
-   * The entries as objects, built for the caller and not kept (a sink that turns them into
-   * records of its own: the page stays small in the page cache).
+   * Entries [from, to) as objects, built for the caller and not kept (a sink that turns them
+   * into records of its own: the page stays small in the page cache).
    */
-  decode(): SinkEntry[] {
-    if (this.#entries) return this.#entries;
-    const n = this.timesNs.length;
-    const text = this.bytes.toString('utf8');
-    const head = journalHead(this.modelId);
-    const out: SinkEntry[] = new Array(n);
+  decode(from = 0, to = this.count): SinkEntry[] {
+    if (this.#entries) return this.#entries.slice(from, to);
+    const starts = from === 0 && to === this.count ? undefined : this.starts();
+    const text = starts === undefined ? this.bytes.toString('utf8') : this.bytes.toString('utf8', starts[from], starts[to]);
+    const out: SinkEntry[] = new Array(to - from);
     let pos = 0;
-    for (let i = 0; i < n; i++) {
-      const e: SinkEntry = { seq: this.firstSeq + i, modelId: this.modelId, time: '', timeNs: this.timesNs[i]!, stream: '', log: '', fetchedAtMs: this.fetchedMs };
-      pos = readLine(text, pos, head, e);
-      out[i] = e;
+    for (let i = from; i < to; i++) {
+      let end = text.indexOf('\n', pos);
+      if (end < 0) end = text.length;
+      const line = JSON.parse(text.slice(pos, end)) as { time: string; stream: string; log: string };
+      out[i - from] = { seq: this.firstSeq + i, modelId: this.modelId, time: line.time, timeNs: this.timesNs[i]!, stream: line.stream, log: line.log, fetchedAtMs: this.fetchedMs };
+      pos = end + 1;
     }
     return out;
   }

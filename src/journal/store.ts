@@ -14,7 +14,7 @@ import type { Checkpoint } from './checkpoint-reads.js';
 import { Checkpoints, type NewCheckpoint, type StartAtRecord } from './checkpoints.js';
 import type { PageContinuation, WindowStart } from './checkpoint-windows.js';
 import { Cursors, type HeldGroups, type SinkCursor } from './cursors.js';
-import { DeadLetters, type DeadLetter } from './dead-letters.js';
+import { DeadLetters, type DeadLetter, type Letter } from './dead-letters.js';
 import { DedupeCounts } from './dedupe-counts.js';
 import { StateDb, ensureInstallationId, integrityCheck, openWritable, type WalSync } from './db.js';
 import { JournalEntries } from './entries.js';
@@ -272,8 +272,13 @@ export class StateStore implements StatusStore {
   // ---- dead letters ------------------------------------------------------------------
 
   /** Stores a rejected batch and moves the sink's cursor past it, in one transaction. */
-  deadLetter(name: string, firstSeq: number, lastSeq: number, entries: readonly SinkEntry[], error: string, held?: HeldGroups): number {
-    return this.deadLetters.add(name, firstSeq, lastSeq, entries, error, held);
+  deadLetter(name: string, firstSeq: number, lastSeq: number, entries: readonly SinkEntry[], error: string, held?: HeldGroups): void {
+    this.deadLetters.add(name, [{ firstSeq, lastSeq, entries, error }], { lastSeq, delivered: 0, state: undefined, held });
+  }
+
+  /** {@link ack} for a batch whose sink set entries aside: each is dead-lettered alone, in the same transaction. */
+  ackSettingAside(name: string, lastSeq: number, delivered: number, state: string | undefined, held: HeldGroups | undefined, letters: readonly Letter[]): void {
+    this.deadLetters.add(name, letters, { lastSeq, delivered, state, held });
   }
 
   /** Dead letters, oldest first, optionally of one sink. */

@@ -1,13 +1,25 @@
 //! A processed record made from its lines: the level (from a JSON line's level field, else
 //! from the start of the text; a traceback without a level of its own is an error) and the
 //! JSON structure; and the time order the processor hands records and takes lines in.
-import type { ProcessLine } from './types.js';
+import type { DetectedLevel, ProcessLine } from './types.js';
 import { detectLevel, levelFromJsonObject, type CompiledLevelRules } from './levels.js';
-import { parseJsonLine } from './json-line.js';
+import { parseJsonLine, type JsonLine } from './json-line.js';
+import type { Redactor } from './redact.js';
 import type { ProcessedRecord } from './record.js';
 
-/** The record of a group or a line: `first` is its first line, the rest is given as it was gathered. */
-export function buildRecord(modelId: string, levelRules: CompiledLevelRules | undefined, first: ProcessLine, lastSeq: number, log: string, lineCount: number, timeEnd: string, traceback: boolean): ProcessedRecord {
+/** The rules a record is made with (the processor's). */
+export interface RecordRules {
+  levelRules?: CompiledLevelRules;
+  /** Applied to a JSON line's strings (the lines' text is redacted before). */
+  redact?: Redactor;
+}
+
+/**
+ * The record of a group or a line: `first` is its first line, the rest is given as it was
+ * gathered. A record whose level or structure cannot be read (whatever throws on it) is
+ * shipped as its text alone: one line never stops a batch.
+ */
+export function buildRecord(modelId: string, rules: RecordRules, first: ProcessLine, lastSeq: number, log: string, lineCount: number, timeEnd: string, traceback: boolean): ProcessedRecord {
   const record: ProcessedRecord = {
     seq: first.seq,
     modelId,
@@ -23,15 +35,23 @@ export function buildRecord(modelId: string, levelRules: CompiledLevelRules | un
     record.lines = lineCount;
     record.timeEnd = timeEnd;
   }
-  const json = lineCount === 1 ? parseJsonLine(log) : undefined;
-  let level = json?.levelField ? levelFromJsonObject({ [json.levelField.key]: json.levelField.value }) : undefined;
-  level ??= detectLevel(first.log, levelRules);
+  let json: JsonLine | undefined;
+  let level: DetectedLevel | undefined;
+  try {
+    json = lineCount === 1 ? parseJsonLine(log, rules.redact) : undefined;
+    level = json?.levelField ? levelFromJsonObject({ [json.levelField.key]: json.levelField.value }) : undefined;
+    level ??= detectLevel(first.log, rules.levelRules);
+  } catch {
+    // Plain text, as the line came (already redacted as text).
+    return record;
+  }
   if (level === undefined && traceback) level = { level: 'error', text: 'ERROR' };
   if (level) {
     record.level = level.level;
     record.levelText = level.text;
   }
   if (json) {
+    if (json.redactedText !== undefined) record.log = json.redactedText;
     if (json.message !== undefined) record.message = json.message;
     if (Object.keys(json.attributes).length > 0) record.attributes = json.attributes;
     if (json.traceId) record.traceId = json.traceId;
@@ -40,13 +60,19 @@ export function buildRecord(modelId: string, levelRules: CompiledLevelRules | un
   return record;
 }
 
+/** What records are ordered by: their first line's time, then its seq. */
+export interface RecordPlace {
+  timeNs: bigint;
+  firstSeq: number;
+}
+
 /** Records by their first line's time, then seq. */
-export function recordOrder(a: ProcessedRecord, b: ProcessedRecord): number {
+export function recordOrder(a: RecordPlace, b: RecordPlace): number {
   return a.timeNs < b.timeNs ? -1 : a.timeNs > b.timeNs ? 1 : a.firstSeq - b.firstSeq;
 }
 
 /** Whether `records` are in {@link recordOrder} already. */
-export function sortedByTime(records: readonly ProcessedRecord[]): boolean {
+export function sortedByTime(records: readonly RecordPlace[]): boolean {
   for (let i = 1; i < records.length; i++) if (recordOrder(records[i - 1]!, records[i]!) > 0) return false;
   return true;
 }

@@ -2,11 +2,11 @@
 //! minimum. Compiled once, pure.
 
 import { LEVELS, type Level } from './types.js';
-import { compileRulePattern } from './redact.js';
+import { rulePattern } from './redact.js';
 
 /** A drop rule: records whose text matches are dropped. */
 export interface DropRule {
-  /** A JavaScript regular expression, unanchored and case-sensitive; searched in the record's text. */
+  /** An RE2 pattern (see pattern.ts), unanchored and case-sensitive; searched in the record's text. */
   match: string;
 }
 
@@ -27,8 +27,8 @@ export interface FilterInput {
   level: Level | undefined;
 }
 
-/** Decides whether a record is kept; `readsText: false` when it reads the level only. */
-export type RecordFilter = ((record: FilterInput) => FilterDecision) & { readonly readsText?: boolean };
+/** Decides whether a record is kept. */
+export type RecordFilter = (record: FilterInput) => FilterDecision;
 
 const DROP_MATCH: FilterDecision = Object.freeze({ drop: 'match' as const });
 const DROP_LEVEL: FilterDecision = Object.freeze({ drop: 'level' as const });
@@ -46,15 +46,10 @@ export function compileFilter(options: FilterOptions = {}): RecordFilter {
       throw new Error(`minLevel: expected one of ${LEVELS.join(', ')}, got ${JSON.stringify(minLevel)}`);
     }
   }
-  // Not joined into one alternation: a back-reference in one pattern would point into another.
-  const patterns = drop.map((rule, i) => {
-    const regex = compileRulePattern(rule.match, `drop[${i}].match`);
-    return new RegExp(regex.source, '');
-  });
-  const filter = (record: FilterInput): FilterDecision => {
+  const patterns = drop.map((rule, i) => rulePattern(rule.match, `drop[${i}].match`));
+  return (record: FilterInput): FilterDecision => {
     if (minRank > 0 && record.level !== undefined && LEVELS.indexOf(record.level) < minRank) return DROP_LEVEL;
     for (const p of patterns) if (p.test(record.log)) return DROP_MATCH;
     return 'keep';
   };
-  return Object.assign(filter, { readsText: patterns.length > 0 });
 }

@@ -1,6 +1,8 @@
 //! Structured (JSON object) log lines: the message, the trace context, the level and time
-//! fields lifted out of the object, everything else kept as attributes. Pure: the same line
-//! always gives the same result.
+//! fields lifted out of the object, everything else kept as attributes; redaction applied to
+//! every string of the object, as it will be shipped. Pure: the same line always gives the
+//! same result.
+import type { Redactor } from './redact.js';
 
 /** A raw field of the object, with the key it was found under. */
 export interface JsonField {
@@ -41,7 +43,19 @@ export interface JsonLine {
    * `attributes` too: the record's time stays the journal entry's time, so this is information only.
    */
   timeField?: JsonField;
+  /**
+   * When redaction changed a string of the object (a value at any depth, or a key): the
+   * redacted object written as JSON, to ship instead of the line as written (whose escaped
+   * form the rules, reading text, may not have matched: `secret-\u0031\u0032\u0033`).
+   */
+  redactedText?: string;
 }
+
+/**
+ * Objects and arrays nested deeper than this leave a line as text: every encoder downstream
+ * (JSON.stringify, the OTLP exporters) recurses, and 10,000 levels overflow its stack.
+ */
+export const MAX_JSON_DEPTH = 64;
 
 const MESSAGE_KEYS = ['message', 'msg', 'event'] as const;
 const LEVEL_KEYS = ['level', 'levelname', 'severity', 'lvl'] as const;
@@ -57,10 +71,11 @@ const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 
 /**
- * Parses a line that is one JSON object (surrounding whitespace allowed). Arrays, scalars,
- * broken JSON and anything else give `undefined`; never throws.
+ * Parses a line that is one JSON object (surrounding whitespace allowed), nested at most
+ * {@link MAX_JSON_DEPTH} deep, applying `redact` to each of its strings. Arrays, scalars,
+ * broken JSON, deeper objects and anything else give `undefined`; never throws.
  */
-export function parseJsonLine(log: string): JsonLine | undefined {
+export function parseJsonLine(log: string, redact?: Redactor): JsonLine | undefined {
   // Most lines are plain text: decide on the first and last characters before parsing.
   if (!mayBeJsonObject(log)) return undefined;
   const text = log.trim();
@@ -71,9 +86,46 @@ export function parseJsonLine(log: string): JsonLine | undefined {
     // Broken JSON is an ordinary text line, not an error.
     return undefined;
   }
-  if (!isObject(parsed)) return undefined;
-  const loguru = loguruRecord(parsed);
-  return loguru ? fromLoguru(loguru) : fromFlat(parsed);
+  if (!isObject(parsed) || deeperThan(parsed, MAX_JSON_DEPTH)) return undefined;
+  const redacted = redact === undefined ? parsed : (redactJson(parsed, redact) as Record<string, unknown>);
+  // Written before the fields are lifted out of the object.
+  const redactedText = redacted === parsed ? undefined : JSON.stringify(redacted);
+  const loguru = loguruRecord(redacted);
+  const line = loguru ? fromLoguru(loguru) : fromFlat(redacted);
+  if (redactedText !== undefined) line.redactedText = redactedText;
+  return line;
+}
+
+/** Whether objects and arrays nest in `value` more than `limit` deep. */
+function deeperThan(value: unknown, limit: number): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (limit === 0) return true;
+  for (const v of Array.isArray(value) ? value : Object.values(value)) if (deeperThan(v, limit - 1)) return true;
+  return false;
+}
+
+/**
+ * `value` (parsed JSON) with `redact` applied to every string in it, keys included; the value
+ * itself when nothing changed, else copies of what changed. A key that redacts to one already
+ * there replaces that one's value.
+ */
+export function redactJson(value: unknown, redact: Redactor): unknown {
+  if (typeof value === 'string') return redact(value);
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    value.forEach((v, i) => {
+      const r = redactJson(v, redact);
+      if (r !== v) (copy ??= value.slice())[i] = r;
+    });
+    return copy ?? value;
+  }
+  const entries = Object.entries(value).map(([k, v]) => [k, v, redact(k), redactJson(v, redact)] as const);
+  if (entries.every(([k, v, rk, rv]) => k === rk && v === rv)) return value;
+  const copy: Record<string, unknown> = {};
+  // defineProperty: a key `__proto__` stays an ordinary field, as JSON.parse made it.
+  for (const [, , k, v] of entries) Object.defineProperty(copy, k, { value: v, enumerable: true, writable: true, configurable: true });
+  return copy;
 }
 
 /**

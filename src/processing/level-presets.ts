@@ -86,35 +86,6 @@ export function detectPresetLevel(line: string): DetectedLevel | undefined {
   return detectAt(line, 0, 0);
 }
 
-/**
- * The level of {@link detectPresetLevel} without its text: the usual `INFO …`, `WARNING:…`
- * lines are read without a regular expression and without allocating.
- */
-export function presetLevel(line: string): Level | undefined {
-  const words = WORDS_BY_FIRST[line.charCodeAt(0) - 65];
-  if (words !== undefined) {
-    // The first UPPER preset, `${W}(?=[:\s])`: its words in the same order.
-    for (let w = 0; w < words.length; w++) {
-      const word = words[w]!;
-      if (line.startsWith(word) && spaceOrColon(line.charCodeAt(word.length))) return levelFromWord(word);
-    }
-  }
-  return detectAt(line, 0, 0)?.level;
-}
-
-/** The level words by their first letter (index from `A`), in the order of {@link LEVEL_WORDS}. */
-const WORDS_BY_FIRST: ReadonlyArray<readonly string[] | undefined> = Array.from({ length: 26 }, (_, i) => {
-  const words = LEVEL_WORDS.filter((w) => w.charCodeAt(0) === 65 + i);
-  return words.length > 0 ? words : undefined;
-});
-const WHITE_SPACE = /\s/;
-
-/** Whether `c` is `:` or what `\s` matches. */
-function spaceOrColon(c: number): boolean {
-  if (c < 128) return c === 58 || c === 32 || (c >= 9 && c <= 13);
-  return c === c && WHITE_SPACE.test(String.fromCharCode(c));
-}
-
 function detectAt(line: string, i: number, depth: number): DetectedLevel | undefined {
   const c = line.charCodeAt(i);
   if (c >= 65 && c <= 90) return tryPresets(UPPER, line, i);

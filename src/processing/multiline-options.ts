@@ -1,12 +1,18 @@
 //! The options of multiline grouping (multiline.ts): which blocks it groups and the caps that
 //! close a group, with the checks the grouper makes of them.
 
+/** A pattern a line is tested against (a compiled user pattern, see pattern.ts). */
+export interface LineTest {
+  /** Whether the pattern matches somewhere in `text`; the same answer for the same text, whatever came before. */
+  test(text: string): boolean;
+}
+
 /** A custom block: a line matching `start` opens it, the following lines matching `continue` join it. */
 export interface MultilineRule {
-  /** Opens a block. Flags `g` and `y` are refused: they make `test` depend on earlier calls. */
-  start: RegExp;
+  /** Opens a block. */
+  start: LineTest;
   /** Carries an open block on; tried before `start`, so a line matching both joins the open block. */
-  continue: RegExp;
+  continue: LineTest;
 }
 
 /** Options of a `MultilineGrouper` (multiline.ts). */
@@ -31,13 +37,4 @@ export function positiveInteger(name: string, value: number | undefined, fallbac
   if (value === undefined) return fallback;
   if (!Number.isSafeInteger(value) || value < 1) throw new RangeError(`multiline ${name} must be a positive integer, got ${value}`);
   return value;
-}
-
-/** The rule if both its expressions can be tested line by line; else an error naming the part. */
-export function checkRule(rule: MultilineRule): MultilineRule {
-  for (const key of ['start', 'continue'] as const) {
-    if (!(rule[key] instanceof RegExp)) throw new TypeError(`multiline rule.${key} must be a RegExp`);
-    if (rule[key].global || rule[key].sticky) throw new RangeError(`multiline rule.${key} must not have the g or y flag (/${rule[key].source}/${rule[key].flags})`);
-  }
-  return rule;
 }

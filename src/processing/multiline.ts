@@ -4,9 +4,8 @@
 //! the same lines always give the same records, whatever the clock and the page boundaries.
 import type { ProcessLine } from './types.js';
 import { groupedRecord, recordTimeOrder, type ClosedBy, type GroupedRecord, type OpenGroupSnapshot } from './grouped-record.js';
-import { checkRule, positiveInteger, type MultilineOptions, type MultilineRule } from './multiline-options.js';
+import { positiveInteger, type MultilineOptions, type MultilineRule } from './multiline-options.js';
 import { defaultHeadsBlock, pythonContinues, pythonOpens, type BlockPhase } from './multiline-python.js';
-import { compareTimeWords, copyTimeWords, timeWords } from '../time/ns-words.js';
 
 interface OpenGroup {
   lines: ProcessLine[];
@@ -18,14 +17,8 @@ interface OpenGroup {
 
 interface StreamState {
   open: OpenGroup | undefined;
-  /** The time of the last line pushed on the stream, in [0]; {@link lastWords} views it as 32-bit words (compared and set from a page's times without a BigInt made per line). */
-  last: BigInt64Array;
-  lastWords: Int32Array;
-}
-
-function streamState(timeNs: bigint, open?: OpenGroup): StreamState {
-  const last = BigInt64Array.of(timeNs);
-  return { open, last, lastWords: timeWords(last) };
+  /** The time of the last line pushed on the stream. */
+  lastNs: bigint;
 }
 
 function byteLength(text: string): number {
@@ -54,12 +47,9 @@ export class MultilineGrouper {
   readonly #streams = new Map<string, StreamState>();
   /** Groups of late lines in the page being pushed (closed by {@link endPage}). */
   readonly #late = new Map<string, StreamState>();
-  /** A time passed as a value, in the form the `…At` methods read. */
-  readonly #time = new BigInt64Array(1);
-  readonly #timeWords = timeWords(this.#time);
 
   constructor(options: MultilineOptions = {}) {
-    this.#rule = options.rule === undefined || options.rule === 'python' ? undefined : checkRule(options.rule);
+    this.#rule = options.rule === undefined || options.rule === 'python' ? undefined : options.rule;
     this.#headsBlock = options.headsBlock ?? defaultHeadsBlock;
     this.#maxLines = positiveInteger('maxLines', options.maxLines, 500);
     this.#maxBytes = positiveInteger('maxBytes', options.maxBytes, 256 * 1024);
@@ -76,63 +66,28 @@ export class MultilineGrouper {
   push(line: ProcessLine): GroupedRecord[] {
     const state = this.#streams.get(line.stream);
     if (state === undefined) {
-      const fresh = streamState(line.timeNs);
+      const fresh: StreamState = { open: undefined, lastNs: line.timeNs };
       this.#streams.set(line.stream, fresh);
       return this.#start(fresh, line, undefined);
     }
-    if (line.timeNs < state.last[0]!) return this.#pushLate(line);
+    if (line.timeNs < state.lastNs) return this.#pushLate(line);
     return this.#pushInto(state, line);
   }
 
   /**
    * Takes the line of `stream` at `timeNs` with text `log` when it is a record alone that
    * leaves every group as it is (its stream has no open group, it is not late, and it opens
-   * none): the same as {@link push} returning it alone, without building a record. Returns
+   * none): the same as {@link push} returning it alone, without building a group. Returns
    * false, taking nothing, otherwise. `log` undefined: the caller knows that the line opens
-   * no block (see {@link pythonDefault}).
+   * no block.
    */
   pushSingle(stream: string, timeNs: bigint, log: string | undefined): boolean {
-    this.#time[0] = timeNs;
-    return this.pushSingleAt(stream, this.#timeWords, 0, log);
-  }
-
-  /** {@link pushSingle} for the line at time `i` of `words` (a page's times as 32-bit words, see time/ns-words.ts). */
-  pushSingleAt(stream: string, words: Int32Array, i: number, log: string | undefined): boolean {
     const state = this.#streams.get(stream);
-    if (state !== undefined && (state.open !== undefined || compareTimeWords(words, i, state.lastWords, 0) < 0)) return false;
+    if (state !== undefined && (state.open !== undefined || timeNs < state.lastNs)) return false;
     if (log !== undefined && this.#opens(log) !== undefined) return false;
-    if (state === undefined) {
-      const fresh = streamState(0n);
-      copyTimeWords(words, i, fresh.lastWords, 0);
-      this.#streams.set(stream, fresh);
-    } else copyTimeWords(words, i, state.lastWords, 0);
+    if (state === undefined) this.#streams.set(stream, { open: undefined, lastNs: timeNs });
+    else state.lastNs = timeNs;
     return true;
-  }
-
-  /** Whether a line of `stream` at time `i` of `words` would find no open group there and not be late (what {@link pushSingle} needs, but for the line's own text). */
-  takesSingleAt(stream: string, words: Int32Array, i: number): boolean {
-    const state = this.#streams.get(stream);
-    return state === undefined || (state.open === undefined && compareTimeWords(words, i, state.lastWords, 0) >= 0);
-  }
-
-  /**
-   * Takes the line of `stream` at time `i` of `words`, which the caller knows neither carries
-   * on a block nor is a record that joins one (a line {@link pythonDefault} blocks decide on
-   * its first characters), when its stream's open group is a logging line waiting for a
-   * traceback: as {@link push} would, that group closes (a record alone). Returns the closed
-   * group; undefined, taking nothing, when the stream holds no such group or the line is late.
-   */
-  pushAfterHeadingAt(stream: string, words: Int32Array, i: number): GroupedRecord | undefined {
-    const state = this.#streams.get(stream);
-    if (state === undefined || state.open?.phase !== 'heading' || compareTimeWords(words, i, state.lastWords, 0) < 0) return undefined;
-    copyTimeWords(words, i, state.lastWords, 0);
-    const closedBy = this.#gapPassed(state.open, state.last[0]!) ? 'gap' : 'next_line';
-    return this.#close(state, closedBy);
-  }
-
-  /** Whether blocks are those of the python rule with the default heading test. */
-  get pythonDefault(): boolean {
-    return this.#rule === undefined && this.#headsBlock === defaultHeadsBlock;
   }
 
   #opens(log: string): BlockPhase | undefined {
@@ -154,16 +109,16 @@ export class MultilineGrouper {
   #pushLate(line: ProcessLine): GroupedRecord[] {
     const state = this.#late.get(line.stream);
     if (state === undefined) {
-      const fresh = streamState(line.timeNs);
+      const fresh: StreamState = { open: undefined, lastNs: line.timeNs };
       this.#late.set(line.stream, fresh);
       return this.#start(fresh, line, undefined);
     }
-    if (line.timeNs < state.last[0]!) return [this.#single(line)];
+    if (line.timeNs < state.lastNs) return [this.#single(line)];
     return this.#pushInto(state, line);
   }
 
   #pushInto(state: StreamState, line: ProcessLine): GroupedRecord[] {
-    state.last[0] = line.timeNs;
+    state.lastNs = line.timeNs;
     const group = state.open;
     if (group === undefined) return this.#start(state, line, undefined);
     const out: GroupedRecord[] = [];
@@ -238,7 +193,7 @@ export class MultilineGrouper {
       minSeq = Math.min(minSeq, line.seq);
       if (line.timeNs > lastTimeNs) lastTimeNs = line.timeNs;
     }
-    this.#streams.set(group.stream, streamState(lastTimeNs, { lines: [...group.lines], phase: group.phase, bytes, minSeq }));
+    this.#streams.set(group.stream, { open: { lines: [...group.lines], phase: group.phase, bytes, minSeq }, lastNs: lastTimeNs });
   }
 
   /** How many lines the open groups hold, and their UTF-8 bytes (each group's lines joined by `\n`). */

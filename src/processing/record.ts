@@ -37,18 +37,3 @@ export interface Processed {
   records: ProcessedRecord[];
   dropped: number;
 }
-
-/** Where the processor's `pushLines` puts its records, in the order they close. */
-export interface RecordSink {
-  /**
-   * The cursor's current line is a record alone: the line as written, with only its level
-   * added (`level`: index in LEVELS; LEVELS.length for none). What the processor's `recordOf`
-   * gives for the line.
-   */
-  line(index: number, level: number): void;
-  /** {@link line} for a line of the same page before the cursor's current one (a heading held back): put in time order among the call's records. */
-  earlierLine(index: number, level: number): void;
-  /** A record made as an object. */
-  record(record: ProcessedRecord): void;
-}
-

@@ -34,29 +34,3 @@ export interface ProcessLine {
   /** When the line was fetched (epoch ms), passed through to its record; the stages never read it. */
   fetchedAtMs?: number;
 }
-
-/**
- * A page's lines read one after the other (in time order) without an object per line: the
- * stages read the stream and the start of each in the journal's bytes, and make the text,
- * or the whole line as an object, only for the lines that need it.
- */
-export interface LineCursor {
-  /** Moves to the next line; false past the last. */
-  next(): boolean;
-  /** The current line's index in its page. */
-  readonly index: number;
-  readonly timeNs: bigint;
-  /** The page's times as 32-bit words (see time/ns-words.ts): the current line's is time `index`. */
-  readonly timeWords: Int32Array;
-  readonly stream: string;
-  /** The text, as the journal holds it (before redaction); made when first read. */
-  readonly log: string;
-  /** The text in the journal's form (JSON-escaped UTF-8): bytes [logFrom, logTo); logFrom is -1 when not known. */
-  readonly bytes: Uint8Array;
-  readonly logFrom: number;
-  readonly logTo: number;
-  /** The current line as an object. */
-  entry(): ProcessLine;
-  /** Line `index` of the page (one already passed) as an object. */
-  entryAt(index: number): ProcessLine;
-}

@@ -72,3 +72,13 @@ export interface NdjsonChunk {
    */
   records?: true;
 }
+
+/**
+ * The record as plain text: without the fields processing read out of a JSON line
+ * (`message`, `attributes`, `trace_id`, `span_id`), which are what an encoder can fail on.
+ * What a sink ships when it cannot encode a record whole.
+ */
+export function plainRecord(e: SinkEntry): SinkEntry {
+  const { message: _message, attributes: _attributes, traceId: _traceId, spanId: _spanId, ...plain } = e;
+  return plain;
+}

@@ -76,3 +76,37 @@ export function renderContent(seed: number, rates: ContentRates): { log: string;
   if (t < 0.93) return { log: `ERROR [worker-${worker}] ${pick(ERRORS)}`, stream: 'stderr' };
   return { log: `request body={"prompt":"say \\"hi\\"","path":"C:\\\\models\\\\v${int(1, 9)}"}\ttook=${int(1, 900)}ms`, stream: 'stdout' };
 }
+
+/** The kinds of {@link hostileLine}, in the order a line's seed picks them. */
+export const HOSTILE_KINDS = ['deep JSON', '6 MB token', 'catastrophic for backtracking', 'lone surrogate', 'JSON a sink cannot encode'] as const;
+
+/** A 32-bit hash of a seed, independent of the draws the content makes from it. */
+function mix(seed: number, salt: number): number {
+  let h = Math.imul((seed ^ salt) >>> 0, 0x9e3779b1);
+  h ^= h >>> 15;
+  h = Math.imul(h, 0x85ebca77);
+  return (h ^ (h >>> 13)) >>> 0;
+}
+
+/**
+ * With probability `rate` (a pure function of the content seed), a line that a careless
+ * shipper fails on, in place of the seed's own: a JSON object nested 10,000 deep, a 6 MB
+ * token-like run, a line that makes backtracking patterns such as `(a+)+$` run for hours, a
+ * lone surrogate, a JSON line whose message holds a lone surrogate and whose number is
+ * infinite; else undefined.
+ */
+export function hostileLine(seed: number, rate: number): string | undefined {
+  if (mix(seed, 0x5eed) / 4_294_967_296 >= rate) return undefined;
+  switch (mix(seed, 0xbad) % HOSTILE_KINDS.length) {
+    case 0:
+      return '{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000);
+    case 1:
+      return 'token sk-' + 'Ab3Xy9Qz'.repeat(786_432);
+    case 2:
+      return 'a'.repeat(48) + '!';
+    case 3:
+      return 'emoji cut in half: \ud83d';
+    default:
+      return '{"event": "half an emoji \ud83d", "ratio": 1e400, "level": "warning"}';
+  }
+}

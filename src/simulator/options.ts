@@ -74,6 +74,12 @@ export interface SimulatorOptions {
    * read; never a line of a traceback episode. Default 0.
    */
   offSpecRate?: number;
+  /**
+   * Probability that an entry (of a one-line event) is a hostile line instead: a JSON object
+   * nested 10,000 deep, a 6 MB token-like run, a line catastrophic for backtracking patterns,
+   * a lone surrogate, a JSON line a sink cannot encode as it is. Default 0.
+   */
+  hostileRate?: number;
   /** Seed of every random choice (content, delays, page sizes, faults). Default random. */
   seed?: number;
   /** Epoch milliseconds; entry times and visibility follow it. Default `Date.now`. */
@@ -126,7 +132,7 @@ export function validateOptions(o: SimulatorOptions): void {
   if (o.endStyle !== undefined && !['absent', 'null', 'empty', 'rotate'].includes(o.endStyle)) {
     throw new RangeError("endStyle must be 'absent', 'null', 'empty' or 'rotate'");
   }
-  for (const k of ['twinRate', 'multilineRate', 'unicodeRate', 'emptyRate', 'longRate', 'shortDigitsRate', 'offSpecRate'] as const) checkRate(k, o[k]);
+  for (const k of ['twinRate', 'multilineRate', 'unicodeRate', 'emptyRate', 'longRate', 'shortDigitsRate', 'offSpecRate', 'hostileRate'] as const) checkRate(k, o[k]);
   if (o.faults) validateFaults(o.faults);
 }
 

@@ -84,6 +84,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     shortDigitsRate: options.shortDigitsRate ?? 0.1,
     offSpecRate: options.offSpecRate ?? 0,
     profile: options.content ?? 'plain',
+    hostileRate: options.hostileRate ?? 0,
     content: {
       multilineRate: options.multilineRate ?? 0.02,
       unicodeRate: options.unicodeRate ?? 0.02,

@@ -5,7 +5,7 @@
 //! `python` content an event is a burst of consecutive lines (see content-python.ts) sharing
 //! one seed, each line keeping its index in the burst.
 import type { LogEntry } from '../records/entry.js';
-import { renderContent, type ContentRates } from './content.js';
+import { hostileLine, renderContent, type ContentRates } from './content.js';
 import { episodeLines, layoutPython, lineStepNs, MAX_EVENT_LINES, renderPythonLine, startupSeed } from './content-python.js';
 import type { ContentProfile } from './content-python.js';
 import type { Prng } from './prng.js';
@@ -42,6 +42,8 @@ export interface GenerationParams {
   /** What the model writes; `content` applies to `plain` only. */
   profile: ContentProfile;
   content: ContentRates;
+  /** Share of entries that are hostile lines (see content.ts), one-line events only; 0: none. */
+  hostileRate?: number;
 }
 
 /** A traceback episode of python content, as the ground truth tells it. */
@@ -304,9 +306,12 @@ export class ModelLog extends EntryColumns {
     if (d === INJECTED) return { ...this.injected[this.cseed[i]!]! };
     const ms = this.ms[i]!;
     const ns = this.ns[i]!;
-    const { log, stream } =
-      this.params.profile === 'python' ? renderPythonLine(this.cseed[i]!, this.part[i]! & PART_INDEX, ms, ns) : renderContent(this.cseed[i]!, this.params.content);
-    return { time: formatEntryTime(ms, ns, d), log, stream };
+    const seed = this.cseed[i]!;
+    const python = this.params.profile === 'python';
+    const { log, stream } = python ? renderPythonLine(seed, this.part[i]! & PART_INDEX, ms, ns) : renderContent(seed, this.params.content);
+    // A burst of several lines (a traceback) stays whole: its shape is part of the ground truth.
+    const hostile = this.params.hostileRate && (!python || layoutPython(seed) === 1) ? hostileLine(seed, this.params.hostileRate) : undefined;
+    return { time: formatEntryTime(ms, ns, d), log: hostile ?? log, stream };
   }
 
   /** Moves the next event's time on by a gap drawn for `lines` entries at the model's rate. */

@@ -29,6 +29,12 @@ export interface SinkBatch {
   readonly ndjson?: readonly NdjsonChunk[];
   /** How many records (entries, for a sink shipping them raw) the batch holds, when known without building them. */
   readonly count?: number;
+  /**
+   * Sets aside one entry the sink cannot encode, even as plain text: the sink sends the
+   * rest, and once the batch is acknowledged the entry is dead-lettered alone with `reason`.
+   * Absent on a batch that cannot set entries aside (a dead letter sent again).
+   */
+  setAside?(entry: SinkEntry, reason: string): void;
 }
 
 /** What happened to a batch. */

@@ -146,6 +146,19 @@ describe('mls logs (one window)', () => {
     expect(lines(processed.stdout).map((r) => r.log).sort()).toEqual(['[1,2]', 'after', 'before', 'no time', 'null']);
   });
 
+  it('with --process prints the lines that once stopped processing: JSON 10,000 deep as text, a 6 MB run, lone surrogates', async () => {
+    const t = (s: number) => `2024-05-01T12:00:${String(s).padStart(2, '0')}.000Z`;
+    const hostile = ['{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000), 'token sk-' + 'Ab3Xy9Qz'.repeat(786_432), 'a'.repeat(48) + '!', 'cut \ud83d', '{"event": "cut \ud83d", "ratio": 1e400}', 'INFO: after'];
+    const s = await serve((_req, res) => sendJson(res, 200, logsPage(hostile.map((log, i) => e(t(i + 1), log)), '')));
+    const r = await runCli(register, ['logs', '--model', 'm', ...FROM, '--process'], env(s));
+    expect(r.stderr).toBe('');
+    expect(r.exitCode).toBe(0);
+    const records = r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { log: string; attributes?: unknown; message?: string });
+    expect(records.map((x) => x.log)).toEqual(hostile);
+    expect(records[0]!.attributes).toBeUndefined();
+    expect(records[4]).toMatchObject({ message: 'cut \ud83d', attributes: { ratio: null } });
+  });
+
   it('waits for the output to drain instead of buffering', async () => {
     const entries = Array.from({ length: 200 }, (_, i) => e(`2024-05-01T12:00:${String(i % 60).padStart(2, '0')}.${i}Z`, `line ${i} ${'z'.repeat(50)}`));
     const s = await serve((req, res) => {

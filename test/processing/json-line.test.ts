@@ -1,7 +1,8 @@
 //! JSON log lines: the shapes Python model servers write, and lines that only look like JSON.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { mayBeJsonObject, parseJsonLine, type JsonLine } from '../../src/processing/json-line.js';
+import { MAX_JSON_DEPTH, mayBeJsonObject, parseJsonLine, redactJson, type JsonLine } from '../../src/processing/json-line.js';
+import { compileRedactions } from '../../src/processing/redact.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const SPAN = '00f067aa0ba902b7';
@@ -205,5 +206,42 @@ describe('mayBeJsonObject', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe('hostile JSON lines', () => {
+  const nested = (n: number) => '{"a":'.repeat(n) + '1' + '}'.repeat(n);
+
+  it('leaves a line nested deeper than 64 as text (every encoder downstream recurses), and reads one 64 deep', () => {
+    expect(parseJsonLine(nested(10_000))).toBeUndefined();
+    expect(parseJsonLine(nested(MAX_JSON_DEPTH + 1))).toBeUndefined();
+    expect(parseJsonLine(`{"a": [${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}]}`)).toBeUndefined();
+    const deepest = parseJsonLine(nested(MAX_JSON_DEPTH));
+    expect(deepest?.attributes).toHaveProperty('a');
+    expect(() => JSON.stringify(deepest)).not.toThrow();
+  });
+});
+
+describe('redaction of the decoded values', () => {
+  const redact = compileRedactions([{ pattern: 'secret-\\d+' }]);
+
+  it('applies the rules to every string once decoded: the message, nested values, array items and keys', () => {
+    const line = '{"event": "pw secret-\\u0031\\u0032\\u0033", "ctx": {"deep": ["x", "secret-\\u0034"]}, "secret-\\u0035": 1, "n": 2, "level": "info"}';
+    const json = parseJsonLine(line, redact)!;
+    expect(json.message).toBe('pw [REDACTED]');
+    expect(json.attributes).toEqual({ ctx: { deep: ['x', '[REDACTED]'] }, '[REDACTED]': 1, n: 2 });
+    // What is shipped as the line's text is the redacted object, not the escaped original.
+    expect(json.redactedText).toBeDefined();
+    expect(JSON.stringify(JSON.parse(json.redactedText!))).not.toMatch(/secret-\d/);
+    expect(JSON.parse(json.redactedText!)).toMatchObject({ event: 'pw [REDACTED]', level: 'info' });
+  });
+
+  it('leaves a line nothing matched as it was written, and a `__proto__` key an ordinary field', () => {
+    const line = '{"event": "fine",  "n": 1}';
+    expect(parseJsonLine(line, redact)).toMatchObject({ message: 'fine', attributes: { n: 1 } });
+    expect(parseJsonLine(line, redact)?.redactedText).toBeUndefined();
+    const proto = redactJson(JSON.parse('{"__proto__": {"k": "secret-1"}}'), redact) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(proto)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(proto, '__proto__')?.value).toEqual({ k: '[REDACTED]' });
   });
 });

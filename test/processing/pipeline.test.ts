@@ -77,4 +77,24 @@ describe('ModelProcessor', () => {
       [undefined, 'a plain print()'],
     ]);
   });
+
+  it('redacts what is shipped: the decoded values of a JSON line, and the line then written from them', () => {
+    const p = new ModelProcessor({ multiline: false, redact: compileRedactions([{ pattern: 'secret-\\d+' }]) });
+    const [json, text] = p.push([line(0, '{"event": "pw secret-\\u0031\\u0032\\u0033", "user": {"token": "secret-\\u0034"}}'), line(1, 'plain secret-5')]).records;
+    // Every output decoded before it is searched: the NDJSON line, then the JSON text it carries.
+    const shipped = JSON.parse(entryToNdjson(json!)) as { log: string; message: string; attributes: unknown };
+    expect(JSON.stringify([shipped, JSON.parse(shipped.log)])).not.toMatch(/secret-\d/);
+    expect(shipped).toMatchObject({ message: 'pw [REDACTED]', attributes: { user: { token: '[REDACTED]' } } });
+    expect(text!.log).toBe('plain [REDACTED]');
+  });
+
+  it('ships a line whose level cannot be read (a rule throws on it) as its text, and goes on', () => {
+    const throwing = { test: () => true, exec: () => { throw new RangeError('Maximum call stack size exceeded'); } };
+    const p = new ModelProcessor({ multiline: false, levelRules: [{ pattern: throwing as never, level: 'error' }] });
+    const records = p.push([line(0, '{"event": "x", "n": 1}'), line(1, 'INFO: next')]).records;
+    expect(records.map((r) => [r.log, r.level, r.attributes])).toEqual([
+      ['{"event": "x", "n": 1}', undefined, undefined],
+      ['INFO: next', undefined, undefined],
+    ]);
+  });
 });

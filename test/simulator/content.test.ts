@@ -51,6 +51,25 @@ describe('simulator content and ground truth', () => {
     expect(entries).toEqual(truth.map(({ model_id: _m, ...e }) => e));
   });
 
+  it('produces hostile lines of every kind at the rate asked, in one-line events only, and serves them', async () => {
+    const hostile = (log: string) =>
+      [log.length > 50_000 && log.startsWith('{"a":{"a":'), log.length > 6_000_000, /^a{48}!$/.test(log), !log.isWellFormed()].findIndex(Boolean);
+    for (const content of ['plain', 'python'] as const) {
+      const sim = await start({ content, hostileRate: 0.05, ratePerSec: 5 });
+      const truth = sim.groundTruth();
+      const kinds = new Set(truth.map((e) => hostile(e.log)));
+      expect([...kinds].sort(), content).toEqual([-1, 0, 1, 2, 3]);
+      const share = truth.filter((e) => hostile(e.log) >= 0).length / truth.length;
+      expect(share, content).toBeGreaterThan(0.02);
+      expect(share, content).toBeLessThan(0.1);
+      if (content === 'python') expect(sim.tracebackEpisodes().length).toBeGreaterThan(0);
+      const { entries } = await fetchWindow(sim.url, 'm1', T0 - 120_000, T0);
+      expect(entries).toEqual(truth.filter((e) => e.model_id === 'm1').map(({ model_id: _m, ...e }) => e));
+    }
+    // Off by default.
+    expect((await start({})).groundTruth().filter((e) => hostile(e.log) >= 0)).toEqual([]);
+  });
+
   it('produces genuine identical twins, and serves both copies', async () => {
     const sim = await start({ twinRate: 0.2 });
     const truth = sim.groundTruth('m1');

@@ -34,6 +34,8 @@ describe('mls simulate', () => {
     const d = simulatorOptionsFromFlags({}, 'tok');
     expect(d).toMatchObject({ models: ['model-1', 'model-2', 'model-3'], port: 8080, pageSize: 500, ingestDelayMs: { min: 0, max: 0 }, content: 'python', offSpecRate: 0 });
     expect(simulatorOptionsFromFlags({ modelCount: '2', ingestDelay: '5s' }, 't')).toMatchObject({ models: ['model-1', 'model-2'], ingestDelayMs: { min: 5000, max: 5000 } });
+    expect(simulatorOptionsFromFlags({ hostileLines: '0.01' }, 't')).toMatchObject({ hostileRate: 0.01 });
+    expect(d).toMatchObject({ hostileRate: 0 });
   });
 
   it.each([
@@ -50,6 +52,7 @@ describe('mls simulate', () => {
     [{ port: '70000' }, /--port/],
     [{ seed: '-1' }, /--seed/],
     [{ content: 'java' }, /--content must be one of python, plain/],
+    [{ hostileLines: '2' }, /--hostile-lines/],
   ])('rejects %j with a usage error naming the flag', (flags, message) => {
     expect(() => simulatorOptionsFromFlags(flags, 't')).toThrow(UsageError);
     expect(() => simulatorOptionsFromFlags(flags, 't')).toThrow(message);
@@ -93,7 +96,7 @@ describe('mls simulate', () => {
     register(program);
     const cmd = program.commands.find((c) => c.name() === 'simulate')!;
     const flags = cmd.options.map((o) => o.long);
-    for (const f of ['--host', '--port', '--models', '--model-count', '--rate', '--history', '--ingest-delay', '--page-size', '--order', '--end-style', '--token-ttl', '--fault-rate', '--twins', '--invalid-entries', '--seed']) {
+    for (const f of ['--host', '--port', '--models', '--model-count', '--rate', '--history', '--ingest-delay', '--page-size', '--order', '--end-style', '--token-ttl', '--fault-rate', '--twins', '--invalid-entries', '--hostile-lines', '--seed']) {
       expect(flags).toContain(f);
     }
   });

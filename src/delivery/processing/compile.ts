@@ -5,11 +5,12 @@ import type { SinkBlock } from '../../config/sink-block.js';
 import { compileFilter } from '../../processing/filter.js';
 import { compileLevelRules } from '../../processing/levels.js';
 import { compileRedactions, type Redactor } from '../../processing/redact.js';
+import { compilePattern } from '../../processing/pattern.js';
 import type { Level } from '../../processing/types.js';
 import type { StageOptions } from './stage.js';
 
 /** What a sink's stage is built from; undefined when the sink gets the journal's entries as they are. */
-export type SinkProcessing = Pick<StageOptions, 'processor' | 'raw'>;
+export type SinkProcessing = Pick<StageOptions, 'processor' | 'raw' | 'fast'>;
 
 /**
  * The processing of `sink`: undefined with `processing: off`, and for a `raw` sink when
@@ -24,12 +25,13 @@ export function sinkProcessing(processing: ProcessingConfig, sink: Pick<SinkBloc
   const minLevel = (sink.min_level ?? processing.min_level) as Level | undefined;
   return {
     raw: false,
+    fast: !redact && processing.levels.rules.length === 0 && (drop ?? []).length === 0 && (multiline === false || multiline === 'off' || multiline.rule === 'python'),
     processor: {
       multiline:
         multiline === false || multiline === 'off'
           ? false
           : {
-              rule: multiline.rule === 'python' ? 'python' : { start: new RegExp(multiline.rule.start), continue: new RegExp(multiline.rule.continue) },
+              rule: multiline.rule === 'python' ? 'python' : { start: compilePattern(multiline.rule.start), continue: compilePattern(multiline.rule.continue) },
               maxLines: multiline.max_lines,
               maxBytes: multiline.max_bytes,
               maxGapMs: multiline.max_gap,

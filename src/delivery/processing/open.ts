@@ -1,5 +1,7 @@
 //! A sink's processing stage as its delivery loop starts: the open groups committed with its
-//! cursor reopened from the journal.
+//! cursor reopened from the journal. Lines of those groups that `when_full: drop_oldest`
+//! dropped from the journal are lost here, and counted as dropped: while the daemon runs, an
+//! open group keeps its lines and delivers them when it closes.
 import type { PageSlice } from '../../journal/pages.js';
 import type { SinkLogger } from '../../sinks/contract.js';
 import { ProcessingStage, type StageOptions } from './stage.js';
@@ -12,6 +14,8 @@ export interface OpenStage extends StageOptions {
   /** The open groups committed with the cursor. */
   held: string | undefined;
   readRange(firstSeq: number, lastSeq: number): PageSlice[];
+  /** Counts lines lost before delivery (`mls_sink_dropped_total`). */
+  dropped(lines: number): void;
 }
 
 /** The sink's processing stage, its committed open groups reopened. */
@@ -28,6 +32,9 @@ export function openStage(o: OpenStage): ProcessingStage {
   } catch (err) {
     logger.error({ err, sink }, 'could not read the open multiline groups committed with the cursor; their lines before the cursor are not delivered');
   }
-  if (missing > 0) logger.warn({ sink, lines: missing }, 'lines of open multiline groups were dropped from the journal (when_full: drop_oldest) before their record was delivered');
+  if (missing > 0) {
+    o.dropped(missing);
+    logger.error({ sink, dropped: missing }, 'lines of open multiline groups were dropped from the journal (buffer.when_full: drop_oldest) before their record was delivered');
+  }
   return stage;
 }

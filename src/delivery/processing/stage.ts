@@ -6,14 +6,12 @@
 //! checkpoint has passed its last line by the maximum gap, or when the model stops; which
 //! groups a batch closed so is recorded with the batch in flight, so that the batch rebuilt
 //! after a crash holds the same records under the same key.
-import { sliceCount, type JournalPage, type PageSlice } from '../../journal/pages.js';
-import { PageLineCursor } from '../../journal/line-cursor.js';
+import type { PageSlice } from '../../journal/pages.js';
 import type { SinkEntry } from '../../records/entry.js';
 import { ModelProcessor, type Processed, type ProcessorOptions } from '../../processing/pipeline.js';
 import { LEVELS, type Level } from '../../processing/types.js';
 import { decodeHeld, encodeHeld, type HeldGroup } from './held.js';
-import { RecordList } from './record-list.js';
-import { compareTimeWords, timeWords } from '../../time/ns-words.js';
+import { FastLine, pushFast, type BatchRecord } from './fast-lines.js';
 
 /** Where each model stands, as committed state says; the daemon provides it. */
 export interface ModelProgress {
@@ -51,6 +49,11 @@ export interface StageOptions {
   processor: Omit<ProcessorOptions, 'tally'>;
   /** `raw: true`: one record per entry as the journal holds it, with only redaction applied. */
   raw: boolean;
+  /**
+   * The processor has the built-in rules only, redacts nothing and filters on levels only:
+   * lines are decided on their bytes where they can be (fast-lines.ts).
+   */
+  fast?: boolean;
   progress: ModelProgress;
   meter?: RecordMeter;
 }
@@ -60,8 +63,8 @@ export type Close = [modelId: string, watermarkNs: string | null];
 
 /** What one batch's lines (and closes) gave. */
 export interface StageOutput {
-  /** The records, as the sink receives them (most single lines without an object until a sink reads them as objects). */
-  records: RecordList;
+  /** The records, as the sink receives them (lines decided on their bytes made records only if a sink reads them). */
+  records: BatchRecord[];
   /** Lines the records hold. */
   lines: number;
   /** Records the sink's filter dropped, per model. */
@@ -106,8 +109,7 @@ export class ProcessingStage {
       const wanted = new Set(g.seqs);
       const bySeq = new Map<number, SinkEntry>();
       for (const s of readRange(Math.min(...g.seqs), Math.max(...g.seqs))) {
-        const entries = s.page.decode();
-        for (let i = s.from; i < s.to; i++) if (wanted.has(entries[i]!.seq)) bySeq.set(entries[i]!.seq, entries[i]!);
+        for (const e of s.page.decode(s.from, s.to)) if (wanted.has(e.seq)) bySeq.set(e.seq, e);
       }
       const lines = g.seqs.flatMap((seq) => bySeq.get(seq) ?? []);
       missing += g.seqs.length - lines.length;
@@ -125,36 +127,24 @@ export class ProcessingStage {
    * decides them from the models' progress; `closeAll` (a shutdown) closes every open group.
    */
   build(slices: readonly PageSlice[], throughSeq: number, recorded?: readonly Close[], closeAll = false): StageOutput {
-    // Room for a record per line read, and a few groups closed besides.
-    const records = new RecordList(this.#materialise, this.#o.processor.redact === undefined, sliceCount(slices) + 16);
-    const out: StageOutput = { records, lines: 0, dropped: new Map(), closes: [] };
+    const out: StageOutput = { records: [], lines: 0, dropped: new Map(), closes: [] };
     for (const { page, from, to } of slices) {
       if (this.#o.raw) {
-        this.#raw(out, page.decode().slice(from, to));
+        this.#raw(out, page.decode(from, to));
         continue;
       }
       const p = this.#processor(page.modelId);
       this.#fed(page.modelId);
-      if (inTimeOrder(page.timesNs, from, to)) {
-        out.records.readFrom(page);
-        const dropped = p.pushLines(new PageLineCursor(page, from, to), out.records);
-        out.records.endCall();
-        if (dropped > 0) out.dropped.set(page.modelId, (out.dropped.get(page.modelId) ?? 0) + dropped);
-      } else {
-        // Lines out of time order (a page written before rows were): the processor sorts them.
-        this.#take(out, page.modelId, p.push(page.decode().slice(from, to)));
-      }
+      if (this.#o.fast && inTimeOrder(page.timesNs, from, to)) this.#dropped(out, page.modelId, pushFast(p, page, from, to, out.records));
+      else this.#take(out, page.modelId, p.push(page.decode(from, to)));
       this.#track(page.modelId, p);
     }
     if (!this.#o.raw) this.#close(out, throughSeq, recorded, closeAll);
-    out.lines = out.records.lines;
+    for (const r of out.records) out.lines += r instanceof FastLine ? 1 : (r.lines ?? 1);
     this.#meter();
     if (this.#o.progress.hurry) for (const modelId of this.#open) this.#o.progress.hurry(modelId);
     return out;
   }
-
-  /** The record of a line kept compact, as the processor makes it. */
-  readonly #materialise = (page: JournalPage, entry: SinkEntry): SinkEntry => this.#processor(page.modelId).recordOf(entry);
 
   /** The open groups, to commit with the cursor. */
   held(): { json: string | undefined; holdSeq: number | undefined } {
@@ -252,23 +242,26 @@ export class ProcessingStage {
   #take(out: StageOutput, modelId: string, processed: Processed): void {
     for (const r of processed.records) {
       if (r.modelId !== modelId) throw new Error(`bug: a record of ${r.modelId} from the processor of ${modelId}`);
-      out.records.record(r);
+      out.records.push(r);
     }
-    if (processed.dropped > 0) out.dropped.set(modelId, (out.dropped.get(modelId) ?? 0) + processed.dropped);
+    this.#dropped(out, modelId, processed.dropped);
+  }
+
+  #dropped(out: StageOutput, modelId: string, n: number): void {
+    if (n > 0) out.dropped.set(modelId, (out.dropped.get(modelId) ?? 0) + n);
   }
 
   #raw(out: StageOutput, lines: readonly SinkEntry[]): void {
     const redact = this.#o.processor.redact;
     for (const e of lines) {
       const log = redact ? redact(e.log) : e.log;
-      out.records.record(log === e.log ? e : { ...e, log });
+      out.records.push(log === e.log ? e : { ...e, log });
     }
   }
 }
 
 /** Whether the times of entries [from, to) do not go back. */
 function inTimeOrder(times: BigInt64Array, from: number, to: number): boolean {
-  const words = timeWords(times);
-  for (let i = from + 1; i < to; i++) if (compareTimeWords(words, i - 1, words, i) > 0) return false;
+  for (let i = from + 1; i < to; i++) if (times[i - 1]! > times[i]!) return false;
   return true;
 }

@@ -52,13 +52,13 @@ export function spanContextOf(e: SinkEntry): SpanContext | undefined {
  * `span_id`, unless the JSON line has a field of that name.
  */
 export function recordAttributes(e: SinkEntry): Attributes {
-  const out: Attributes = { [ATTR_LOG_IOSTREAM]: e.stream, [ATTR_MODEL_ID]: e.modelId };
+  const out: Attributes = { [ATTR_LOG_IOSTREAM]: e.stream.toWellFormed(), [ATTR_MODEL_ID]: e.modelId };
   if (e.attributes !== undefined) {
     for (const key of Object.keys(e.attributes)) {
       const value = anyValue(e.attributes[key]);
       // A JSON field named `__proto__` is an ordinary attribute, not the object's prototype.
       if (key === '__proto__') Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
-      else out[attributeKey(key)] = value;
+      else out[attributeKey(key.toWellFormed())] = value;
     }
   }
   if (e.lines !== undefined) {
@@ -87,11 +87,14 @@ function attributeKey(key: string): string {
  * A JSON value as an attribute value. The exporters encode strings, booleans, arrays and
  * objects (as `kvlistValue`) as they are, a whole number as `intValue` and any other number
  * as `doubleValue`, `null` as an empty value. A whole number outside the 64-bit range
- * cannot be an `intValue` (OTLP/JSON receivers refuse the whole request), so it is sent as
- * the string JavaScript writes for it. The value itself is returned when nothing changes.
+ * cannot be an `intValue`, nor can OTLP/JSON write an infinite `doubleValue` (`1e400` in a
+ * line), and receivers refuse the whole request for either: such a number is sent as the
+ * string JavaScript writes for it. A lone surrogate in a string or a key becomes U+FFFD
+ * (OTLP strings are UTF-8). The value itself is returned when nothing changes.
  */
 export function anyValue(v: unknown): unknown {
-  if (typeof v === 'number') return Number.isInteger(v) && (v < INT64_MIN || v >= INT64_END) ? String(v) : v;
+  if (typeof v === 'number') return !Number.isFinite(v) || (Number.isInteger(v) && (v < INT64_MIN || v >= INT64_END)) ? String(v) : v;
+  if (typeof v === 'string') return v.toWellFormed();
   if (typeof v !== 'object' || v === null) return v;
   if (Array.isArray(v)) {
     let copy: unknown[] | undefined;
@@ -105,12 +108,14 @@ export function anyValue(v: unknown): unknown {
   let copy: Record<string, unknown> | undefined;
   for (const key of Object.keys(obj)) {
     const mapped = anyValue(obj[key]);
-    if (mapped === obj[key]) continue;
+    const well = key.toWellFormed();
+    if (mapped === obj[key] && well === key) continue;
     if (copy === undefined) {
       copy = Object.create(null) as Record<string, unknown>;
       for (const k of Object.keys(obj)) copy[k] = obj[k];
     }
-    copy[key] = mapped;
+    if (well !== key) delete copy[key];
+    copy[well] = mapped;
   }
   return copy ?? v;
 }

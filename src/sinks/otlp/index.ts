@@ -76,7 +76,8 @@ class OtlpSink implements Sink {
     if (this.closing) return Promise.resolve({ status: 'retry', error: 'the OTLP sink is closed' });
     if (signal.aborted) return Promise.resolve({ status: 'retry', error: 'stopping before the export' });
     if (batch.entries.length === 0) return Promise.resolve({ status: 'ok' });
-    const records = this.mapper.toRecords(batch.entries);
+    const records = this.mapper.toRecords(batch.entries, batch.setAside);
+    if (records.length === 0) return Promise.resolve({ status: 'ok' });
     return new Promise<SendOutcome>((resolve) => {
       // An abort answers at once; the export itself runs on and close() waits for it.
       // If it then succeeds, the batch is sent again later: at least once, never lost.

@@ -6,6 +6,8 @@ import { resourceFromAttributes, type Resource } from '@opentelemetry/resources'
 import type { ReadableLogRecord } from '@opentelemetry/sdk-logs';
 import type { SeverityText } from './config.js';
 import type { SinkEntry } from '../contract.js';
+import { plainRecord } from '../../records/entry.js';
+import { describeError } from '../../errors.js';
 import { severityNumber } from '../../processing/level-words.js';
 import { recordAttributes, spanContextOf } from './attributes.js';
 
@@ -74,14 +76,33 @@ export class RecordMapper {
     return resource;
   }
 
-  /** One record per entry, in order. */
-  toRecords(entries: readonly SinkEntry[]): ReadableLogRecord[] {
-    return entries.map((e) => this.toRecord(e));
+  /**
+   * One record per entry, in order. An entry that cannot be mapped whole is mapped as plain
+   * text (its JSON fields left out); one that cannot be mapped even so is left out and given
+   * to `setAside` (without it, the error is thrown).
+   */
+  toRecords(entries: readonly SinkEntry[], setAside?: (entry: SinkEntry, reason: string) => void): ReadableLogRecord[] {
+    const out: ReadableLogRecord[] = [];
+    for (const e of entries) {
+      try {
+        out.push(this.toRecord(e));
+      } catch {
+        try {
+          out.push(this.toRecord(plainRecord(e)));
+        } catch (err) {
+          if (setAside === undefined) throw err;
+          setAside(e, `the record cannot be mapped to an OTLP log record: ${describeError(err)}`);
+        }
+      }
+    }
+    return out;
   }
 
   /**
    * A record with a level has its severity number and the level as written; one without
-   * gets its stream's severity, if any. The body is a JSON line's message, or else `log`.
+   * gets its stream's severity, if any. The body is a JSON line's message, or else `log`;
+   * a lone surrogate in it becomes U+FFFD (OTLP strings are UTF-8, and a receiver refuses a
+   * request holding bytes that are not).
    */
   private toRecord(entry: SinkEntry): ReadableLogRecord {
     let severityText: string | undefined;
@@ -100,7 +121,7 @@ export class RecordMapper {
     return {
       hrTime: nsToHrTime(entry.timeNs),
       hrTimeObserved: msToHrTime(entry.fetchedAtMs),
-      body: entry.message ?? entry.log,
+      body: (entry.message ?? entry.log).toWellFormed(),
       severityText,
       severityNumber: severity,
       attributes: recordAttributes(entry),

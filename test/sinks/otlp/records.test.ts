@@ -136,6 +136,30 @@ describe.each(PROTOCOLS)('OTLP sink with processed records over $protocol', ({ p
     expect(got[11]!.typedAttributes).toEqual({ ...OWN, span_id: { string: 'XYZ' } });
   });
 
+  it('sends what it cannot encode as it is as well-formed text: lone surrogates, an infinite number, attributes nested 10,000 deep', async () => {
+    let deep: Record<string, unknown> = { v: 1 };
+    for (let i = 0; i < 10_000; i++) deep = { a: deep };
+    const aside: SinkEntry[] = [];
+    const unmappable = record(4, { log: 'no time' });
+    Object.defineProperty(unmappable, 'timeNs', { get: () => { throw new RangeError('no time'); } });
+    const batch = {
+      ...batchOf([
+        record(1, { log: 'half \ud83d', message: 'cut \udc00 here', attributes: { 'k\ud800': ['v\udbff'], ratio: Infinity, low: -Infinity } }),
+        record(2, { log: 'deep line', message: 'deep', attributes: deep }),
+        record(3, { log: 'fine after' }),
+        unmappable,
+      ]),
+      setAside: (e: SinkEntry) => void aside.push(e),
+    };
+    expect(await sink.send(batch, signal)).toEqual({ status: 'ok' });
+    const got = receiver.logRecords();
+    expect(got.map((r) => r.body)).toEqual(['cut \ufffd here', 'deep line', 'fine after']);
+    expect(got[0]!.typedAttributes).toEqual({ ...OWN, 'k\ufffd': { array: [{ string: 'v\ufffd' }] }, ratio: { string: 'Infinity' }, low: { string: '-Infinity' } });
+    // The record that could not be mapped whole goes as its text; the one that could not be mapped at all is set aside.
+    expect(got[1]!.typedAttributes).toEqual(OWN);
+    expect(aside).toEqual([unmappable]);
+  });
+
   it('leaves the records it was given unchanged', async () => {
     const batch = records();
     const before = JSON.stringify(batch, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v));
