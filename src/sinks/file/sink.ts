@@ -16,7 +16,7 @@ import { forgetIdleFiles } from './idle.js';
 import { errCode, IoErrorLog, retryDelayMs } from './io-errors.js';
 import { adoptFile, matchDisk } from './reconcile.js';
 import { gzName, gzTempName, rotatedName } from './rotation.js';
-import { cloneState, parseState, serializeState, type FileSinkState } from './state.js';
+import { parseState, type FileSinkState } from './state.js';
 import { compileTemplate, type CompiledTemplate } from './template.js';
 import type { FileSinkOptions, FileSinkTuning } from './options.js';
 
@@ -106,11 +106,11 @@ export class FileSink implements Sink {
    * not measure the next batch's lines against offsets that no longer hold.
    */
   async #reconcile(): Promise<void> {
-    const before = serializeState(this.#durable);
+    const before = JSON.stringify(this.#durable);
     if (this.#compression.running !== undefined) await this.#compression.running;
     await this.#handles.closeAll();
     await matchDisk(this.#durable, { sink: this.#ctx.name, logger: this.#ctx.logger, sync: this.#sync });
-    const after = serializeState(this.#durable);
+    const after = JSON.stringify(this.#durable);
     if (after !== before) this.#ctx.commitState?.(after);
     this.#dirty = false;
   }
@@ -135,7 +135,7 @@ export class FileSink implements Sink {
       if (this.#dirty) await this.#reconcile();
       this.#compression.finalize(this.#durable);
       await this.#forgetIdle();
-      const work = cloneState(this.#durable);
+      const work = structuredClone(this.#durable);
       /** Committed offset of every path the batch may touch. */
       const base = new Map<string, number>();
       for (const [p, f] of Object.entries(work.files)) base.set(p, f.off);
@@ -161,7 +161,7 @@ export class FileSink implements Sink {
       work.seq = Math.max(work.seq, batch.lastSeq);
       work.rotated = work.rotated.filter((r) => !this.#compression.isCompressed(r.path));
       this.#durable = work;
-      return { status: 'ok', state: serializeState(work) };
+      return { status: 'ok', state: JSON.stringify(work) };
     } catch (err) {
       this.#touched.clear();
       this.#dirty = true;
@@ -178,11 +178,11 @@ export class FileSink implements Sink {
 
   /** Stores structural changes (new files, rotations) with every offset at its committed value. */
   #commit(work: FileSinkState, base: Map<string, number>): void {
-    const snap = cloneState(work);
+    const snap = structuredClone(work);
     for (const [p, f] of Object.entries(snap.files)) f.off = base.get(p) ?? f.off;
     for (const r of snap.rotated) r.off = base.get(r.path) ?? r.off;
     snap.rotated = snap.rotated.filter((r) => !this.#compression.isCompressed(r.path));
-    this.#ctx.commitState?.(serializeState(snap));
+    this.#ctx.commitState?.(JSON.stringify(snap));
     this.#durable = snap;
   }
 
