@@ -8,7 +8,6 @@ import { dirname, resolve } from 'node:path';
 import type { Sink, SinkBatch, SinkContext, SendOutcome } from '../contract.js';
 import { describeError, fileErrorFix } from '../../errors.js';
 import { RotatedCompression } from './compression.js';
-import { writeAll } from './gather.js';
 import { groupByPath } from './grouping.js';
 import { FileHandles, fsyncDir } from './handles.js';
 import { checkWritableDir } from './healthcheck.js';
@@ -224,16 +223,20 @@ export class FileSink implements Sink {
     if (chunkBytes > 0) await this.#append(path, chunk, work);
   }
 
-  /** Appends the pieces in order, with gathered writes (no copy into one buffer). */
+  /**
+   * Appends the pieces in order. A write that fails part way leaves `work` behind the file;
+   * the failure makes the sink cut the file back to its committed offset before anything else.
+   */
   async #append(path: string, pieces: readonly Buffer[], work: FileSinkState): Promise<void> {
     const file = work.files[path]!;
     const { fh } = await this.#handles.acquire(path);
     if (file.off === 0) file.created = this.#ctx.now();
     this.#touched.add(path);
     this.#lastWrite.set(path, performance.now());
-    await writeAll(fh, pieces, (bytes) => {
-      file.off += bytes;
-    });
+    const bytes = Buffer.concat(pieces);
+    // appendFile goes on after a short write until every byte is in
+    await fh.appendFile(bytes);
+    file.off += bytes.length;
     if (this.#cfg.fsync === 'always') await fh.sync();
   }
 
