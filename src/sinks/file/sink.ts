@@ -17,9 +17,20 @@ import { adoptFile, matchDisk } from './reconcile.js';
 import { gzName, gzTempName, rotatedName } from './rotation.js';
 import { parseState, type FileSinkState } from './state.js';
 import { compileTemplate, type CompiledTemplate } from './template.js';
-import type { FileSinkOptions, FileSinkTuning } from './options.js';
+import type { FileSinkConfig } from './config.js';
 
 const NEWLINE = 0x0a;
+
+/** What the file sink is built from: the fields of its config block that are its own. */
+export type FileSinkOptions = Pick<FileSinkConfig, 'path' | 'fsync' | 'rotate' | 'compress' | 'file_mode' | 'dir_mode'>;
+
+/** Internal limits, for tests and tuning; not part of the config. */
+export interface FileSinkTuning {
+  /** Most descriptors kept open at once. Default 256: more active models than this reopen (and sync) a file per batch. */
+  maxOpenFiles?: number;
+  /** A file not written for this long is closed and forgotten by the state. Default 5 min. */
+  idleCloseMs?: number;
+}
 
 /** A file sink; built and opened by `createFileSink`. */
 export class FileSink implements Sink {
@@ -106,7 +117,7 @@ export class FileSink implements Sink {
    */
   async #reconcile(): Promise<void> {
     const before = JSON.stringify(this.#durable);
-    if (this.#compression.running !== undefined) await this.#compression.running;
+    await this.#compression.idle();
     await this.#handles.closeAll();
     await matchDisk(this.#durable, { sink: this.#ctx.name, logger: this.#ctx.logger, sync: this.#sync });
     const after = JSON.stringify(this.#durable);
