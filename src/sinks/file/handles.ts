@@ -31,15 +31,10 @@ const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT;
 /** Open descriptors by path, in least-recently-used order. */
 export class FileHandles {
   readonly #opts: FileHandlesOptions;
-  readonly #open = new Map<string, { fh: FileHandle; usedAt: number }>();
+  readonly #open = new Map<string, FileHandle>();
 
   constructor(opts: FileHandlesOptions) {
     this.#opts = opts;
-  }
-
-  /** Whether `path` has an open descriptor. */
-  has(path: string): boolean {
-    return this.#open.has(path);
   }
 
   /** Paths with an open descriptor, least recently used first. */
@@ -49,7 +44,7 @@ export class FileHandles {
 
   /** The open descriptor of `path`, if any, without opening one. */
   peek(path: string): FileHandle | undefined {
-    return this.#open.get(path)?.fh;
+    return this.#open.get(path);
   }
 
   /**
@@ -76,20 +71,20 @@ export class FileHandles {
   async acquire(path: string): Promise<{ fh: FileHandle; created: boolean }> {
     const hit = this.#open.get(path);
     if (hit !== undefined) {
+      // Moved to the end: the map's order is the order of use.
       this.#open.delete(path);
-      hit.usedAt = performance.now();
       this.#open.set(path, hit);
-      return { fh: hit.fh, created: false };
+      return { fh: hit, created: false };
     }
     const { fh, created } = await this.#openFile(path);
-    this.#open.set(path, { fh, usedAt: performance.now() });
+    this.#open.set(path, fh);
     while (this.#open.size > this.#opts.max) {
-      const [oldest, entry] = this.#open.entries().next().value as [string, { fh: FileHandle }];
+      const [oldest, handle] = this.#open.entries().next().value as [string, FileHandle];
       this.#open.delete(oldest);
       try {
-        await this.#opts.beforeEvict(oldest, entry.fh);
+        await this.#opts.beforeEvict(oldest, handle);
       } finally {
-        await entry.fh.close();
+        await handle.close();
       }
     }
     return { fh, created };
@@ -122,31 +117,17 @@ export class FileHandles {
 
   /** Closes the descriptor of `path`, if open. */
   async close(path: string): Promise<void> {
-    const entry = this.#open.get(path);
-    if (entry === undefined) return;
+    const fh = this.#open.get(path);
+    if (fh === undefined) return;
     this.#open.delete(path);
-    await entry.fh.close();
-  }
-
-  /** Closes descriptors unused for longer than `idleMs`; returns their paths. */
-  async closeIdle(idleMs: number): Promise<string[]> {
-    const limit = performance.now() - idleMs;
-    const closed: string[] = [];
-    for (const [path, entry] of [...this.#open]) {
-      if (entry.usedAt > limit) continue;
-      this.#open.delete(path);
-      closed.push(path);
-      // Closing only releases the descriptor: what was written is already synced per policy, and a failed close changes nothing on disk.
-      await entry.fh.close().catch(() => undefined);
-    }
-    return closed;
+    await fh.close();
   }
 
   /** Closes every descriptor; errors on close are ignored (the data was written or will be rolled back). */
   async closeAll(): Promise<void> {
     const all = [...this.#open.values()];
     this.#open.clear();
-    // As above: a failed close loses nothing, and one must not keep the others open.
-    await Promise.all(all.map((e) => e.fh.close().catch(() => undefined)));
+    // A failed close loses nothing, and one must not keep the others open.
+    await Promise.all(all.map((fh) => fh.close().catch(() => undefined)));
   }
 }

@@ -5,13 +5,13 @@
 import { existsSync } from 'node:fs';
 import { rename } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
+import PQueue from 'p-queue';
 import type { Sink, SinkBatch, SinkContext, SendOutcome } from '../contract.js';
 import { describeError, fileErrorFix } from '../../errors.js';
 import { RotatedCompression } from './compression.js';
 import { groupByPath } from './grouping.js';
 import { FileHandles, fsyncDir } from './handles.js';
 import { checkWritableDir } from './healthcheck.js';
-import { forgetIdleFiles } from './idle.js';
 import { errCode, IoErrorLog, retryDelayMs } from './io-errors.js';
 import { adoptFile, matchDisk } from './reconcile.js';
 import { gzName, gzTempName, rotatedName } from './rotation.js';
@@ -52,7 +52,8 @@ export class FileSink implements Sink {
   #touched = new Set<string>();
   /** Last write per path, in monotonic ms; drives forgetting idle files. */
   #lastWrite = new Map<string, number>();
-  #chain: Promise<unknown> = Promise.resolve();
+  /** Runs batches, flushes and the forgetting of idle files one at a time. */
+  readonly #queue = new PQueue({ concurrency: 1 });
   #closing: Promise<void> | undefined;
   #timer: NodeJS.Timeout | undefined;
 
@@ -98,16 +99,9 @@ export class FileSink implements Sink {
       this.#errors.log(err, 'Could not reconcile the output files with the committed state; will retry before the next batch.');
     }
     this.#timer = setInterval(() => {
-      void this.#exclusive(() => this.#forgetIdle());
+      void this.#queue.add(() => this.#forgetIdle());
     }, Math.max(1_000, Math.floor(this.#idleCloseMs / 2)));
     this.#timer.unref();
-  }
-
-  #exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.#chain.then(fn, fn);
-    // The chain only orders the writes; the caller of `run` gets its failure.
-    this.#chain = run.catch(() => undefined);
-    return run;
   }
 
   /**
@@ -125,10 +119,24 @@ export class FileSink implements Sink {
     this.#dirty = false;
   }
 
-  /** Forgets idle files, unless the state is in doubt or the sink is closing. */
+  /**
+   * Closes the files not written for `idleCloseMs` and drops them from the state (all their
+   * bytes are committed), so a template that names a new file every hour does not keep every
+   * hour's file in it; a file known only from the committed state gets one idle period from
+   * now. Not while the state is in doubt or the sink is closing.
+   */
   async #forgetIdle(): Promise<void> {
     if (this.#dirty || this.#closing !== undefined) return;
-    await forgetIdleFiles(this.#durable, this.#handles, this.#lastWrite, this.#idleCloseMs);
+    const now = performance.now();
+    for (const path of Object.keys(this.#durable.files)) {
+      const last = this.#lastWrite.get(path);
+      if (last === undefined) this.#lastWrite.set(path, now);
+      if (last === undefined || now - last < this.#idleCloseMs) continue;
+      // Closing only releases the descriptor: what was written is already synced per policy, and a failed close changes nothing on disk.
+      await this.#handles.close(path).catch(() => undefined);
+      delete this.#durable.files[path];
+      this.#lastWrite.delete(path);
+    }
   }
 
   // ---- delivery -------------------------------------------------------------------
@@ -136,7 +144,7 @@ export class FileSink implements Sink {
   send(batch: SinkBatch, signal: AbortSignal): Promise<SendOutcome> {
     if (signal.aborted) return Promise.resolve({ status: 'retry', error: 'aborted' });
     if (this.#ctx.checkOnly) return Promise.resolve({ status: 'retry', error: 'this file sink was built for a check and writes nothing' });
-    return this.#exclusive(() => this.#send(batch));
+    return this.#queue.add(() => this.#send(batch));
   }
 
   async #send(batch: SinkBatch): Promise<SendOutcome> {
@@ -284,13 +292,13 @@ export class FileSink implements Sink {
   }
 
   flush(): Promise<void> {
-    return this.#exclusive(() => this.#handles.syncAll(this.#handles.paths()));
+    return this.#queue.add(() => this.#handles.syncAll(this.#handles.paths()));
   }
 
   close(): Promise<void> {
     this.#closing ??= (async () => {
       if (this.#timer !== undefined) clearInterval(this.#timer);
-      await this.#chain;
+      await this.#queue.onIdle();
       if (this.#sync) {
         for (const path of this.#handles.paths()) {
           await this.#handles
