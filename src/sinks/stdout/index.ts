@@ -3,7 +3,8 @@
 //! delivery down instead of growing memory.
 import type { Sink, SinkBatch, SinkContext, SendOutcome } from '../contract.js';
 import { ConfigError, describeError } from '../../errors.js';
-import { entryToNdjson, ndjsonBytes } from '../../records/ndjson.js';
+import { ndjsonBytes } from '../../records/ndjson.js';
+import { batchChunks } from '../batch-ndjson.js';
 
 /** Options of the stdout sink. */
 export interface StdoutSinkOptions {
@@ -47,7 +48,7 @@ export function createStdoutSink(config: StdoutSinkOptions, ctx: SinkContext, st
     }
   };
 
-  const write = (text: string | Buffer): Promise<Error | undefined> =>
+  const write = (text: Buffer): Promise<Error | undefined> =>
     new Promise((resolve) => {
       let settled = false;
       const done = (err?: Error | null): void => {
@@ -67,10 +68,7 @@ export function createStdoutSink(config: StdoutSinkOptions, ctx: SinkContext, st
 
   const send = async (batch: SinkBatch): Promise<SendOutcome> => {
     if (closing !== undefined) return { status: 'retry', error: 'the stdout sink is closed' };
-    const chunks = batch.ndjson;
-    let text: string | Buffer = '';
-    if (chunks !== undefined) text = ndjsonBytes(chunks);
-    else for (const e of batch.entries) text += entryToNdjson(e);
+    const text = ndjsonBytes(batchChunks(batch));
     if (text.length === 0) return { status: 'ok' };
     const broken = (stream as { destroyed?: boolean }).destroyed === true ? (lastError ?? new Error('standard output is closed')) : undefined;
     const err = broken ?? (await write(text));

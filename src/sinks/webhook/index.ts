@@ -7,15 +7,15 @@ import type { WebhookSinkConfig } from './config.js';
 import { ConfigError } from '../../errors.js';
 import { scrubWireText } from '../../telemetry/secrets.js';
 import type { SendOutcome, Sink, SinkBatch, SinkContext } from '../contract.js';
-import { CONTENT_TYPES, SIGNATURE_HEADER, encodeBody, renderBatchBody, signatureHeader } from './wire.js';
+import { CONTENT_TYPES, SIGNATURE_HEADER, encodeBody, renderBody, signatureHeader } from './wire.js';
+import { ndjsonBytes } from '../../records/ndjson.js';
+import { batchChunks } from '../batch-ndjson.js';
 import { createDispatcher, readTls } from '../../net/dispatcher.js';
 import { answerOutcome, exchange } from '../../net/http-client.js';
 import { probeTcp } from '../../net/probe.js';
 import { proxyFor, proxyLabel } from '../../net/proxy.js';
 import { clipExcerpt } from '../../net/excerpt.js';
 import { describeTransportError, errorCode } from '../../net/transport-errors.js';
-
-export { CONTENT_TYPES, SIGNATURE_HEADER, renderBody, signatureHeader } from './wire.js';
 
 /** Longest excerpt of a response body quoted in an error. */
 const EXCERPT_CHARS = 300;
@@ -75,9 +75,9 @@ export function createWebhookSink(config: WebhookSinkConfig, ctx: SinkContext): 
   const send = async (batch: SinkBatch, signal: AbortSignal): Promise<SendOutcome> => {
     if (closing) return { status: 'retry', error: 'the webhook sink is closed' };
     if (signal.aborted) return { status: 'retry', error: 'aborted' };
-    const empty = batch.ndjson ? batch.ndjson.every((c) => c.timesNs.length === 0) : batch.entries.length === 0;
-    if (empty) return { status: 'ok' };
-    const body = await encodeBody(renderBatchBody(batch, config.format), config.compression);
+    const lines = ndjsonBytes(batchChunks(batch));
+    if (lines.length === 0) return { status: 'ok' };
+    const body = await encodeBody(renderBody(lines, config.format), config.compression);
     const headers: Record<string, string> = { ...baseHeaders, 'idempotency-key': batch.id };
     if (config.signing_secret) headers[SIGNATURE_HEADER] = signatureHeader(config.signing_secret, body, ctx.now() / 1000);
 
