@@ -26,15 +26,11 @@ export async function matchDisk(state: FileSinkState, o: ReconcileOptions): Prom
   const { logger: log, sink } = o;
   const kept: typeof state.rotated = [];
   for (const rot of state.rotated) {
-    const gz = gzName(rot.path);
     let size = await sizeOf(rot.path);
-    if (size === undefined && existsSync(gz)) {
+    if (existsSync(gzName(rot.path))) {
+      // Compressed completely; the crash may have come before the original was removed.
+      if (size !== undefined) await unlink(rot.path);
       await unlink(gzTempName(rot.path)).catch(() => undefined); // an unfinished compression's leftover; absent is fine
-      continue;
-    }
-    if (size !== undefined && existsSync(gz)) {
-      // Compressed completely; the crash came before the original was removed.
-      await unlink(rot.path);
       continue;
     }
     if (size === undefined && !rot.renamed) {

@@ -7,12 +7,11 @@ import { rename } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import PQueue from 'p-queue';
 import type { Sink, SinkBatch, SinkContext, SendOutcome } from '../contract.js';
-import { describeError, fileErrorFix } from '../../errors.js';
 import { RotatedCompression } from './compression.js';
 import { groupByPath } from './grouping.js';
 import { FileHandles, fsyncDir } from './handles.js';
 import { checkWritableDir } from './healthcheck.js';
-import { errCode, IoErrorLog, retryDelayMs } from './io-errors.js';
+import { describeWithFix, IoErrorLog, retryDelayMs } from './io-errors.js';
 import { adoptFile, matchDisk } from './reconcile.js';
 import { gzName, gzTempName, rotatedName } from './rotation.js';
 import { parseState, type FileSinkState } from './state.js';
@@ -189,8 +188,7 @@ export class FileSink implements Sink {
       } catch (again) {
         this.#errors.log(again, 'Could not cut the output files back to the committed state; will retry.');
       }
-      const fix = fileErrorFix(err, this.#errors.setting);
-      return { status: 'retry', afterMs: retryDelayMs(errCode(err)), error: `${describeError(err)}${fix ? `; ${fix}` : ''}` };
+      return { status: 'retry', afterMs: retryDelayMs(err), error: describeWithFix(err, this.#errors.setting) };
     }
   }
 
