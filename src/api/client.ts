@@ -5,6 +5,7 @@
 //! excerpt and log line.
 import { ConfigError } from '../errors.js';
 import { registerSecret, scrubWireText } from '../telemetry/secrets.js';
+import { LogThrottle } from '../telemetry/log-throttle.js';
 import { systemClock } from '../time/clock.js';
 import { formatRequestTime } from '../time/canonical.js';
 import { ApiAuthError, ApiClientError, ApiError, ApiProtocolError, ApiResponseTooLargeError, ApiUnavailableError } from './errors.js';
@@ -17,7 +18,7 @@ import { describeTransportError, errorCode } from '../net/transport-errors.js';
 import type { ApiClient, LogsPage, LogsRequest, ModelSettings, SettingsResult } from './types.js';
 import { parseErrorDetails, parseSettingsBody } from './wire.js';
 import { createPageParser } from './page/index.js';
-import { DEFAULT_MAX_RESPONSE_BYTES, parseBaseUrl, positive, type ApiClientOptions, type ApiRetryPolicy, type ApiTimeouts } from './client-options.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, parseBaseUrl, type ApiClientOptions, type ApiRetryPolicy, type ApiTimeouts } from './client-options.js';
 
 /** Error bodies are read only this far, for their `details`. */
 const ERROR_BODY_LIMIT = 64 * 1024;
@@ -45,17 +46,10 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   if (/[\r\n\0]/.test(token)) throw new ConfigError('the API token contains a line break or NUL; check the token file');
   registerSecret(token);
   const authorization = options.authScheme === 'bearer' ? `Bearer ${token}` : token;
-  const timeouts: ApiTimeouts = {
-    connectMs: positive('timeouts.connectMs', options.timeouts?.connectMs, 10_000),
-    headersMs: positive('timeouts.headersMs', options.timeouts?.headersMs, 30_000),
-    bodyMs: positive('timeouts.bodyMs', options.timeouts?.bodyMs, 30_000),
-  };
-  const retry: ApiRetryPolicy = {
-    deadlineMs: positive('retry.deadlineMs', options.retry?.deadlineMs, 60_000),
-    baseDelayMs: positive('retry.baseDelayMs', options.retry?.baseDelayMs, 250),
-    maxDelayMs: positive('retry.maxDelayMs', options.retry?.maxDelayMs, 10_000),
-  };
-  let maxResponseBytes = positive('maxResponseBytes', options.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES);
+  // the config and the command line have checked that each is positive
+  const timeouts: ApiTimeouts = { connectMs: 10_000, headersMs: 30_000, bodyMs: 30_000, ...options.timeouts };
+  const retry: ApiRetryPolicy = { deadlineMs: 60_000, baseDelayMs: 250, maxDelayMs: 10_000, ...options.retry };
+  let maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   const clock = options.clock ?? systemClock;
   const logger = options.logger && 'component' in options.logger.bindings() ? options.logger : options.logger?.child({ component: 'api' });
   const observer = options.observer;
@@ -75,7 +69,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
 
   // the token was registered above: the shared scrubber knows every form it can come back in
   const scrub = scrubWireText;
-  let lastRetryWarnAt = -Infinity;
+  const retryWarnings = new LogThrottle(RETRY_WARN_INTERVAL_MS);
 
   const requestHeaders = {
     authorization,
@@ -169,14 +163,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         onRetry: ({ attempt: n, delayMs, error }) => {
           const code = errorCode(error);
           observer?.onRetry?.({ operation, modelId, attempt: n, delayMs, errorCode: code });
-          const now = clock.now();
           const fields = { operation, modelId, attempt: n, delayMs, code, err: error instanceof Error ? error.message : String(error) };
-          if (now - lastRetryWarnAt >= RETRY_WARN_INTERVAL_MS) {
-            lastRetryWarnAt = now;
-            logger?.warn(fields, 'request to the service failed; retrying');
-          } else {
-            logger?.debug(fields, 'request to the service failed; retrying');
-          }
+          logger?.[retryWarnings.take(clock.now()) ? 'warn' : 'debug'](fields, 'request to the service failed; retrying');
         },
       },
     );
@@ -203,7 +191,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     },
 
     setMaxResponseBytes(bytes: number): void {
-      maxResponseBytes = positive('maxResponseBytes', bytes, maxResponseBytes);
+      maxResponseBytes = bytes;
     },
 
     close(): Promise<void> {
