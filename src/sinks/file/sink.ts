@@ -297,14 +297,7 @@ export class FileSink implements Sink {
     this.#closing ??= (async () => {
       if (this.#timer !== undefined) clearInterval(this.#timer);
       await this.#queue.onIdle();
-      if (this.#sync) {
-        for (const path of this.#handles.paths()) {
-          await this.#handles
-            .peek(path)
-            ?.sync()
-            .catch((err: unknown) => this.#errors.log(err, 'Could not fsync an output file on close.'));
-        }
-      }
+      if (this.#sync) await this.#handles.syncAll(this.#handles.paths()).catch((err: unknown) => this.#errors.log(err, 'Could not fsync an output file on close.'));
       await this.#handles.closeAll();
       await this.#compression.idle();
     })();
