@@ -67,8 +67,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   const route = proxy ? `${origin} through the proxy ${proxyLabel(proxy)}` : origin;
   if (proxy) logger?.info({ origin, proxy: proxyLabel(proxy) }, 'requests to the service go through a proxy');
 
-  // the token was registered above: the shared scrubber knows every form it can come back in
-  const scrub = scrubWireText;
+  // The token was registered above: scrubWireText (which the body readers use too) knows every form it can come back in.
   const retryWarnings = new LogThrottle(RETRY_WARN_INTERVAL_MS);
 
   const requestHeaders = {
@@ -78,11 +77,11 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     'user-agent': options.userAgent ?? 'model-log-shipper',
   };
   const limitFor = (status: number): number => (status >= 200 && status < 300 ? maxResponseBytes : ERROR_BODY_LIMIT);
-  const readPage = createPageParser({ scrub });
+  const readPage = createPageParser();
 
   /** The `details` of an error body, if it was read whole. */
   function errorDetails(res: HttpAnswer): string | undefined {
-    return res.tooLarge || res.bodyError !== undefined ? undefined : parseErrorDetails(res.body.toString('utf8'), { scrub });
+    return res.tooLarge || res.bodyError !== undefined ? undefined : parseErrorDetails(res.body.toString('utf8'));
   }
 
   /** One HTTP attempt: sends the request, classifies the status, returns a 2xx body. */
@@ -95,7 +94,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       res = await exchange(dispatcher, { origin, path, headers: requestHeaders, body: payload, signal, limitFor });
     } catch (err) {
       if (signal.aborted) throw err;
-      throw new ApiUnavailableError(scrub(`cannot reach the service at ${route}: ${describeTransportError(err)}`), { cause: err });
+      throw new ApiUnavailableError(scrubWireText(`cannot reach the service at ${route}: ${describeTransportError(err)}`), { cause: err });
     }
     const status = res.status;
     if (status === 401 || status === 403) throw new ApiAuthError(status);
@@ -108,7 +107,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     if (status >= 300) {
       if (status < 400) {
         const location = res.headers.location;
-        const where = typeof location === 'string' ? ` to ${scrub(location)}` : '';
+        const where = typeof location === 'string' ? ` to ${scrubWireText(location)}` : '';
         throw new ApiClientError(`the service redirected the request${where} (HTTP ${status}); check the API URL`, status);
       }
       throw new ApiClientError(`the service rejected the request (HTTP ${status})`, status, errorDetails(res));
@@ -125,7 +124,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       if (errorCode(err) === 'UND_ERR_BODY_TIMEOUT') {
         throw new ApiUnavailableError(`the service stopped sending the response body (HTTP ${status}): ${describeTransportError(err)}`, { status, cause: err });
       }
-      throw new ApiProtocolError(`the response body was cut short (HTTP ${status}): ${scrub(describeTransportError(err))}`, { status, cause: err });
+      throw new ApiProtocolError(`the response body was cut short (HTTP ${status}): ${scrubWireText(describeTransportError(err))}`, { status, cause: err });
     }
     return { status, body: res.body, latencyMs: performance.now() - started };
   }
@@ -187,7 +186,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
 
     updateSettings(modelId: string, data: ModelSettings, signal?: AbortSignal): Promise<SettingsResult> {
       const body = JSON.stringify({ model_id: modelId, data });
-      return call('settings', modelId, prefix + SETTINGS_PATH, body, (a) => parseSettingsBody(a.body.toString('utf8'), a.status, { scrub }), signal);
+      return call('settings', modelId, prefix + SETTINGS_PATH, body, (a) => parseSettingsBody(a.body.toString('utf8'), a.status), signal);
     },
 
     setMaxResponseBytes(bytes: number): void {
