@@ -37,24 +37,19 @@ export class FileHandles {
     this.#opts = opts;
   }
 
-  /** Paths with an open descriptor, least recently used first. */
-  paths(): string[] {
-    return [...this.#open.keys()];
-  }
-
   /** The open descriptor of `path`, if any, without opening one. */
   peek(path: string): FileHandle | undefined {
     return this.#open.get(path);
   }
 
   /**
-   * Fsyncs the open descriptors of `paths` all at once: the pool's threads sync them side by
+   * Fsyncs the open descriptors of `paths` (by default, all) at once: the pool's threads sync them side by
    * side, and their ends wake the event loop together rather than one after another (a
    * batch of a hundred active models touches a file for each). Every sync has ended when
    * this settles; the first failure is then thrown, so no sync still runs on a descriptor
    * that the caller goes on to close.
    */
-  async syncAll(paths: Iterable<string>): Promise<void> {
+  async syncAll(paths: Iterable<string> = this.#open.keys()): Promise<void> {
     const syncs: Promise<void>[] = [];
     for (const path of paths) {
       const fh = this.peek(path);
@@ -66,17 +61,17 @@ export class FileHandles {
 
   /**
    * Returns a descriptor appending to `path`, opening (and if need be creating the file
-   * and its directories) when none is open. `created` says whether the file was created.
+   * and its directories) when none is open.
    */
-  async acquire(path: string): Promise<{ fh: FileHandle; created: boolean }> {
+  async acquire(path: string): Promise<FileHandle> {
     const hit = this.#open.get(path);
     if (hit !== undefined) {
       // Moved to the end: the map's order is the order of use.
       this.#open.delete(path);
       this.#open.set(path, hit);
-      return { fh: hit, created: false };
+      return hit;
     }
-    const { fh, created } = await this.#openFile(path);
+    const fh = await this.#openFile(path);
     this.#open.set(path, fh);
     while (this.#open.size > this.#opts.max) {
       const [oldest, handle] = this.#open.entries().next().value as [string, FileHandle];
@@ -87,18 +82,18 @@ export class FileHandles {
         await handle.close();
       }
     }
-    return { fh, created };
+    return fh;
   }
 
-  async #openFile(path: string): Promise<{ fh: FileHandle; created: boolean }> {
+  async #openFile(path: string): Promise<FileHandle> {
     for (let attempt = 0; ; attempt++) {
       try {
         const fh = await open(path, APPEND | constants.O_EXCL, this.#opts.fileMode);
         if (this.#opts.syncDirs) await fsyncDir(dirname(path));
-        return { fh, created: true };
+        return fh;
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
-        if (code === 'EEXIST') return { fh: await open(path, APPEND, this.#opts.fileMode), created: false };
+        if (code === 'EEXIST') return await open(path, APPEND, this.#opts.fileMode);
         if (code !== 'ENOENT' || attempt > 0) throw err;
         await this.#mkdirs(dirname(path));
       }

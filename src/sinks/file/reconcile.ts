@@ -88,21 +88,22 @@ async function cutBack(path: string, size: number, committed: number, o: Reconci
 }
 
 /**
- * Adds `path` (open as `fh`; `created` when opening made it) to `state` at its size, and
+ * Adds `path` (open as `fh`) to `state` at its size, and
  * returns that size: bytes already in it are kept, never cut. Bytes last changed before the
  * state began were written under an earlier state file, or by something else: no offset of
  * this state covers them, and entries read again into a new state file may repeat lines they
  * hold. They are said once, at error level, and counted.
  */
-export async function adoptFile(path: string, fh: FileHandle, created: boolean, state: FileSinkState, now: number, o: { sink: string; logger: SinkLogger; unknownBytes: SinkContext['unknownBytes'] }): Promise<number> {
+export async function adoptFile(path: string, fh: FileHandle, state: FileSinkState, now: number, ctx: SinkContext): Promise<number> {
   const st = await fh.stat();
   if (st.size > 0 && st.mtimeMs < (state.since ?? 0)) {
-    o.logger.error(
-      { sink: o.sink, path, bytes: st.size },
+    ctx.logger.error(
+      { sink: ctx.name, path, bytes: st.size },
       'An output file holds bytes written before this sink\'s state began (a new state file?); they are kept and new lines are appended after them, so lines may repeat. See "Output files hold bytes the state does not know" in docs/operating.md.',
     );
-    o.unknownBytes?.(st.size);
+    ctx.unknownBytes?.(st.size);
   }
-  state.files[path] = { off: st.size, created: created || st.size === 0 ? now : Math.min(now, st.birthtimeMs > 0 ? st.birthtimeMs : now) };
+  // a file just created is empty: it starts now
+  state.files[path] = { off: st.size, created: st.size === 0 ? now : Math.min(now, st.birthtimeMs > 0 ? st.birthtimeMs : now) };
   return st.size;
 }

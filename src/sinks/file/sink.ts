@@ -164,8 +164,7 @@ export class FileSink implements Sink {
       const unknown = [...groups.keys()].filter((p) => work.files[p] === undefined);
       if (unknown.length > 0) {
         for (const path of unknown) {
-          const { fh, created } = await this.#handles.acquire(path);
-          base.set(path, await adoptFile(path, fh, created, work, now, { sink: this.#ctx.name, logger: this.#ctx.logger, unknownBytes: this.#ctx.unknownBytes }));
+          base.set(path, await adoptFile(path, await this.#handles.acquire(path), work, now, this.#ctx));
         }
         this.#commit(work, base);
       }
@@ -246,7 +245,7 @@ export class FileSink implements Sink {
    */
   async #append(path: string, pieces: readonly Buffer[], work: FileSinkState): Promise<void> {
     const file = work.files[path]!;
-    const { fh } = await this.#handles.acquire(path);
+    const fh = await this.#handles.acquire(path);
     if (file.off === 0) file.created = this.#ctx.now();
     this.#touched.add(path);
     this.#lastWrite.set(path, performance.now());
@@ -290,14 +289,14 @@ export class FileSink implements Sink {
   }
 
   flush(): Promise<void> {
-    return this.#queue.add(() => this.#handles.syncAll(this.#handles.paths()));
+    return this.#queue.add(() => this.#handles.syncAll());
   }
 
   close(): Promise<void> {
     this.#closing ??= (async () => {
       if (this.#timer !== undefined) clearInterval(this.#timer);
       await this.#queue.onIdle();
-      if (this.#sync) await this.#handles.syncAll(this.#handles.paths()).catch((err: unknown) => this.#errors.log(err, 'Could not fsync an output file on close.'));
+      if (this.#sync) await this.#handles.syncAll().catch((err: unknown) => this.#errors.log(err, 'Could not fsync an output file on close.'));
       await this.#handles.closeAll();
       await this.#compression.idle();
     })();
