@@ -136,10 +136,6 @@ function rotatedShapes(active: Item[]): Item[][] {
  * time codes before the model id) share its nodes, so comparing two sinks walks each common
  * beginning once instead of once per pair of models.
  */
-interface Trie {
-  root: TrieNode;
-  size: number;
-}
 interface TrieNode {
   id: number;
   edges: Map<Item, TrieNode>;
@@ -149,7 +145,7 @@ interface TrieNode {
   end: Shape | undefined;
 }
 
-function trieOf(shapes: readonly Shape[]): Trie {
+function trieOf(shapes: readonly Shape[]): TrieNode {
   let size = 0;
   const node = (loop: boolean): TrieNode => ({ id: size++, edges: new Map(), loop, end: undefined });
   const root = node(false);
@@ -165,22 +161,22 @@ function trieOf(shapes: readonly Shape[]): Trie {
     }
     at.end ??= shape;
   }
-  return { root, size };
+  return root;
 }
 
 /**
  * A name both tries hold, with the shapes that name it, or undefined when there is none: a
  * breadth-first walk over pairs of nodes, each step reading one character both allow.
  */
-function meeting(a: Trie, b: Trie): { name: string; a: Shape; b: Shape } | undefined {
-  const seen = new Set<number>();
-  const queue: Array<[TrieNode, TrieNode, string]> = [[a.root, b.root, '']];
+function meeting(a: TrieNode, b: TrieNode): { name: string; a: Shape; b: Shape } | undefined {
+  const seen = new Set<string>();
+  const queue: Array<[TrieNode, TrieNode, string]> = [[a, b, '']];
   for (const [x, y, name] of queue) {
     if (x.end !== undefined && y.end !== undefined) return { name, a: x.end, b: y.end };
     for (const [sx, nx] of moves(x)) {
       for (const [sy, ny] of moves(y)) {
         const c = meet(sx, sy);
-        const pair = nx.id * b.size + ny.id;
+        const pair = `${nx.id} ${ny.id}`;
         if (c === undefined || seen.has(pair)) continue;
         seen.add(pair);
         queue.push([nx, ny, name + c]);
