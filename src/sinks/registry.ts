@@ -61,16 +61,10 @@ export class SinkRegistry {
 
   /** The checks each type makes of its parsed blocks taken together. */
   validate(config: { sinks: readonly SinkBlock[]; models: readonly ModelConfig[] }): RawProblem[] {
-    const problems: RawProblem[] = [];
-    for (const d of this.#types.values()) {
-      if (d.validate === undefined) continue;
-      const blocks: PlacedBlock<SinkBlock>[] = [];
-      config.sinks.forEach((sc, index) => {
-        if (sc.type === d.type) blocks.push({ index, config: sc });
-      });
-      if (blocks.length > 0) problems.push(...d.validate(blocks, config.models));
-    }
-    return problems;
+    return [...this.#types.values()].flatMap((d) => {
+      const blocks: PlacedBlock<SinkBlock>[] = config.sinks.flatMap((sc, index) => (sc.type === d.type ? [{ index, config: sc }] : []));
+      return d.validate !== undefined && blocks.length > 0 ? d.validate(blocks, config.models) : [];
+    });
   }
 
   /** How many batches the delivery loop of `sc` may have in flight at once. */
