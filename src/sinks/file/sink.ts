@@ -112,7 +112,7 @@ export class FileSink implements Sink {
     const before = JSON.stringify(this.#durable);
     await this.#compression.idle();
     await this.#handles.closeAll();
-    await matchDisk(this.#durable, { sink: this.#ctx.name, logger: this.#ctx.logger, sync: this.#sync });
+    await matchDisk(this.#durable, this.#ctx, this.#sync);
     const after = JSON.stringify(this.#durable);
     if (after !== before) this.#ctx.commitState?.(after);
     this.#dirty = false;
