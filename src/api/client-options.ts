@@ -57,13 +57,6 @@ export interface ApiClientOptions {
   random?: () => number;
 }
 
-/** `value` if it is a positive number, `fallback` if undefined; else a ConfigError naming the option. */
-export function positive(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value <= 0) throw new ConfigError(`${name} must be a positive number, got ${value}`);
-  return value;
-}
-
 /** The origin and path prefix (ending in `/`) of the service's base address; a ConfigError for an address the client cannot use. */
 export function parseBaseUrl(baseUrl: string): { origin: string; prefix: string } {
   let url: URL;

@@ -5,6 +5,7 @@
 //! excerpt and log line.
 import { ConfigError } from '../errors.js';
 import { registerSecret, scrubWireText } from '../telemetry/secrets.js';
+import { LogThrottle } from '../telemetry/log-throttle.js';
 import { systemClock } from '../time/clock.js';
 import { formatRequestTime } from '../time/canonical.js';
 import { ApiAuthError, ApiClientError, ApiError, ApiProtocolError, ApiResponseTooLargeError, ApiUnavailableError } from './errors.js';
@@ -17,7 +18,7 @@ import { describeTransportError, errorCode } from '../net/transport-errors.js';
 import type { ApiClient, LogsPage, LogsRequest, ModelSettings, SettingsResult } from './types.js';
 import { parseErrorDetails, parseSettingsBody } from './wire.js';
 import { createPageParser } from './page/index.js';
-import { DEFAULT_MAX_RESPONSE_BYTES, parseBaseUrl, positive, type ApiClientOptions, type ApiRetryPolicy, type ApiTimeouts } from './client-options.js';
+import { DEFAULT_MAX_RESPONSE_BYTES, parseBaseUrl, type ApiClientOptions, type ApiRetryPolicy, type ApiTimeouts } from './client-options.js';
 
 /** Error bodies are read only this far, for their `details`. */
 const ERROR_BODY_LIMIT = 64 * 1024;
@@ -45,17 +46,10 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   if (/[\r\n\0]/.test(token)) throw new ConfigError('the API token contains a line break or NUL; check the token file');
   registerSecret(token);
   const authorization = options.authScheme === 'bearer' ? `Bearer ${token}` : token;
-  const timeouts: ApiTimeouts = {
-    connectMs: positive('timeouts.connectMs', options.timeouts?.connectMs, 10_000),
-    headersMs: positive('timeouts.headersMs', options.timeouts?.headersMs, 30_000),
-    bodyMs: positive('timeouts.bodyMs', options.timeouts?.bodyMs, 30_000),
-  };
-  const retry: ApiRetryPolicy = {
-    deadlineMs: positive('retry.deadlineMs', options.retry?.deadlineMs, 60_000),
-    baseDelayMs: positive('retry.baseDelayMs', options.retry?.baseDelayMs, 250),
-    maxDelayMs: positive('retry.maxDelayMs', options.retry?.maxDelayMs, 10_000),
-  };
-  let maxResponseBytes = positive('maxResponseBytes', options.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES);
+  // the config and the command line have checked that each is positive
+  const timeouts: ApiTimeouts = { connectMs: 10_000, headersMs: 30_000, bodyMs: 30_000, ...options.timeouts };
+  const retry: ApiRetryPolicy = { deadlineMs: 60_000, baseDelayMs: 250, maxDelayMs: 10_000, ...options.retry };
+  let maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   const clock = options.clock ?? systemClock;
   const logger = options.logger && 'component' in options.logger.bindings() ? options.logger : options.logger?.child({ component: 'api' });
   const observer = options.observer;
@@ -73,9 +67,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   const route = proxy ? `${origin} through the proxy ${proxyLabel(proxy)}` : origin;
   if (proxy) logger?.info({ origin, proxy: proxyLabel(proxy) }, 'requests to the service go through a proxy');
 
-  // the token was registered above: the shared scrubber knows every form it can come back in
-  const scrub = scrubWireText;
-  let lastRetryWarnAt = -Infinity;
+  // The token was registered above: scrubWireText (which the body readers use too) knows every form it can come back in.
+  const retryWarnings = new LogThrottle(RETRY_WARN_INTERVAL_MS);
 
   const requestHeaders = {
     authorization,
@@ -84,11 +77,11 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     'user-agent': options.userAgent ?? 'model-log-shipper',
   };
   const limitFor = (status: number): number => (status >= 200 && status < 300 ? maxResponseBytes : ERROR_BODY_LIMIT);
-  const readPage = createPageParser({ scrub });
+  const readPage = createPageParser();
 
   /** The `details` of an error body, if it was read whole. */
   function errorDetails(res: HttpAnswer): string | undefined {
-    return res.tooLarge || res.bodyError !== undefined ? undefined : parseErrorDetails(res.body.toString('utf8'), { scrub });
+    return res.tooLarge || res.bodyError !== undefined ? undefined : parseErrorDetails(res.body.toString('utf8'));
   }
 
   /** One HTTP attempt: sends the request, classifies the status, returns a 2xx body. */
@@ -101,7 +94,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       res = await exchange(dispatcher, { origin, path, headers: requestHeaders, body: payload, signal, limitFor });
     } catch (err) {
       if (signal.aborted) throw err;
-      throw new ApiUnavailableError(scrub(`cannot reach the service at ${route}: ${describeTransportError(err)}`), { cause: err });
+      throw new ApiUnavailableError(scrubWireText(`cannot reach the service at ${route}: ${describeTransportError(err)}`), { cause: err });
     }
     const status = res.status;
     if (status === 401 || status === 403) throw new ApiAuthError(status);
@@ -114,7 +107,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     if (status >= 300) {
       if (status < 400) {
         const location = res.headers.location;
-        const where = typeof location === 'string' ? ` to ${scrub(location)}` : '';
+        const where = typeof location === 'string' ? ` to ${scrubWireText(location)}` : '';
         throw new ApiClientError(`the service redirected the request${where} (HTTP ${status}); check the API URL`, status);
       }
       throw new ApiClientError(`the service rejected the request (HTTP ${status})`, status, errorDetails(res));
@@ -131,7 +124,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       if (errorCode(err) === 'UND_ERR_BODY_TIMEOUT') {
         throw new ApiUnavailableError(`the service stopped sending the response body (HTTP ${status}): ${describeTransportError(err)}`, { status, cause: err });
       }
-      throw new ApiProtocolError(`the response body was cut short (HTTP ${status}): ${scrub(describeTransportError(err))}`, { status, cause: err });
+      throw new ApiProtocolError(`the response body was cut short (HTTP ${status}): ${scrubWireText(describeTransportError(err))}`, { status, cause: err });
     }
     return { status, body: res.body, latencyMs: performance.now() - started };
   }
@@ -169,14 +162,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         onRetry: ({ attempt: n, delayMs, error }) => {
           const code = errorCode(error);
           observer?.onRetry?.({ operation, modelId, attempt: n, delayMs, errorCode: code });
-          const now = clock.now();
           const fields = { operation, modelId, attempt: n, delayMs, code, err: error instanceof Error ? error.message : String(error) };
-          if (now - lastRetryWarnAt >= RETRY_WARN_INTERVAL_MS) {
-            lastRetryWarnAt = now;
-            logger?.warn(fields, 'request to the service failed; retrying');
-          } else {
-            logger?.debug(fields, 'request to the service failed; retrying');
-          }
+          logger?.[retryWarnings.take(clock.now()) ? 'warn' : 'debug'](fields, 'request to the service failed; retrying');
         },
       },
     );
@@ -199,11 +186,11 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
 
     updateSettings(modelId: string, data: ModelSettings, signal?: AbortSignal): Promise<SettingsResult> {
       const body = JSON.stringify({ model_id: modelId, data });
-      return call('settings', modelId, prefix + SETTINGS_PATH, body, (a) => parseSettingsBody(a.body.toString('utf8'), a.status, { scrub }), signal);
+      return call('settings', modelId, prefix + SETTINGS_PATH, body, (a) => parseSettingsBody(a.body.toString('utf8'), a.status), signal);
     },
 
     setMaxResponseBytes(bytes: number): void {
-      maxResponseBytes = positive('maxResponseBytes', bytes, maxResponseBytes);
+      maxResponseBytes = bytes;
     },
 
     close(): Promise<void> {

@@ -1,19 +1,15 @@
 //! Validation of the service's response bodies against the spec. Pure functions: a body
 //! and its HTTP status in, validated values out, an `ApiProtocolError` for anything else.
 //! Fields the spec does not name are ignored. The logs body has its own readers (api/page/;
-//! the full validation is api/page/json.ts, built on the checks here).
+//! the full validation is api/page/json.ts, built on the checks here). Whatever is quoted
+//! from a body is scrubbed of the registered secrets (the API token among them).
 import type { SettingsResult } from './types.js';
 import { ApiProtocolError, makeExcerpt } from './errors.js';
-
-/** Options of the body parsers. */
-export interface WireOptions {
-  /** Removes secrets from the text of excerpts; the client passes one that removes its token. */
-  scrub?: (text: string) => string;
-}
+import { scrubWireText } from '../telemetry/secrets.js';
 
 /** The error for a body off the spec, with a scrubbed excerpt of it. */
-export function protocolError(message: string, body: string, status: number, options: WireOptions, cause?: unknown): ApiProtocolError {
-  return new ApiProtocolError(message, { status, excerpt: makeExcerpt(body, options.scrub), cause });
+export function protocolError(message: string, body: string, status: number, cause?: unknown): ApiProtocolError {
+  return new ApiProtocolError(message, { status, excerpt: makeExcerpt(body, scrubWireText), cause });
 }
 
 function looksLikeHtml(body: string): boolean {
@@ -21,23 +17,22 @@ function looksLikeHtml(body: string): boolean {
 }
 
 /** Parses the body as a JSON object whose `status` is `success`. */
-export function parseSuccessObject(body: string, status: number, operation: string, options: WireOptions): Record<string, unknown> {
+export function parseSuccessObject(body: string, status: number, operation: string): Record<string, unknown> {
   let value: unknown;
   try {
     value = JSON.parse(body);
   } catch (err) {
     const what = body.trim() === '' ? 'an empty body' : looksLikeHtml(body) ? 'an HTML page' : 'a body that is not valid JSON';
-    throw protocolError(`the ${operation} response (HTTP ${status}) is ${what}`, body, status, options, err);
+    throw protocolError(`the ${operation} response (HTTP ${status}) is ${what}`, body, status, err);
   }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw protocolError(`the ${operation} response (HTTP ${status}) is not a JSON object`, body, status, options);
+    throw protocolError(`the ${operation} response (HTTP ${status}) is not a JSON object`, body, status);
   }
   const obj = value as Record<string, unknown>;
   if (obj.status !== 'success') {
     // The service's text is scrubbed before it is cut, so that no part of a secret survives.
-    const scrub = options.scrub ?? ((t: string) => t);
-    const got = typeof obj.status === 'string' ? `"${scrub(obj.status).slice(0, 40)}"` : obj.status === undefined ? 'missing' : typeof obj.status;
-    throw protocolError(`the ${operation} response (HTTP ${status}) has status ${got} instead of "success"`, body, status, options);
+    const got = typeof obj.status === 'string' ? `"${scrubWireText(obj.status).slice(0, 40)}"` : obj.status === undefined ? 'missing' : typeof obj.status;
+    throw protocolError(`the ${operation} response (HTTP ${status}) has status ${got} instead of "success"`, body, status);
   }
   return obj;
 }
@@ -47,10 +42,10 @@ export function parseSuccessObject(body: string, status: number, operation: stri
  * is the service's confirmation text.
  * @throws ApiProtocolError for anything off-spec.
  */
-export function parseSettingsBody(body: string, status: number, options: WireOptions = {}): SettingsResult {
-  const obj = parseSuccessObject(body, status, 'settings', options);
+export function parseSettingsBody(body: string, status: number): SettingsResult {
+  const obj = parseSuccessObject(body, status, 'settings');
   if (typeof obj.details !== 'string') {
-    throw protocolError(`the settings response (HTTP ${status}) has no "details" text`, body, status, options);
+    throw protocolError(`the settings response (HTTP ${status}) has no "details" text`, body, status);
   }
   return { details: obj.details };
 }
@@ -59,7 +54,7 @@ export function parseSettingsBody(body: string, status: number, options: WireOpt
  * Extracts the service's explanation from an error response body, if it has one: the
  * `details` (or `message`, `error`) text of a JSON object. Never throws.
  */
-export function parseErrorDetails(body: string, options: WireOptions = {}): string | undefined {
+export function parseErrorDetails(body: string): string | undefined {
   let value: unknown;
   try {
     value = JSON.parse(body);
@@ -74,7 +69,7 @@ export function parseErrorDetails(body: string, options: WireOptions = {}): stri
     let text: string | undefined;
     if (typeof v === 'string' && v.trim() !== '') text = v;
     else if (v !== null && typeof v === 'object') text = JSON.stringify(v);
-    if (text !== undefined) return makeExcerpt(text, options.scrub);
+    if (text !== undefined) return makeExcerpt(text, scrubWireText);
   }
   return undefined;
 }

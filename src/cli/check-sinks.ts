@@ -4,7 +4,7 @@
 import type { Config } from '../config/index.js';
 import { TIMED_OUT, within } from '../time/bounded.js';
 import { describeError } from '../errors.js';
-import { buildSink, stepBoundMs } from '../sinks/registry.js';
+import { sinkRegistry } from '../sinks/registry.js';
 import type { SinkLogger } from '../sinks/contract.js';
 import { formatDuration } from '../time/duration.js';
 
@@ -22,11 +22,11 @@ export function checkSinks(config: Config, logger: SinkLogger): Promise<SinkChec
   return Promise.all(
     config.sinks.map(async (sc): Promise<SinkCheck> => {
       const result = (ok: boolean, detail?: string): SinkCheck => ({ name: sc.name, type: sc.type, ok, detail });
-      const boundMs = stepBoundMs(sc);
+      const boundMs = sinkRegistry.stepBoundMs(sc);
       const late = (what: string) => result(false, `${what} did not finish within ${formatDuration(boundMs)}`);
       let built;
       try {
-        built = await within(() => buildSink(sc, { name: sc.name, state: undefined, now: Date.now, logger, checkOnly: true }, env), boundMs);
+        built = await within(() => sinkRegistry.build(sc, { name: sc.name, state: undefined, now: Date.now, logger, checkOnly: true }, env), boundMs);
       } catch (err) {
         return result(false, `cannot be built: ${describeError(err)}`);
       }

@@ -86,7 +86,7 @@ function checkSink(config: Config, sink: string | undefined): void {
 
 async function replayDirectly(config: Config, only: string | undefined): Promise<void> {
   // Loaded here, not with the command's definition: every `mls` command starts faster.
-  const [{ buildSink, sendTimeoutMs }, { batchId }, { guardedSend }, { StateStore }, { createLogger }] = await Promise.all([
+  const [{ sinkRegistry }, { batchId }, { guardedSend }, { StateStore }, { createLogger }] = await Promise.all([
     import('../sinks/registry.js'),
     import('../delivery/batch-id.js'),
     import('../delivery/guarded-send.js'),
@@ -103,11 +103,11 @@ async function replayDirectly(config: Config, only: string | undefined): Promise
       const letters = store.listDeadLetters(sc.name, 1_000_000);
       if (letters.length === 0) continue;
       const row = store.ensureSink(sc.name);
-      const sink = await buildSink(sc, { name: sc.name, state: row.state, now: Date.now, logger: logger.child({ sink: sc.name }), commitState: (s) => store.setSinkState(sc.name, s) }, { models: config.models });
+      const sink = await sinkRegistry.build(sc, { name: sc.name, state: row.state, now: Date.now, logger: logger.child({ sink: sc.name }), commitState: (s) => store.setSinkState(sc.name, s) }, { models: config.models });
       try {
         for (const d of letters) {
           const batch = { id: batchId(store.installationId!, sc.name, d.firstSeq, d.lastSeq), firstSeq: d.firstSeq, lastSeq: d.lastSeq, entries: d.entries };
-          const { outcome } = await guardedSend(sink, batch, AbortSignal.timeout(60_000), { sink: sc.name, timeoutMs: sendTimeoutMs(sc), maxAfterMs: sc.retry.max_delay });
+          const { outcome } = await guardedSend(sink, batch, AbortSignal.timeout(60_000), { sink: sc.name, timeoutMs: sinkRegistry.sendTimeoutMs(sc), maxAfterMs: sc.retry.max_delay });
           if (outcome.status === 'ok') {
             if (outcome.state !== undefined) store.setSinkState(sc.name, outcome.state);
             store.deleteDeadLetters([d.id]);

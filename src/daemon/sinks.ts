@@ -7,7 +7,7 @@ import type { StateStore } from '../journal/store.js';
 import { SinkDelivery } from '../delivery/sink-delivery.js';
 import { retireSink } from '../delivery/retire.js';
 import { logHealthcheck } from '../delivery/healthcheck.js';
-import { buildSink, stepBoundMs, type SinkEnvironment } from '../sinks/registry.js';
+import { sinkRegistry, type SinkEnvironment } from '../sinks/registry.js';
 import type { Sink } from '../sinks/contract.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import type { Clock } from '../time/clock.js';
@@ -67,7 +67,7 @@ export class RunningSinks {
     for (const [name, running] of [...this.sinks]) {
       const sc = wanted.get(name);
       if (sc && sinkUnchanged(running.config, sc) && !processingChanged) continue;
-      await retireSink({ name, sink: running.sink, delivery: running.delivery }, stepBoundMs(running.config), logger);
+      await retireSink({ name, sink: running.sink, delivery: running.delivery }, sinkRegistry.stepBoundMs(running.config), logger);
       this.sinks.delete(name);
       if (!sc) {
         store.removeSinksExcept(next.map((s) => s.name));
@@ -108,7 +108,7 @@ export class RunningSinks {
 
   /** Stops every delivery loop, then flushes and closes every sink, each step within its bound and `capMs`. */
   async retireAll(capMs: number): Promise<void> {
-    await Promise.all([...this.sinks].map(([name, s]) => retireSink({ name, sink: s.sink, delivery: s.delivery }, stepBoundMs(s.config), this.d.logger, capMs)));
+    await Promise.all([...this.sinks].map(([name, s]) => retireSink({ name, sink: s.sink, delivery: s.delivery }, sinkRegistry.stepBoundMs(s.config), this.d.logger, capMs)));
   }
 
   private processingOf(sc: SinkConfig) {
@@ -122,7 +122,7 @@ export class RunningSinks {
     const row = store.ensureSink(sc.name);
     metrics.initSink(sc.name);
     const log = this.d.logger.child({ component: 'sink', sink: sc.name });
-    const sink = await buildSink(sc, {
+    const sink = await sinkRegistry.build(sc, {
       name: sc.name,
       state: row.state,
       now: () => clock.now(),

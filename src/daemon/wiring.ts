@@ -7,7 +7,7 @@ import type { ApiClientOptions } from '../api/client-options.js';
 import type { ModelPollerSettings } from '../poller/model-poller.js';
 import type { DeliverySettings } from '../delivery/sink-delivery.js';
 import type { Metrics } from '../telemetry/metrics.js';
-import { deliveryConcurrency, sendTimeoutMs } from '../sinks/registry.js';
+import { sinkRegistry } from '../sinks/registry.js';
 
 /** The api client of `config`, reporting each attempt and retry to `metrics`. */
 export function clientOptions(config: Config, metrics: Metrics, logger: Logger): ApiClientOptions {
@@ -91,7 +91,7 @@ export function deliverySettings(sc: SinkConfig): DeliverySettings {
     retryBaseMs: sc.retry.base_delay,
     retryMaxMs: sc.retry.max_delay,
     models: sc.models ? new Set(sc.models) : undefined,
-    concurrency: deliveryConcurrency(sc),
-    sendTimeoutMs: sendTimeoutMs(sc),
+    concurrency: sinkRegistry.deliveryConcurrency(sc),
+    sendTimeoutMs: sinkRegistry.sendTimeoutMs(sc),
   };
 }

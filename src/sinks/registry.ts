@@ -3,7 +3,7 @@
 //! their delivery, and building a running sink from a block. A sink type is a folder of
 //! its own; adding one is one more entry in `BUILTIN_SINKS`.
 import type { z } from 'zod';
-import type { ModelConfig, RawProblem, SinkBlock, SinkConfig, SinkSchema } from '../config/index.js';
+import type { ModelConfig, RawProblem, SinkBlock, SinkSchema } from '../config/index.js';
 import type { Sink, SinkContext } from './contract.js';
 import type { PlacedBlock, SinkDefinition, SinkEnvironment } from './definition.js';
 import { fileSink } from './file/definition.js';
@@ -14,10 +14,10 @@ import { webhookSink } from './webhook/definition.js';
 
 export type { SinkEnvironment } from './definition.js';
 
-/** The built-in sink types, in the order the config schema lists them. */
 /** The bound of a stop, flush or close of a sink type that names none (file, stdout). */
-export const DEFAULT_STEP_BOUND_MS = 30_000;
+const DEFAULT_STEP_BOUND_MS = 30_000;
 
+/** The built-in sink types, in the order the config schema lists them. */
 export const BUILTIN_SINKS: readonly SinkDefinition[] = [fileSink, stdoutSink, webhookSink, otlpSink, moduleSink];
 
 /** A set of sink types, told apart by `type`. */
@@ -61,16 +61,10 @@ export class SinkRegistry {
 
   /** The checks each type makes of its parsed blocks taken together. */
   validate(config: { sinks: readonly SinkBlock[]; models: readonly ModelConfig[] }): RawProblem[] {
-    const problems: RawProblem[] = [];
-    for (const d of this.#types.values()) {
-      if (d.validate === undefined) continue;
-      const blocks: PlacedBlock<SinkBlock>[] = [];
-      config.sinks.forEach((sc, index) => {
-        if (sc.type === d.type) blocks.push({ index, config: sc });
-      });
-      if (blocks.length > 0) problems.push(...d.validate(blocks, config.models));
-    }
-    return problems;
+    return [...this.#types.values()].flatMap((d) => {
+      const blocks: PlacedBlock<SinkBlock>[] = config.sinks.flatMap((sc, index) => (sc.type === d.type ? [{ index, config: sc }] : []));
+      return d.validate !== undefined && blocks.length > 0 ? d.validate(blocks, config.models) : [];
+    });
   }
 
   /** How many batches the delivery loop of `sc` may have in flight at once. */
@@ -88,7 +82,7 @@ export class SinkRegistry {
     return this.#definition(sc).stepBoundMs?.(sc) ?? DEFAULT_STEP_BOUND_MS;
   }
 
-  /** Builds the sink that `config` describes. */
+  /** Builds the sink that `config` describes (a module sink's module imported from its resolved path). */
   async build(config: SinkBlock, context: SinkContext, env: SinkEnvironment = {}): Promise<Sink> {
     return this.#definition(config).create(config, context, env);
   }
@@ -102,23 +96,3 @@ export class SinkRegistry {
 
 /** The sink types of this build. */
 export const sinkRegistry = new SinkRegistry(BUILTIN_SINKS);
-
-/** Builds one sink of a built-in type. Custom modules are imported from their (resolved) path. */
-export function buildSink(config: SinkConfig, context: SinkContext, env: SinkEnvironment = {}): Promise<Sink> {
-  return sinkRegistry.build(config, context, env);
-}
-
-/** How many batches the delivery loop of `sc` may have in flight at once (the webhook's `concurrency`, else 1). */
-export function deliveryConcurrency(sc: SinkConfig): number {
-  return sinkRegistry.deliveryConcurrency(sc);
-}
-
-/** The bound the delivery loop puts on one send of `sc`, if its type asks for one (module sinks). */
-export function sendTimeoutMs(sc: SinkConfig): number | undefined {
-  return sinkRegistry.sendTimeoutMs(sc);
-}
-
-/** How long a stop, flush or close of `sc` may take at a reload or shutdown. */
-export function stepBoundMs(sc: SinkConfig): number {
-  return sinkRegistry.stepBoundMs(sc);
-}

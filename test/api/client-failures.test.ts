@@ -280,6 +280,20 @@ describe('failures', () => {
     expect(attempts).toEqual([]);
   });
 
+  it('warns of one retry in 30 s and says the others at debug level', async () => {
+    const lines = new Capture();
+    const logger = pino({ level: 'debug' }, lines);
+    // every call fails twice with 503, then succeeds
+    const s = await serve((_req, res, i) => sendJson(res, i % 3 === 2 ? 200 : 503, i % 3 === 2 ? logsPage([]) : { status: 'error' }));
+    const c = client(s.url, { logger });
+    for (let n = 0; n < 3; n++) await c.getLogs(REQ);
+    const said = lines.text
+      .split('\n')
+      .filter((l) => l.includes('request to the service failed; retrying'))
+      .map((l) => (JSON.parse(l) as { level: number }).level);
+    expect(said).toEqual([40, 20, 20, 20, 20, 20]);
+  });
+
   it('keeps the token out of every error and log line', async () => {
     const lines = new Capture();
     const logger = pino({ level: 'debug' }, lines);

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sinkSchema } from '../../src/cli/config.js';
 import type { ModuleSinkConfig } from '../../src/sinks/module/config.js';
 import { SinkDelivery } from '../../src/delivery/sink-delivery.js';
-import { buildSink } from '../../src/sinks/registry.js';
+import { sinkRegistry } from '../../src/sinks/registry.js';
 import type { Sink } from '../../src/sinks/contract.js';
 import { Metrics } from '../../src/telemetry/metrics.js';
 import { TestJournal, contextFor, silentLogger, tempDir, waitUntil } from '../helpers/delivery.js';
@@ -53,7 +53,7 @@ afterEach(async () => {
 
 async function start(options: Record<string, unknown>, onAck?: () => void) {
   const config = sinkSchema.parse({ name: NAME, type: 'module', path: modulePath, options, retry: { base_delay: '20ms', max_delay: '200ms' } }) as ModuleSinkConfig;
-  const sink = await buildSink(config, contextFor(journal, NAME));
+  const sink = await sinkRegistry.build(config, contextFor(journal, NAME));
   const metrics = new Metrics({ processMetrics: false });
   const delivery = new SinkDelivery({
     name: NAME,

@@ -133,7 +133,7 @@ describe('simulator faults', () => {
     const sim = await start({ offSpecRate: 0.3, ratePerSec: 20, pageSize: 2000, order: 'shuffled' });
     const read = async () => (await post(sim.url, LOGS, WINDOW)).text;
     const first = await read();
-    const page = readJsonPage(Buffer.from(first), 200, {});
+    const page = readJsonPage(Buffer.from(first), 200);
     const truth = sim.groundTruth('m1');
     const key = (e: { time: string; stream: string; log: string }) => JSON.stringify([e.time, e.stream, e.log]);
     expect(page.entries.map(key).sort()).toEqual(truth.map(key).sort());

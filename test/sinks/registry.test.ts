@@ -11,7 +11,7 @@ import { scrubSecrets } from '../../src/telemetry/secrets.js';
 import type { Sink, SinkContext } from '../../src/sinks/contract.js';
 import { defineSink } from '../../src/sinks/definition.js';
 import { fileSink } from '../../src/sinks/file/definition.js';
-import { BUILTIN_SINKS, deliveryConcurrency, sendTimeoutMs, sinkRegistry, stepBoundMs } from '../../src/sinks/registry.js';
+import { BUILTIN_SINKS, sinkRegistry } from '../../src/sinks/registry.js';
 
 const tinySchema = z
   .strictObject({
@@ -166,7 +166,7 @@ describe('the registry', () => {
       },
       { env: {} },
     );
-    expect(config.sinks.map((sc) => [sc.name, deliveryConcurrency(sc)])).toEqual([
+    expect(config.sinks.map((sc) => [sc.name, sinkRegistry.deliveryConcurrency(sc)])).toEqual([
       ['hook', 4],
       ['hook1', 1],
       ['f', 1],
@@ -176,7 +176,7 @@ describe('the registry', () => {
     ]);
     // Only module sinks get a send timeout from the loop (the others time their own requests);
     // a reload or shutdown waits on each at most its timeout, 30 s for file and stdout.
-    expect(config.sinks.map((sc) => [sc.name, sendTimeoutMs(sc), stepBoundMs(sc)])).toEqual([
+    expect(config.sinks.map((sc) => [sc.name, sinkRegistry.sendTimeoutMs(sc), sinkRegistry.stepBoundMs(sc)])).toEqual([
       ['hook', undefined, 30_000],
       ['hook1', undefined, 30_000],
       ['f', undefined, 30_000],

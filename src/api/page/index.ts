@@ -6,7 +6,6 @@
 //! (property-tested); the scanner is kept for the throughput it gains end to end.
 import type { ParsedPage } from '../types.js';
 import { ConfigError } from '../../errors.js';
-import type { WireOptions } from '../wire.js';
 import { readJsonPage } from './json.js';
 import { scanPage } from './scanner.js';
 import { ScannedPage } from './scanned-page.js';
@@ -18,8 +17,6 @@ export interface PageParserOptions {
    * environment variable `MLS_PAGE_PARSER` is `json` (`javascript` or unset: the scanner first).
    */
   json?: boolean;
-  /** Removes secrets from the excerpts of malformed bodies. */
-  scrub?: WireOptions['scrub'];
 }
 
 /**
@@ -34,10 +31,9 @@ export type PageParser = (body: Buffer, status: number) => ParsedPage;
  */
 export function createPageParser(options: PageParserOptions = {}): PageParser {
   const json = options.json ?? jsonFromEnv(process.env.MLS_PAGE_PARSER);
-  const wire: WireOptions = options.scrub ? { scrub: options.scrub } : {};
   return (body, status) => {
     const scan = json ? undefined : scanPage(body);
-    return scan ? new ScannedPage(scan) : readJsonPage(body, status, wire);
+    return scan ? new ScannedPage(scan) : readJsonPage(body, status);
   };
 }
 

@@ -9,7 +9,7 @@ import type { LogEntry } from '../../records/entry.js';
 import { renderEntryLines } from '../../records/ndjson.js';
 import { contentHash } from '../../dedupe/key.js';
 import { entryTimeNs } from '../../time/timestamp.js';
-import { parseSuccessObject, protocolError, type WireOptions } from '../wire.js';
+import { parseSuccessObject, protocolError } from '../wire.js';
 
 /** A validated page of the *get model logs* response. */
 export interface LogsBody {
@@ -46,11 +46,11 @@ export function fieldText(v: unknown): string {
  * travel further; an entry off the spec is kept with its fields as text and marked.
  * @throws ApiProtocolError for a body off the spec.
  */
-export function parseLogsBody(body: string, status: number, options: WireOptions = {}): LogsBody {
-  const obj = parseSuccessObject(body, status, 'logs', options);
+export function parseLogsBody(body: string, status: number): LogsBody {
+  const obj = parseSuccessObject(body, status, 'logs');
   const details = obj.details;
   if (!Array.isArray(details)) {
-    throw protocolError(`the logs response (HTTP ${status}) has no "details" array`, body, status, options);
+    throw protocolError(`the logs response (HTTP ${status}) has no "details" array`, body, status);
   }
   const entries: LogEntry[] = new Array(details.length);
   let offSpec: Uint8Array | undefined;
@@ -70,7 +70,7 @@ export function parseLogsBody(body: string, status: number, options: WireOptions
   let nextToken: string | undefined;
   if (token === undefined || token === null || token === '') nextToken = undefined;
   else if (typeof token === 'string') nextToken = token;
-  else throw protocolError(`the logs response (HTTP ${status}) has a "next_token" that is a ${typeof token}, not a string`, body, status, options);
+  else throw protocolError(`the logs response (HTTP ${status}) has a "next_token" that is a ${typeof token}, not a string`, body, status);
   return { entries, offSpec, nextToken };
 }
 
@@ -116,7 +116,7 @@ export class ObjectsPage implements ParsedPage {
  * Reads a logs body by `JSON.parse`.
  * @throws ApiProtocolError for a body off the spec.
  */
-export function readJsonPage(body: Buffer, status: number, options: WireOptions): ObjectsPage {
-  const { entries, offSpec, nextToken } = parseLogsBody(body.toString('utf8'), status, options);
+export function readJsonPage(body: Buffer, status: number): ObjectsPage {
+  const { entries, offSpec, nextToken } = parseLogsBody(body.toString('utf8'), status);
   return new ObjectsPage(entries, nextToken, offSpec);
 }

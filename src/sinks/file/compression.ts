@@ -18,19 +18,15 @@ export interface RotatedCompressionOptions {
 /** The compression queue of one file sink. */
 export class RotatedCompression {
   readonly #o: RotatedCompressionOptions;
-  #queue: string[] = [];
-  #queued = new Set<string>();
+  /** Paths handed over whose compression has not ended. */
+  #pending = new Set<string>();
   #compressed = new Set<string>();
   #failedAt = new Map<string, number>();
-  #running: Promise<void> | undefined;
+  /** Settles once every compression handed over so far has ended. */
+  #tail: Promise<void> = Promise.resolve();
 
   constructor(o: RotatedCompressionOptions) {
     this.#o = o;
-  }
-
-  /** The compression in progress, if any. */
-  get running(): Promise<void> | undefined {
-    return this.#running;
   }
 
   /** Whether `path` was compressed since the state last let go of its compressed files. */
@@ -50,39 +46,28 @@ export class RotatedCompression {
       return;
     }
     const now = performance.now();
-    for (const rot of state.rotated) {
-      if (this.#queued.has(rot.path)) continue;
-      const failed = this.#failedAt.get(rot.path);
-      if (failed !== undefined && now - failed < COMPRESS_RETRY_MS) continue;
-      this.#queued.add(rot.path);
-      this.#queue.push(rot.path);
+    for (const { path } of state.rotated) {
+      if (this.#pending.has(path) || now - (this.#failedAt.get(path) ?? -Infinity) < COMPRESS_RETRY_MS) continue;
+      this.#pending.add(path);
+      this.#tail = this.#tail.then(() => this.#compress(path));
     }
-    this.#pump();
   }
 
   /** Resolves once no compression runs. */
-  async idle(): Promise<void> {
-    while (this.#running !== undefined) await this.#running;
+  idle(): Promise<void> {
+    return this.#tail;
   }
 
-  #pump(): void {
-    if (this.#running !== undefined || this.#queue.length === 0) return;
-    this.#running = (async () => {
-      for (let path = this.#queue.shift(); path !== undefined; path = this.#queue.shift()) {
-        try {
-          await compressFile(path, { fileMode: this.#o.fileMode, sync: this.#o.sync });
-          this.#compressed.add(path);
-          this.#failedAt.delete(path);
-        } catch (err) {
-          this.#failedAt.set(path, performance.now());
-          this.#o.onError(err, 'Could not compress a rotated file; will try again.');
-        } finally {
-          this.#queued.delete(path);
-        }
-      }
-    })().finally(() => {
-      this.#running = undefined;
-      this.#pump();
-    });
+  async #compress(path: string): Promise<void> {
+    try {
+      await compressFile(path, { fileMode: this.#o.fileMode, sync: this.#o.sync });
+      this.#compressed.add(path);
+      this.#failedAt.delete(path);
+    } catch (err) {
+      this.#failedAt.set(path, performance.now());
+      this.#o.onError(err, 'Could not compress a rotated file; will try again.');
+    } finally {
+      this.#pending.delete(path);
+    }
   }
 }

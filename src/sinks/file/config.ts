@@ -17,6 +17,9 @@ const pathTemplate = mark(
   { path: 'file' },
 );
 
+/** Permissions as a quoted octal string (`"0640"`). */
+const octalMode = (description: string) => leaf<number>(description, { type: 'string', pattern: '^(0o|0)?[0-7]{3,4}$' }, parseFileModeValue);
+
 /** The schema of a `type: file` block. */
 export const fileSinkSchema = z
   .strictObject({
@@ -35,14 +38,8 @@ export const fileSinkSchema = z
       .optional()
       .describe('Rotation within one rendered path; rotated files get a numbered suffix.'),
     compress: z.enum(['none', 'gzip']).default('none').describe('Compression of rotated files.'),
-    file_mode: leaf<number>('Permissions of created files, as a quoted octal string.', { type: 'string', pattern: '^(0o|0)?[0-7]{3,4}$' }, parseFileModeValue).prefault(
-      '0600',
-    ),
-    dir_mode: leaf<number>(
-      'Permissions of created directories, as a quoted octal string.',
-      { type: 'string', pattern: '^(0o|0)?[0-7]{3,4}$' },
-      parseFileModeValue,
-    ).prefault('0700'),
+    file_mode: octalMode('Permissions of created files, as a quoted octal string.').prefault('0600'),
+    dir_mode: octalMode('Permissions of created directories, as a quoted octal string.').prefault('0700'),
   })
   .describe('File sink.');
 

@@ -1,7 +1,7 @@
 //! Which file each line of a batch goes to: the batch's lines grouped by rendered path,
 //! as pieces of whole lines in first-seen order.
 import type { SinkBatch } from '../contract.js';
-import { entryToNdjson } from '../../records/ndjson.js';
+import { batchChunks } from '../batch-ndjson.js';
 import type { CompiledTemplate } from './template.js';
 
 const NEWLINE = 0x0a;
@@ -9,9 +9,8 @@ const NEWLINE = 0x0a;
 /**
  * Bytes per rendered path, in first-seen order, as pieces of whole lines; entries at or
  * below `doneSeq` are already in the files (a batch starting after it is new throughout:
- * a batch of records may hold lines of groups opened before it). Batches read from the
- * journal bring their lines ready-made: only the path is worked out, once per run of lines
- * sharing it.
+ * a batch of records may hold lines of groups opened before it). The lines are taken as
+ * they are: only the path is worked out, once per run of lines sharing it.
  */
 export function groupByPath(batch: SinkBatch, committedSeq: number, template: CompiledTemplate): Map<string, Buffer[]> {
   const doneSeq = batch.firstSeq > committedSeq ? Number.NEGATIVE_INFINITY : committedSeq;
@@ -21,20 +20,7 @@ export function groupByPath(batch: SinkBatch, committedSeq: number, template: Co
     if (pieces === undefined) groups.set(path, [bytes]);
     else pieces.push(bytes);
   };
-  const chunks = batch.ndjson;
-  if (chunks === undefined) {
-    const lines = new Map<string, string[]>();
-    for (const e of batch.entries) {
-      if (e.seq <= doneSeq) continue;
-      const path = template.render(e.modelId, Number(e.timeNs / 1_000_000n));
-      const list = lines.get(path);
-      if (list === undefined) lines.set(path, [entryToNdjson(e)]);
-      else list.push(entryToNdjson(e));
-    }
-    for (const [path, list] of lines) add(path, Buffer.from(list.join('')));
-    return groups;
-  }
-  for (const c of chunks) {
+  for (const c of batchChunks(batch)) {
     const n = c.timesNs.length;
     const from = c.records ? 0 : Math.max(0, doneSeq - c.firstSeq + 1);
     if (from >= n) continue;

@@ -31,35 +31,25 @@ const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT;
 /** Open descriptors by path, in least-recently-used order. */
 export class FileHandles {
   readonly #opts: FileHandlesOptions;
-  readonly #open = new Map<string, { fh: FileHandle; usedAt: number }>();
+  readonly #open = new Map<string, FileHandle>();
 
   constructor(opts: FileHandlesOptions) {
     this.#opts = opts;
   }
 
-  /** Whether `path` has an open descriptor. */
-  has(path: string): boolean {
-    return this.#open.has(path);
-  }
-
-  /** Paths with an open descriptor, least recently used first. */
-  paths(): string[] {
-    return [...this.#open.keys()];
-  }
-
   /** The open descriptor of `path`, if any, without opening one. */
   peek(path: string): FileHandle | undefined {
-    return this.#open.get(path)?.fh;
+    return this.#open.get(path);
   }
 
   /**
-   * Fsyncs the open descriptors of `paths` all at once: the pool's threads sync them side by
+   * Fsyncs the open descriptors of `paths` (by default, all) at once: the pool's threads sync them side by
    * side, and their ends wake the event loop together rather than one after another (a
    * batch of a hundred active models touches a file for each). Every sync has ended when
    * this settles; the first failure is then thrown, so no sync still runs on a descriptor
    * that the caller goes on to close.
    */
-  async syncAll(paths: Iterable<string>): Promise<void> {
+  async syncAll(paths: Iterable<string> = this.#open.keys()): Promise<void> {
     const syncs: Promise<void>[] = [];
     for (const path of paths) {
       const fh = this.peek(path);
@@ -71,39 +61,39 @@ export class FileHandles {
 
   /**
    * Returns a descriptor appending to `path`, opening (and if need be creating the file
-   * and its directories) when none is open. `created` says whether the file was created.
+   * and its directories) when none is open.
    */
-  async acquire(path: string): Promise<{ fh: FileHandle; created: boolean }> {
+  async acquire(path: string): Promise<FileHandle> {
     const hit = this.#open.get(path);
     if (hit !== undefined) {
+      // Moved to the end: the map's order is the order of use.
       this.#open.delete(path);
-      hit.usedAt = performance.now();
       this.#open.set(path, hit);
-      return { fh: hit.fh, created: false };
+      return hit;
     }
-    const { fh, created } = await this.#openFile(path);
-    this.#open.set(path, { fh, usedAt: performance.now() });
+    const fh = await this.#openFile(path);
+    this.#open.set(path, fh);
     while (this.#open.size > this.#opts.max) {
-      const [oldest, entry] = this.#open.entries().next().value as [string, { fh: FileHandle }];
+      const [oldest, handle] = this.#open.entries().next().value as [string, FileHandle];
       this.#open.delete(oldest);
       try {
-        await this.#opts.beforeEvict(oldest, entry.fh);
+        await this.#opts.beforeEvict(oldest, handle);
       } finally {
-        await entry.fh.close();
+        await handle.close();
       }
     }
-    return { fh, created };
+    return fh;
   }
 
-  async #openFile(path: string): Promise<{ fh: FileHandle; created: boolean }> {
+  async #openFile(path: string): Promise<FileHandle> {
     for (let attempt = 0; ; attempt++) {
       try {
         const fh = await open(path, APPEND | constants.O_EXCL, this.#opts.fileMode);
         if (this.#opts.syncDirs) await fsyncDir(dirname(path));
-        return { fh, created: true };
+        return fh;
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
-        if (code === 'EEXIST') return { fh: await open(path, APPEND, this.#opts.fileMode), created: false };
+        if (code === 'EEXIST') return await open(path, APPEND, this.#opts.fileMode);
         if (code !== 'ENOENT' || attempt > 0) throw err;
         await this.#mkdirs(dirname(path));
       }
@@ -122,31 +112,17 @@ export class FileHandles {
 
   /** Closes the descriptor of `path`, if open. */
   async close(path: string): Promise<void> {
-    const entry = this.#open.get(path);
-    if (entry === undefined) return;
+    const fh = this.#open.get(path);
+    if (fh === undefined) return;
     this.#open.delete(path);
-    await entry.fh.close();
-  }
-
-  /** Closes descriptors unused for longer than `idleMs`; returns their paths. */
-  async closeIdle(idleMs: number): Promise<string[]> {
-    const limit = performance.now() - idleMs;
-    const closed: string[] = [];
-    for (const [path, entry] of [...this.#open]) {
-      if (entry.usedAt > limit) continue;
-      this.#open.delete(path);
-      closed.push(path);
-      // Closing only releases the descriptor: what was written is already synced per policy, and a failed close changes nothing on disk.
-      await entry.fh.close().catch(() => undefined);
-    }
-    return closed;
+    await fh.close();
   }
 
   /** Closes every descriptor; errors on close are ignored (the data was written or will be rolled back). */
   async closeAll(): Promise<void> {
     const all = [...this.#open.values()];
     this.#open.clear();
-    // As above: a failed close loses nothing, and one must not keep the others open.
-    await Promise.all(all.map((e) => e.fh.close().catch(() => undefined)));
+    // A failed close loses nothing, and one must not keep the others open.
+    await Promise.all(all.map((fh) => fh.close().catch(() => undefined)));
   }
 }

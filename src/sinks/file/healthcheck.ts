@@ -3,8 +3,8 @@
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { describeError, fileErrorFix } from '../../errors.js';
-import { errCode } from './io-errors.js';
+import { errorCode } from '../../net/transport-errors.js';
+import { describeWithFix } from './io-errors.js';
 
 /** Whether files under `staticPrefix` (the template's text before its first placeholder) could be created; a failure names `setting` in its fix. */
 export async function checkWritableDir(staticPrefix: string, setting: string): Promise<{ ok: boolean; detail?: string }> {
@@ -15,10 +15,7 @@ export async function checkWritableDir(staticPrefix: string, setting: string): P
       await access(dir, constants.W_OK);
       return { ok: true, detail: `${dir} is writable` };
     } catch (err) {
-      if (errCode(err) !== 'ENOENT' || dirname(dir) === dir) {
-        const fix = fileErrorFix(err, setting);
-        return { ok: false, detail: `${dir}: ${describeError(err)}${fix ? `; ${fix}` : ''}` };
-      }
+      if (errorCode(err) !== 'ENOENT' || dirname(dir) === dir) return { ok: false, detail: `${dir}: ${describeWithFix(err, setting)}` };
       dir = dirname(dir);
     }
   }

@@ -4,12 +4,9 @@
 //! (and after any failed write) the files are cut back to the committed offsets and
 //! half-done rotations are completed, so a replayed batch lands exactly once.
 import type { Sink, SinkContext } from '../contract.js';
-import type { FileSinkOptions, FileSinkTuning } from './options.js';
-import { FileSink } from './sink.js';
+import { FileSink, type FileSinkOptions, type FileSinkTuning } from './sink.js';
 
-export { compileTemplate, validateTemplate, sanitizeModelId } from './template.js';
-export type { FileSinkState } from './state.js';
-export type { FileSinkOptions, FileSinkTuning } from './options.js';
+export type { FileSinkOptions, FileSinkTuning } from './sink.js';
 
 /**
  * Opens a file sink. `ctx.state` is the state last committed with the cursor; the files

@@ -3,19 +3,14 @@
 //! of error is logged at error level at most once a minute.
 import { stat } from 'node:fs/promises';
 import { describeError, fileErrorFix } from '../../errors.js';
+import { errorCode } from '../../net/transport-errors.js';
 import type { SinkLogger } from '../contract.js';
 
 const ERROR_LOG_INTERVAL_MS = 60_000;
 
-/** The `code` of a Node.js system error (`ENOSPC`, …), if any. */
-export function errCode(err: unknown): string | undefined {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : undefined;
-}
-
-/** How long to wait before retrying a batch that failed with `code`. */
-export function retryDelayMs(code: string | undefined): number {
-  switch (code) {
+/** How long to wait before retrying a batch that failed with `err`. */
+export function retryDelayMs(err: unknown): number {
+  switch (errorCode(err)) {
     case 'ENOSPC':
     case 'EDQUOT':
     case 'EFBIG':
@@ -34,9 +29,15 @@ export async function sizeOf(path: string): Promise<number | undefined> {
   try {
     return (await stat(path)).size;
   } catch (err) {
-    if (errCode(err) === 'ENOENT') return undefined;
+    if (errorCode(err) === 'ENOENT') return undefined;
     throw err;
   }
+}
+
+/** `err` in words, followed by what a person should change when one must (naming `setting`). */
+export function describeWithFix(err: unknown, setting: string): string {
+  const fix = fileErrorFix(err, setting);
+  return `${describeError(err)}${fix ? `; ${fix}` : ''}`;
 }
 
 /** Logs I/O errors of one sink with the fix for each, at error level once a minute per kind, else at debug. */
@@ -56,15 +57,11 @@ export class IoErrorLog {
   }
 
   log(err: unknown, msg: string): void {
-    const key = errCode(err) ?? 'other';
+    const code = errorCode(err);
     const now = performance.now();
-    const last = this.#loggedAt.get(key);
-    const payload = { sink: this.#sink, code: errCode(err), err: describeError(err), fix: fileErrorFix(err, this.setting) };
-    if (last === undefined || now - last >= ERROR_LOG_INTERVAL_MS) {
-      this.#loggedAt.set(key, now);
-      this.#logger.error(payload, msg);
-    } else {
-      this.#logger.debug(payload, msg);
-    }
+    const due = now - (this.#loggedAt.get(code) ?? -Infinity) >= ERROR_LOG_INTERVAL_MS;
+    if (due) this.#loggedAt.set(code, now);
+    const level = due ? 'error' : 'debug';
+    this.#logger[level]({ sink: this.#sink, code, err: describeError(err), fix: fileErrorFix(err, this.setting) }, msg);
   }
 }

@@ -12,7 +12,7 @@
 import type { RawProblem } from '../../config/index.js';
 import type { PlacedBlock } from '../definition.js';
 import type { FileSinkConfig } from './config.js';
-import { ROTATION_STAMP_SHAPE, gzName, gzTempName, splitExtension } from './rotation.js';
+import { ROTATION_STAMP_SHAPE, gzName, gzTempName } from './rotation.js';
 import { TIME_CODE_WIDTH, sanitizeModelId, templateParts } from './template.js';
 
 /** One literal character, any one digit, or one or more digits. */
@@ -100,8 +100,8 @@ function shapesOf(sink: FileSinkPaths): Shape[] {
   for (const modelId of sink.models) {
     const active: Item[] = [];
     for (const p of parts) {
-      if (p.kind === 'text') active.push(...chars(p.text));
-      else if (p.kind === 'model') active.push(...chars(sanitizeModelId(modelId)));
+      if (p.kind === 'text') active.push(...p.text);
+      else if (p.kind === 'model') active.push(...sanitizeModelId(modelId));
       else for (let k = 0; k < TIME_CODE_WIDTH[p.code]; k++) active.push(DIGIT);
     }
     add(active, 'file', modelId);
@@ -109,8 +109,8 @@ function shapesOf(sink: FileSinkPaths): Shape[] {
     for (const rotated of rotatedShapes(active)) {
       add(rotated, 'rotated file', modelId);
       if (!sink.gzip) continue;
-      add([...rotated, ...chars(gzName(''))], 'compressed rotated file', modelId);
-      add([...rotated, ...chars(gzTempName(''))], 'rotated file being compressed', modelId);
+      add([...rotated, ...gzName('')], 'compressed rotated file', modelId);
+      add([...rotated, ...gzTempName('')], 'rotated file being compressed', modelId);
     }
   }
   return out;
@@ -119,23 +119,16 @@ function shapesOf(sink: FileSinkPaths): Shape[] {
 /** The names `rotatedName` gives a file of shape `active`: without and with its `.N` counter. */
 function rotatedShapes(active: Item[]): Item[][] {
   const slash = active.lastIndexOf('/');
-  const dir = active.slice(0, slash + 1);
-  const base = active.slice(slash + 1);
-  // Digits are never a dot, so where the extension starts does not depend on them.
-  const { stem } = splitExtension(base.map((x) => (typeof x === 'string' ? x : '0')).join(''));
+  // The stamp goes before the base name's last extension, as rotatedName puts it (a digit is never a dot).
+  const dot = active.lastIndexOf('.');
+  const cut = dot > slash + 1 ? dot : active.length;
   const stamp: Item[] = [...ROTATION_STAMP_SHAPE].map((c) => (c === '#' ? DIGIT : c));
-  const head = [...dir, ...base.slice(0, stem.length), '.', ...stamp];
-  const ext = base.slice(stem.length);
+  const head = [...active.slice(0, cut), '.', ...stamp];
+  const ext = active.slice(cut);
   return [
     [...head, ...ext],
     [...head, '.', DIGITS, ...ext],
   ];
-}
-
-function chars(text: string): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < text.length; i++) out.push(text[i]!);
-  return out;
 }
 
 /**
@@ -143,10 +136,6 @@ function chars(text: string): string[] {
  * time codes before the model id) share its nodes, so comparing two sinks walks each common
  * beginning once instead of once per pair of models.
  */
-interface Trie {
-  root: TrieNode;
-  size: number;
-}
 interface TrieNode {
   id: number;
   edges: Map<Item, TrieNode>;
@@ -156,7 +145,7 @@ interface TrieNode {
   end: Shape | undefined;
 }
 
-function trieOf(shapes: readonly Shape[]): Trie {
+function trieOf(shapes: readonly Shape[]): TrieNode {
   let size = 0;
   const node = (loop: boolean): TrieNode => ({ id: size++, edges: new Map(), loop, end: undefined });
   const root = node(false);
@@ -172,41 +161,37 @@ function trieOf(shapes: readonly Shape[]): Trie {
     }
     at.end ??= shape;
   }
-  return { root, size };
+  return root;
 }
 
 /**
  * A name both tries hold, with the shapes that name it, or undefined when there is none: a
  * breadth-first walk over pairs of nodes, each step reading one character both allow.
  */
-function meeting(a: Trie, b: Trie): { name: string; a: Shape; b: Shape } | undefined {
-  const key = (x: TrieNode, y: TrieNode) => x.id * b.size + y.id;
-  const from = new Map<number, { prev: number; c: string }>([[key(a.root, b.root), { prev: -1, c: '' }]]);
-  const queue: Array<[TrieNode, TrieNode]> = [[a.root, b.root]];
-  for (let q = 0; q < queue.length; q++) {
-    const [x, y] = queue[q]!;
-    const at = key(x, y);
-    if (x.end !== undefined && y.end !== undefined) {
-      let name = '';
-      for (let k = at; from.get(k)!.prev >= 0; k = from.get(k)!.prev) name = from.get(k)!.c + name;
-      return { name, a: x.end, b: y.end };
-    }
-    for (const [cx, nx] of moves(x)) {
-      for (const [cy, ny] of moves(y)) {
-        const c = meet(cx, cy);
-        const next = key(nx, ny);
-        if (c === undefined || from.has(next)) continue;
-        from.set(next, { prev: at, c });
-        queue.push([nx, ny]);
+function meeting(a: TrieNode, b: TrieNode): { name: string; a: Shape; b: Shape } | undefined {
+  const seen = new Set<string>();
+  const queue: Array<[TrieNode, TrieNode, string]> = [[a, b, '']];
+  for (const [x, y, name] of queue) {
+    if (x.end !== undefined && y.end !== undefined) return { name, a: x.end, b: y.end };
+    for (const [sx, nx] of moves(x)) {
+      for (const [sy, ny] of moves(y)) {
+        const c = meet(sx, sy);
+        const pair = `${nx.id} ${ny.id}`;
+        if (c === undefined || seen.has(pair)) continue;
+        seen.add(pair);
+        queue.push([nx, ny, name + c]);
       }
     }
   }
   return undefined;
 }
 
+/** One character, or any one digit. */
+type Step = string | typeof DIGIT;
+
 /** The steps from a node: its edges (a `DIGITS` edge reads one digit), and its digit loop. */
-function moves(n: TrieNode): Array<[string | typeof DIGIT, TrieNode]> {
-  const out: Array<[string | typeof DIGIT, TrieNode]> = [];
+function moves(n: TrieNode): Array<[Step, TrieNode]> {
+  const out: Array<[Step, TrieNode]> = [];
   for (const [item, next] of n.edges) out.push([item === DIGITS ? DIGIT : item, next]);
   if (n.loop) out.push([DIGIT, n]);
   return out;
@@ -218,14 +203,9 @@ export function commonName(a: readonly Item[], b: readonly Item[]): string | und
   return meeting(trieOf([shape(a)]), trieOf([shape(b)]))?.name;
 }
 
-/** A character two steps both allow. */
-function meet(x: string | typeof DIGIT, y: string | typeof DIGIT): string | undefined {
-  if (x === DIGIT && y === DIGIT) return '0';
-  if (x === DIGIT) return isDigit(y as string) ? (y as string) : undefined;
-  if (y === DIGIT) return isDigit(x) ? x : undefined;
-  return x === y ? x : undefined;
-}
-
-function isDigit(c: string): boolean {
-  return c >= '0' && c <= '9';
+/** A character two steps both read, or undefined when there is none. */
+function meet(x: Step, y: Step): string | undefined {
+  const c = x === DIGIT ? (y === DIGIT ? '0' : y) : x;
+  const reads = (s: Step): boolean => (s === DIGIT ? c >= '0' && c <= '9' : s === c);
+  return reads(x) && reads(y) ? c : undefined;
 }

@@ -5,43 +5,33 @@
 import { existsSync } from 'node:fs';
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { SinkContext, SinkLogger } from '../contract.js';
+import type { SinkContext } from '../contract.js';
 import { fsyncDir } from './handles.js';
 import { sizeOf } from './io-errors.js';
 import { gzName, gzTempName } from './rotation.js';
 import type { FileSinkState } from './state.js';
 
-/** Who reconciles, and whether its writes are made durable. */
-export interface ReconcileOptions {
-  sink: string;
-  logger: SinkLogger;
-  sync: boolean;
-}
-
 /**
  * Brings the disk in line with `state`, and `state` in line with what cannot be matched
  * (a file shorter than committed, or gone), which is adopted as found. Mutates `state`.
+ * `sync`: whether its writes are made durable.
  */
-export async function matchDisk(state: FileSinkState, o: ReconcileOptions): Promise<void> {
-  const { logger: log, sink } = o;
+export async function matchDisk(state: FileSinkState, ctx: SinkContext, sync: boolean): Promise<void> {
+  const { logger: log, name: sink } = ctx;
   const kept: typeof state.rotated = [];
   for (const rot of state.rotated) {
-    const gz = gzName(rot.path);
     let size = await sizeOf(rot.path);
-    if (size === undefined && existsSync(gz)) {
+    if (existsSync(gzName(rot.path))) {
+      // Compressed completely; the crash may have come before the original was removed.
+      if (size !== undefined) await unlink(rot.path);
       await unlink(gzTempName(rot.path)).catch(() => undefined); // an unfinished compression's leftover; absent is fine
-      continue;
-    }
-    if (size !== undefined && existsSync(gz)) {
-      // Compressed completely; the crash came before the original was removed.
-      await unlink(rot.path);
       continue;
     }
     if (size === undefined && !rot.renamed) {
       size = await sizeOf(rot.from);
       if (size !== undefined) {
         await rename(rot.from, rot.path);
-        if (o.sync) await fsyncDir(dirname(rot.path));
+        if (sync) await fsyncDir(dirname(rot.path));
         log.info({ sink, from: rot.from, to: rot.path }, 'Completed a rotation interrupted by a crash.');
       }
     }
@@ -51,7 +41,7 @@ export async function matchDisk(state: FileSinkState, o: ReconcileOptions): Prom
     }
     rot.renamed = true;
     await unlink(gzTempName(rot.path)).catch(() => undefined); // an unfinished compression's leftover; absent is fine
-    rot.off = await cutBack(rot.path, size, rot.off, o);
+    rot.off = await cutBack(rot.path, size, rot.off, ctx, sync);
     if (rot.off === 0) {
       await unlink(rot.path);
       continue;
@@ -66,16 +56,16 @@ export async function matchDisk(state: FileSinkState, o: ReconcileOptions): Prom
       file.off = 0;
       continue;
     }
-    file.off = await cutBack(path, size, file.off, o);
+    file.off = await cutBack(path, size, file.off, ctx, sync);
   }
 }
 
 /** Truncates `path` (of `size` bytes) to `committed`; returns the offset to adopt. */
-async function cutBack(path: string, size: number, committed: number, o: ReconcileOptions): Promise<number> {
+async function cutBack(path: string, size: number, committed: number, ctx: SinkContext, sync: boolean): Promise<number> {
   if (size === committed) return committed;
   if (size < committed) {
-    o.logger.error(
-      { sink: o.sink, path, committed, size },
+    ctx.logger.error(
+      { sink: ctx.name, path, committed, size },
       'An output file is shorter than committed (truncated by someone else, or lost on power failure with fsync "never"); continuing from its end.',
     );
     return size;
@@ -83,30 +73,31 @@ async function cutBack(path: string, size: number, committed: number, o: Reconci
   const fh = await open(path, 'r+');
   try {
     await fh.truncate(committed);
-    if (o.sync) await fh.sync();
+    if (sync) await fh.sync();
   } finally {
     await fh.close();
   }
-  o.logger.info({ sink: o.sink, path, bytes: size - committed }, 'Removed uncommitted bytes from an output file.');
+  ctx.logger.info({ sink: ctx.name, path, bytes: size - committed }, 'Removed uncommitted bytes from an output file.');
   return committed;
 }
 
 /**
- * Adds `path` (open as `fh`; `created` when opening made it) to `state` at its size, and
+ * Adds `path` (open as `fh`) to `state` at its size, and
  * returns that size: bytes already in it are kept, never cut. Bytes last changed before the
  * state began were written under an earlier state file, or by something else: no offset of
  * this state covers them, and entries read again into a new state file may repeat lines they
  * hold. They are said once, at error level, and counted.
  */
-export async function adoptFile(path: string, fh: FileHandle, created: boolean, state: FileSinkState, now: number, o: { sink: string; logger: SinkLogger; unknownBytes: SinkContext['unknownBytes'] }): Promise<number> {
+export async function adoptFile(path: string, fh: FileHandle, state: FileSinkState, now: number, ctx: SinkContext): Promise<number> {
   const st = await fh.stat();
   if (st.size > 0 && st.mtimeMs < (state.since ?? 0)) {
-    o.logger.error(
-      { sink: o.sink, path, bytes: st.size },
+    ctx.logger.error(
+      { sink: ctx.name, path, bytes: st.size },
       'An output file holds bytes written before this sink\'s state began (a new state file?); they are kept and new lines are appended after them, so lines may repeat. See "Output files hold bytes the state does not know" in docs/operating.md.',
     );
-    o.unknownBytes?.(st.size);
+    ctx.unknownBytes?.(st.size);
   }
-  state.files[path] = { off: st.size, created: created || st.size === 0 ? now : Math.min(now, st.birthtimeMs > 0 ? st.birthtimeMs : now) };
+  // a file just created is empty: it starts now
+  state.files[path] = { off: st.size, created: st.size === 0 ? now : Math.min(now, st.birthtimeMs > 0 ? st.birthtimeMs : now) };
   return st.size;
 }

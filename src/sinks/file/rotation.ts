@@ -2,23 +2,15 @@
 //! made durable, renamed into place, and only then the original removed, so a crash at
 //! any point leaves either the original or a complete `.gz`.
 import { createReadStream, createWriteStream } from 'node:fs';
-import { open, rename, unlink } from 'node:fs/promises';
+import { rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { fsyncDir } from './handles.js';
 
-function pad(n: number, width = 2): string {
-  return String(n).padStart(width, '0');
-}
-
 /** `yyyymmddTHHMMSSZ` of an epoch-ms instant, UTC. */
 export function rotationStamp(ms: number): string {
-  const d = new Date(ms);
-  return (
-    pad(d.getUTCFullYear(), 4) + pad(d.getUTCMonth() + 1) + pad(d.getUTCDate()) + 'T' +
-    pad(d.getUTCHours()) + pad(d.getUTCMinutes()) + pad(d.getUTCSeconds()) + 'Z'
-  );
+  return new Date(ms).toISOString().replace(/[-:]|\.\d+/g, '');
 }
 
 /**
@@ -27,7 +19,10 @@ export function rotationStamp(ms: number): string {
  * a `.N` counter is added while the name (or its `.gz`) is `taken`.
  */
 export function rotatedName(path: string, nowMs: number, taken: (candidate: string) => boolean): string {
-  const { stem, ext } = splitExtension(basename(path));
+  const base = basename(path);
+  // A leading dot starts no extension.
+  const dot = base.lastIndexOf('.');
+  const [stem, ext] = dot > 0 ? [base.slice(0, dot), base.slice(dot)] : [base, ''];
   const stamp = rotationStamp(nowMs);
   for (let n = 0; ; n++) {
     const candidate = join(dirname(path), `${stem}.${stamp}${n === 0 ? '' : '.' + n}${ext}`);
@@ -37,12 +32,6 @@ export function rotatedName(path: string, nowMs: number, taken: (candidate: stri
 
 /** What {@link rotationStamp} renders, `#` standing for each digit. */
 export const ROTATION_STAMP_SHAPE = '########T######Z';
-
-/** A base name split where {@link rotatedName} puts the stamp: before the last extension (a leading dot is no extension). */
-export function splitExtension(base: string): { stem: string; ext: string } {
-  const dot = base.lastIndexOf('.');
-  return dot > 0 ? { stem: base.slice(0, dot), ext: base.slice(dot) } : { stem: base, ext: '' };
-}
 
 /** The compressed name of a rotated file. */
 export function gzName(path: string): string {
@@ -58,15 +47,8 @@ export function gzTempName(path: string): string {
 export async function compressFile(path: string, opts: { fileMode: number; sync: boolean }): Promise<void> {
   const tmp = gzTempName(path);
   try {
-    await pipeline(createReadStream(path), createGzip(), createWriteStream(tmp, { mode: opts.fileMode }));
-    if (opts.sync) {
-      const fh = await open(tmp, 'r');
-      try {
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
-    }
+    // `flush` fsyncs the compressed file before the pipeline ends
+    await pipeline(createReadStream(path), createGzip(), createWriteStream(tmp, { mode: opts.fileMode, flush: opts.sync }));
     await rename(tmp, gzName(path));
     if (opts.sync) await fsyncDir(dirname(path));
   } catch (err) {

@@ -5,22 +5,31 @@
 import { existsSync } from 'node:fs';
 import { rename } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
+import PQueue from 'p-queue';
 import type { Sink, SinkBatch, SinkContext, SendOutcome } from '../contract.js';
-import { describeError, fileErrorFix } from '../../errors.js';
 import { RotatedCompression } from './compression.js';
-import { writeAll } from './gather.js';
 import { groupByPath } from './grouping.js';
 import { FileHandles, fsyncDir } from './handles.js';
 import { checkWritableDir } from './healthcheck.js';
-import { forgetIdleFiles } from './idle.js';
-import { errCode, IoErrorLog, retryDelayMs } from './io-errors.js';
+import { describeWithFix, IoErrorLog, retryDelayMs } from './io-errors.js';
 import { adoptFile, matchDisk } from './reconcile.js';
 import { gzName, gzTempName, rotatedName } from './rotation.js';
-import { cloneState, parseState, serializeState, type FileSinkState } from './state.js';
+import { parseState, type FileSinkState } from './state.js';
 import { compileTemplate, type CompiledTemplate } from './template.js';
-import type { FileSinkOptions, FileSinkTuning } from './options.js';
+import type { FileSinkConfig } from './config.js';
 
 const NEWLINE = 0x0a;
+
+/** What the file sink is built from: the fields of its config block that are its own. */
+export type FileSinkOptions = Pick<FileSinkConfig, 'path' | 'fsync' | 'rotate' | 'compress' | 'file_mode' | 'dir_mode'>;
+
+/** Internal limits, for tests and tuning; not part of the config. */
+export interface FileSinkTuning {
+  /** Most descriptors kept open at once. Default 256: more active models than this reopen (and sync) a file per batch. */
+  maxOpenFiles?: number;
+  /** A file not written for this long is closed and forgotten by the state. Default 5 min. */
+  idleCloseMs?: number;
+}
 
 /** A file sink; built and opened by `createFileSink`. */
 export class FileSink implements Sink {
@@ -42,7 +51,8 @@ export class FileSink implements Sink {
   #touched = new Set<string>();
   /** Last write per path, in monotonic ms; drives forgetting idle files. */
   #lastWrite = new Map<string, number>();
-  #chain: Promise<unknown> = Promise.resolve();
+  /** Runs batches, flushes and the forgetting of idle files one at a time. */
+  readonly #queue = new PQueue({ concurrency: 1 });
   #closing: Promise<void> | undefined;
   #timer: NodeJS.Timeout | undefined;
 
@@ -88,16 +98,9 @@ export class FileSink implements Sink {
       this.#errors.log(err, 'Could not reconcile the output files with the committed state; will retry before the next batch.');
     }
     this.#timer = setInterval(() => {
-      void this.#exclusive(() => this.#forgetIdle());
+      void this.#queue.add(() => this.#forgetIdle());
     }, Math.max(1_000, Math.floor(this.#idleCloseMs / 2)));
     this.#timer.unref();
-  }
-
-  #exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.#chain.then(fn, fn);
-    // The chain only orders the writes; the caller of `run` gets its failure.
-    this.#chain = run.catch(() => undefined);
-    return run;
   }
 
   /**
@@ -106,19 +109,33 @@ export class FileSink implements Sink {
    * not measure the next batch's lines against offsets that no longer hold.
    */
   async #reconcile(): Promise<void> {
-    const before = serializeState(this.#durable);
-    if (this.#compression.running !== undefined) await this.#compression.running;
+    const before = JSON.stringify(this.#durable);
+    await this.#compression.idle();
     await this.#handles.closeAll();
-    await matchDisk(this.#durable, { sink: this.#ctx.name, logger: this.#ctx.logger, sync: this.#sync });
-    const after = serializeState(this.#durable);
+    await matchDisk(this.#durable, this.#ctx, this.#sync);
+    const after = JSON.stringify(this.#durable);
     if (after !== before) this.#ctx.commitState?.(after);
     this.#dirty = false;
   }
 
-  /** Forgets idle files, unless the state is in doubt or the sink is closing. */
+  /**
+   * Closes the files not written for `idleCloseMs` and drops them from the state (all their
+   * bytes are committed), so a template that names a new file every hour does not keep every
+   * hour's file in it; a file known only from the committed state gets one idle period from
+   * now. Not while the state is in doubt or the sink is closing.
+   */
   async #forgetIdle(): Promise<void> {
     if (this.#dirty || this.#closing !== undefined) return;
-    await forgetIdleFiles(this.#durable, this.#handles, this.#lastWrite, this.#idleCloseMs);
+    const now = performance.now();
+    for (const path of Object.keys(this.#durable.files)) {
+      const last = this.#lastWrite.get(path);
+      if (last === undefined) this.#lastWrite.set(path, now);
+      if (last === undefined || now - last < this.#idleCloseMs) continue;
+      // Closing only releases the descriptor: what was written is already synced per policy, and a failed close changes nothing on disk.
+      await this.#handles.close(path).catch(() => undefined);
+      delete this.#durable.files[path];
+      this.#lastWrite.delete(path);
+    }
   }
 
   // ---- delivery -------------------------------------------------------------------
@@ -126,7 +143,7 @@ export class FileSink implements Sink {
   send(batch: SinkBatch, signal: AbortSignal): Promise<SendOutcome> {
     if (signal.aborted) return Promise.resolve({ status: 'retry', error: 'aborted' });
     if (this.#ctx.checkOnly) return Promise.resolve({ status: 'retry', error: 'this file sink was built for a check and writes nothing' });
-    return this.#exclusive(() => this.#send(batch));
+    return this.#queue.add(() => this.#send(batch));
   }
 
   async #send(batch: SinkBatch): Promise<SendOutcome> {
@@ -135,7 +152,7 @@ export class FileSink implements Sink {
       if (this.#dirty) await this.#reconcile();
       this.#compression.finalize(this.#durable);
       await this.#forgetIdle();
-      const work = cloneState(this.#durable);
+      const work = structuredClone(this.#durable);
       /** Committed offset of every path the batch may touch. */
       const base = new Map<string, number>();
       for (const [p, f] of Object.entries(work.files)) base.set(p, f.off);
@@ -147,8 +164,7 @@ export class FileSink implements Sink {
       const unknown = [...groups.keys()].filter((p) => work.files[p] === undefined);
       if (unknown.length > 0) {
         for (const path of unknown) {
-          const { fh, created } = await this.#handles.acquire(path);
-          base.set(path, await adoptFile(path, fh, created, work, now, { sink: this.#ctx.name, logger: this.#ctx.logger, unknownBytes: this.#ctx.unknownBytes }));
+          base.set(path, await adoptFile(path, await this.#handles.acquire(path), work, now, this.#ctx));
         }
         this.#commit(work, base);
       }
@@ -161,7 +177,7 @@ export class FileSink implements Sink {
       work.seq = Math.max(work.seq, batch.lastSeq);
       work.rotated = work.rotated.filter((r) => !this.#compression.isCompressed(r.path));
       this.#durable = work;
-      return { status: 'ok', state: serializeState(work) };
+      return { status: 'ok', state: JSON.stringify(work) };
     } catch (err) {
       this.#touched.clear();
       this.#dirty = true;
@@ -171,18 +187,17 @@ export class FileSink implements Sink {
       } catch (again) {
         this.#errors.log(again, 'Could not cut the output files back to the committed state; will retry.');
       }
-      const fix = fileErrorFix(err, this.#errors.setting);
-      return { status: 'retry', afterMs: retryDelayMs(errCode(err)), error: `${describeError(err)}${fix ? `; ${fix}` : ''}` };
+      return { status: 'retry', afterMs: retryDelayMs(err), error: describeWithFix(err, this.#errors.setting) };
     }
   }
 
   /** Stores structural changes (new files, rotations) with every offset at its committed value. */
   #commit(work: FileSinkState, base: Map<string, number>): void {
-    const snap = cloneState(work);
+    const snap = structuredClone(work);
     for (const [p, f] of Object.entries(snap.files)) f.off = base.get(p) ?? f.off;
     for (const r of snap.rotated) r.off = base.get(r.path) ?? r.off;
     snap.rotated = snap.rotated.filter((r) => !this.#compression.isCompressed(r.path));
-    this.#ctx.commitState?.(serializeState(snap));
+    this.#ctx.commitState?.(JSON.stringify(snap));
     this.#durable = snap;
   }
 
@@ -224,16 +239,20 @@ export class FileSink implements Sink {
     if (chunkBytes > 0) await this.#append(path, chunk, work);
   }
 
-  /** Appends the pieces in order, with gathered writes (no copy into one buffer). */
+  /**
+   * Appends the pieces in order. A write that fails part way leaves `work` behind the file;
+   * the failure makes the sink cut the file back to its committed offset before anything else.
+   */
   async #append(path: string, pieces: readonly Buffer[], work: FileSinkState): Promise<void> {
     const file = work.files[path]!;
-    const { fh } = await this.#handles.acquire(path);
+    const fh = await this.#handles.acquire(path);
     if (file.off === 0) file.created = this.#ctx.now();
     this.#touched.add(path);
     this.#lastWrite.set(path, performance.now());
-    await writeAll(fh, pieces, (bytes) => {
-      file.off += bytes;
-    });
+    const bytes = Buffer.concat(pieces);
+    // appendFile goes on after a short write until every byte is in
+    await fh.appendFile(bytes);
+    file.off += bytes.length;
     if (this.#cfg.fsync === 'always') await fh.sync();
   }
 
@@ -270,21 +289,14 @@ export class FileSink implements Sink {
   }
 
   flush(): Promise<void> {
-    return this.#exclusive(() => this.#handles.syncAll(this.#handles.paths()));
+    return this.#queue.add(() => this.#handles.syncAll());
   }
 
   close(): Promise<void> {
     this.#closing ??= (async () => {
       if (this.#timer !== undefined) clearInterval(this.#timer);
-      await this.#chain;
-      if (this.#sync) {
-        for (const path of this.#handles.paths()) {
-          await this.#handles
-            .peek(path)
-            ?.sync()
-            .catch((err: unknown) => this.#errors.log(err, 'Could not fsync an output file on close.'));
-        }
-      }
+      await this.#queue.onIdle();
+      if (this.#sync) await this.#handles.syncAll().catch((err: unknown) => this.#errors.log(err, 'Could not fsync an output file on close.'));
       await this.#handles.closeAll();
       await this.#compression.idle();
     })();

@@ -3,27 +3,15 @@
 //! the hour or day it was logged, not the one it was fetched in.
 import { ConfigError } from '../../errors.js';
 
-/** The time codes a template may use. */
-export const TIME_CODES = ['Y', 'm', 'd', 'H', 'M', 'S', 'j', '%'] as const;
-/** The `{…}` placeholders a template may use. */
-export const PLACEHOLDERS = ['model_id'] as const;
-
-/** One piece of a parsed template: literal text, the model id, or a time code. */
-export type TemplatePart =
-  | { kind: 'text'; text: string }
-  | { kind: 'model' }
-  | { kind: 'time'; code: 'Y' | 'm' | 'd' | 'H' | 'M' | 'S' | 'j' };
-type Part = TemplatePart;
-
 /** How many digits each time code renders (always that many: zero-padded). */
 export const TIME_CODE_WIDTH = { Y: 4, m: 2, d: 2, H: 2, M: 2, S: 2, j: 3 } as const;
+type TimeCode = keyof typeof TIME_CODE_WIDTH;
+
+/** One piece of a parsed template: literal text, the model id, or a time code. */
+export type TemplatePart = { kind: 'text'; text: string } | { kind: 'model' } | { kind: 'time'; code: TimeCode };
 
 /** A compiled path template. */
 export interface CompiledTemplate {
-  /** The template as written. */
-  readonly source: string;
-  /** Placeholders and codes it uses, e.g. `['{model_id}', '%Y', '%m']`, in order of first use. */
-  readonly placeholders: readonly string[];
   /** Whether the path depends on the entry's time (any time code but `%%`). */
   readonly usesTime: boolean;
   /** The text before the first placeholder or code: where every rendered path starts. */
@@ -33,42 +21,29 @@ export interface CompiledTemplate {
 }
 
 const DAY_MS = 86_400_000;
+/** The period of each code finer than a day, for the render cache. */
+const PERIOD_MS: Partial<Record<TimeCode, number>> = { S: 1_000, M: 60_000, H: 3_600_000 };
+/** Where each code's digits stand in `Date.prototype.toISOString()` (`%j` is worked out). */
+const ISO_AT = { Y: 0, m: 5, d: 8, H: 11, M: 14, S: 17 } as const;
+/** A `%` and the character after it, a `{…}` (closed or not), or a run of literal text. */
+const TOKEN = /%(.?)|\{([^}]*)(\}?)|[^%{]+/gs;
 
-function parse(t: string): { parts: Part[] } | { error: string } {
-  if (t.length === 0) return { error: 'path template is empty' };
-  if (t.endsWith('/')) return { error: `path template "${t}" ends with "/": it must name a file` };
-  const parts: Part[] = [];
-  let text = '';
-  for (let i = 0; i < t.length; i++) {
-    const c = t[i];
-    if (c === '%') {
-      const code = t[i + 1];
-      if (code === undefined) return { error: `path template "${t}" ends with a lone "%" (write "%%" for a literal percent sign)` };
-      i++;
-      if (code === '%') {
-        text += '%';
-      } else if (code === 'Y' || code === 'm' || code === 'd' || code === 'H' || code === 'M' || code === 'S' || code === 'j') {
-        if (text) parts.push({ kind: 'text', text });
-        text = '';
-        parts.push({ kind: 'time', code });
-      } else {
-        return { error: `path template "${t}" uses unknown time code "%${code}"; accepted: ${TIME_CODES.map((x) => '%' + x).join(' ')}` };
-      }
-    } else if (c === '{') {
-      const end = t.indexOf('}', i + 1);
-      if (end < 0) return { error: `path template "${t}" has a "{" without its closing "}"` };
-      const name = t.slice(i + 1, end);
-      if (name !== 'model_id') return { error: `path template "${t}" uses unknown placeholder "{${name}}"; accepted: {model_id}` };
-      if (text) parts.push({ kind: 'text', text });
-      text = '';
-      parts.push({ kind: 'model' });
-      i = end;
-    } else {
-      text += c;
-    }
+/** The pieces of `t`, or the message naming why it is not a template. */
+function parse(t: string): TemplatePart[] | string {
+  if (t.length === 0) return 'path template is empty';
+  if (t.endsWith('/')) return `path template "${t}" ends with "/": it must name a file`;
+  const parts: TemplatePart[] = [];
+  for (const [token, code, name, closed] of t.matchAll(TOKEN)) {
+    if (code === '') return `path template "${t}" ends with a lone "%" (write "%%" for a literal percent sign)`;
+    if (code === '%') parts.push({ kind: 'text', text: '%' });
+    else if (code !== undefined && Object.hasOwn(TIME_CODE_WIDTH, code)) parts.push({ kind: 'time', code: code as TimeCode });
+    else if (code !== undefined) return `path template "${t}" uses unknown time code "%${code}"; accepted: %Y %m %d %H %M %S %j %%`;
+    else if (name === undefined) parts.push({ kind: 'text', text: token });
+    else if (closed === '') return `path template "${t}" has a "{" without its closing "}"`;
+    else if (name !== 'model_id') return `path template "${t}" uses unknown placeholder "{${name}}"; accepted: {model_id}`;
+    else parts.push({ kind: 'model' });
   }
-  if (text) parts.push({ kind: 'text', text });
-  return { parts };
+  return parts;
 }
 
 /**
@@ -77,14 +52,14 @@ function parse(t: string): { parts: Part[] } | { error: string } {
  */
 export function validateTemplate(t: string): string | undefined {
   const r = parse(t);
-  return 'error' in r ? r.error : undefined;
+  return typeof r === 'string' ? r : undefined;
 }
 
 /** The pieces of a template (`%%` already literal text). Throws a {@link ConfigError} for an invalid one. */
 export function templateParts(t: string): readonly TemplatePart[] {
   const r = parse(t);
-  if ('error' in r) throw new ConfigError(r.error, [r.error]);
-  return r.parts;
+  if (typeof r === 'string') throw new ConfigError(r, [r]);
+  return r;
 }
 
 /**
@@ -97,12 +72,12 @@ export function sanitizeModelId(id: string): string {
   return s === '' || s === '.' || s === '..' ? '_' : s;
 }
 
-function pad(n: number, width: number): string {
-  return String(n).padStart(width, '0');
-}
-
-function dayOfYear(d: Date): number {
-  return Math.floor((d.getTime() - Date.UTC(d.getUTCFullYear(), 0, 1)) / DAY_MS) + 1;
+/** The digits of time code `code` at `timeMs`. */
+function timeDigits(code: TimeCode, timeMs: number): string {
+  const iso = new Date(timeMs).toISOString();
+  if (code !== 'j') return iso.slice(ISO_AT[code], ISO_AT[code] + TIME_CODE_WIDTH[code]);
+  const day = Math.floor((timeMs - Date.UTC(Number(iso.slice(0, 4)), 0, 1)) / DAY_MS) + 1;
+  return String(day).padStart(TIME_CODE_WIDTH.j, '0');
 }
 
 /**
@@ -112,49 +87,14 @@ function dayOfYear(d: Date): number {
  */
 export function compileTemplate(t: string): CompiledTemplate {
   const parts = templateParts(t);
-  const placeholders: string[] = [];
-  let staticPrefix = '';
-  let seenDynamic = false;
-  let periodMs = Number.POSITIVE_INFINITY;
-  for (const p of parts) {
-    if (p.kind === 'text') {
-      if (!seenDynamic) staticPrefix += p.text;
-      continue;
-    }
-    seenDynamic = true;
-    const name = p.kind === 'model' ? '{model_id}' : '%' + p.code;
-    if (!placeholders.includes(name)) placeholders.push(name);
-    if (p.kind === 'time') {
-      const ms = p.code === 'S' ? 1_000 : p.code === 'M' ? 60_000 : p.code === 'H' ? 3_600_000 : DAY_MS;
-      periodMs = Math.min(periodMs, ms);
-    }
-  }
-
-  const renderUncached = (modelId: string, timeMs: number): string => {
-    const d = new Date(timeMs);
-    let out = '';
-    for (const p of parts) {
-      if (p.kind === 'text') out += p.text;
-      else if (p.kind === 'model') out += sanitizeModelId(modelId);
-      else {
-        switch (p.code) {
-          case 'Y': out += pad(d.getUTCFullYear(), TIME_CODE_WIDTH.Y); break;
-          case 'm': out += pad(d.getUTCMonth() + 1, TIME_CODE_WIDTH.m); break;
-          case 'd': out += pad(d.getUTCDate(), TIME_CODE_WIDTH.d); break;
-          case 'H': out += pad(d.getUTCHours(), TIME_CODE_WIDTH.H); break;
-          case 'M': out += pad(d.getUTCMinutes(), TIME_CODE_WIDTH.M); break;
-          case 'S': out += pad(d.getUTCSeconds(), TIME_CODE_WIDTH.S); break;
-          case 'j': out += pad(dayOfYear(d), TIME_CODE_WIDTH.j); break;
-        }
-      }
-    }
-    return out;
-  };
+  const dynamic = parts.findIndex((p) => p.kind !== 'text');
+  const staticPrefix = (dynamic < 0 ? parts : parts.slice(0, dynamic)).map((p) => (p.kind === 'text' ? p.text : '')).join('');
+  const periodMs = Math.min(...parts.map((p) => (p.kind === 'time' ? (PERIOD_MS[p.code] ?? DAY_MS) : Number.POSITIVE_INFINITY)));
+  const renderUncached = (modelId: string, timeMs: number): string =>
+    parts.map((p) => (p.kind === 'text' ? p.text : p.kind === 'model' ? sanitizeModelId(modelId) : timeDigits(p.code, timeMs))).join('');
 
   const cache = new Map<string, { start: number; end: number; path: string }>();
   return {
-    source: t,
-    placeholders,
     usesTime: Number.isFinite(periodMs),
     staticPrefix,
     render(modelId: string, timeMs: number): string {

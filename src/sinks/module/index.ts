@@ -26,13 +26,12 @@ export async function buildModuleSink(path: string, options: Record<string, unkn
     ]);
   }
   // Bounded like the sink's calls: a factory that never returns would hold a reload forever.
-  const built = await within(() => factory(options, context), timeoutMs);
-  if (built === TIMED_OUT) {
+  const sink = await within(() => factory(options, context), timeoutMs);
+  if (sink === TIMED_OUT) {
     throw new ConfigError(`sink ${context.name}: module ${path} did not return a sink within ${formatDuration(timeoutMs)}`, [
       `sinks.${context.name}.path: the factory of ${path} did not return a sink within ${formatDuration(timeoutMs)} (sinks[].timeout); make it return, or raise the timeout`,
     ]);
   }
-  const sink = built;
   if (sink === null || typeof sink !== 'object') {
     throw new ConfigError(`sink ${context.name}: module ${path} returned no sink object`, [`sinks.${context.name}.path: the factory of ${path} must return { healthcheck, send, flush, close }`]);
   }

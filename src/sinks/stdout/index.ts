@@ -1,81 +1,51 @@
 //! The stdout sink: NDJSON lines on standard output, for piping into another tool.
 //! A batch is acknowledged only once the stream has taken it, so a slow reader slows
 //! delivery down instead of growing memory.
+import PQueue from 'p-queue';
 import type { Sink, SinkBatch, SinkContext, SendOutcome } from '../contract.js';
-import { ConfigError, describeError } from '../../errors.js';
-import { entryToNdjson, ndjsonBytes } from '../../records/ndjson.js';
-
-/** Options of the stdout sink. */
-export interface StdoutSinkOptions {
-  /** Output format; only `ndjson` (one JSON object per line). */
-  format?: 'ndjson';
-  /** The rest of the sink's block (name, batch, retry…), which the delivery loop uses. */
-  [key: string]: unknown;
-}
+import { describeError } from '../../errors.js';
+import { ndjsonBytes } from '../../records/ndjson.js';
+import { LogThrottle } from '../../telemetry/log-throttle.js';
+import { batchChunks } from '../batch-ndjson.js';
 
 const RETRY_AFTER_MS = 5_000;
 const ERROR_LOG_INTERVAL_MS = 60_000;
 
 /**
- * Creates a sink writing to `stream` (standard output by default). A failed write
- * (a closed pipe, say) is logged at error level (at most once a minute) and reported
- * as `retry`.
+ * Creates a sink writing to `stream` (standard output by default); `config` is its block,
+ * which has no fields of its own. A failed write (a closed pipe, say) is logged at error
+ * level (at most once a minute) and reported as `retry`.
  */
-export function createStdoutSink(config: StdoutSinkOptions, ctx: SinkContext, stream: NodeJS.WritableStream = process.stdout): Sink {
-  if (config.format !== undefined && config.format !== 'ndjson') {
-    const msg = `sinks.${ctx.name}.format must be "ndjson", got ${JSON.stringify(config.format)}`;
-    throw new ConfigError(msg, [msg]);
-  }
+export function createStdoutSink(config: object, ctx: SinkContext, stream: NodeJS.WritableStream = process.stdout): Sink {
   let lastError: Error | undefined;
-  let errorLoggedAt = Number.NEGATIVE_INFINITY;
   let closing: Promise<void> | undefined;
-  let chain: Promise<unknown> = Promise.resolve();
+  const queue = new PQueue({ concurrency: 1 });
+  const errorLog = new LogThrottle(ERROR_LOG_INTERVAL_MS);
   // Without a listener, an EPIPE 'error' event would crash the process.
   const onError = (err: Error): void => {
     lastError = err;
   };
   stream.on('error', onError);
+  const destroyed = (): boolean => (stream as { destroyed?: boolean }).destroyed === true;
 
-  const logError = (err: unknown): void => {
-    const now = performance.now();
-    const payload = { sink: ctx.name, code: (err as { code?: unknown }).code, err: describeError(err) };
-    if (now - errorLoggedAt >= ERROR_LOG_INTERVAL_MS) {
-      errorLoggedAt = now;
-      ctx.logger.error(payload, 'Could not write to standard output; the batch will be retried.');
-    } else {
-      ctx.logger.debug(payload, 'Could not write to standard output; the batch will be retried.');
-    }
-  };
-
-  const write = (text: string | Buffer): Promise<Error | undefined> =>
+  const write = (bytes: Buffer): Promise<Error | undefined> =>
     new Promise((resolve) => {
-      let settled = false;
-      const done = (err?: Error | null): void => {
-        if (settled) return;
-        settled = true;
-        stream.off('error', onWriteError);
-        resolve(err ?? undefined);
-      };
-      const onWriteError = (err: Error): void => done(err);
-      stream.on('error', onWriteError);
       try {
-        stream.write(text, (err) => done(err));
+        stream.write(bytes, (err) => resolve(err ?? undefined));
       } catch (err) {
-        done(err instanceof Error ? err : new Error(String(err)));
+        // a stream that writes synchronously (stdout redirected to a file) throws its failure
+        resolve(err instanceof Error ? err : new Error(String(err)));
       }
     });
 
   const send = async (batch: SinkBatch): Promise<SendOutcome> => {
     if (closing !== undefined) return { status: 'retry', error: 'the stdout sink is closed' };
-    const chunks = batch.ndjson;
-    let text: string | Buffer = '';
-    if (chunks !== undefined) text = ndjsonBytes(chunks);
-    else for (const e of batch.entries) text += entryToNdjson(e);
-    if (text.length === 0) return { status: 'ok' };
-    const broken = (stream as { destroyed?: boolean }).destroyed === true ? (lastError ?? new Error('standard output is closed')) : undefined;
-    const err = broken ?? (await write(text));
+    const bytes = ndjsonBytes(batchChunks(batch));
+    if (bytes.length === 0) return { status: 'ok' };
+    const err = destroyed() ? (lastError ?? new Error('standard output is closed')) : await write(bytes);
     if (err === undefined) return { status: 'ok' };
-    logError(err);
+    const level = errorLog.take(performance.now()) ? 'error' : 'debug';
+    ctx.logger[level]({ sink: ctx.name, code: (err as { code?: unknown }).code, err: describeError(err) }, 'Could not write to standard output; the batch will be retried.');
     return { status: 'retry', afterMs: RETRY_AFTER_MS, error: describeError(err) };
   };
 
@@ -83,24 +53,19 @@ export function createStdoutSink(config: StdoutSinkOptions, ctx: SinkContext, st
     // stdout has no receiver that could recognise a re-sent batch
     stableBatchIds: false,
     async healthcheck() {
-      const destroyed = (stream as { destroyed?: boolean }).destroyed === true;
-      return destroyed ? { ok: false, detail: `standard output is closed${lastError ? `: ${describeError(lastError)}` : ''}` } : { ok: true };
+      return destroyed() ? { ok: false, detail: `standard output is closed${lastError ? `: ${describeError(lastError)}` : ''}` } : { ok: true };
     },
     send(batch: SinkBatch, signal: AbortSignal): Promise<SendOutcome> {
       if (signal.aborted) return Promise.resolve({ status: 'retry', error: 'aborted' });
-      const run = chain.then(() => send(batch));
-      // The chain only orders the writes; the caller of `run` gets its failure.
-      chain = run.catch(() => undefined);
-      return run;
+      return queue.add(() => send(batch));
     },
-    async flush() {
-      await chain;
+    flush() {
+      return queue.onIdle();
     },
     close() {
-      closing ??= (async () => {
-        await chain;
+      closing ??= queue.onIdle().then(() => {
         stream.off('error', onError);
-      })();
+      });
       return closing;
     },
   };

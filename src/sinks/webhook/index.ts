@@ -4,18 +4,17 @@
 //! 2xx acknowledges; 408, 429, 5xx, network errors and timeouts are retried (honouring
 //! `Retry-After`); any other status rejects the batch to the dead-letter table.
 import type { WebhookSinkConfig } from './config.js';
-import { ConfigError } from '../../errors.js';
 import { scrubWireText } from '../../telemetry/secrets.js';
 import type { SendOutcome, Sink, SinkBatch, SinkContext } from '../contract.js';
-import { CONTENT_TYPES, SIGNATURE_HEADER, encodeBody, renderBatchBody, signatureHeader } from './wire.js';
+import { CONTENT_TYPES, SIGNATURE_HEADER, encodeBody, renderBody, signatureHeader } from './wire.js';
+import { ndjsonBytes } from '../../records/ndjson.js';
+import { batchChunks } from '../batch-ndjson.js';
 import { createDispatcher, readTls } from '../../net/dispatcher.js';
 import { answerOutcome, exchange } from '../../net/http-client.js';
 import { probeTcp } from '../../net/probe.js';
 import { proxyFor, proxyLabel } from '../../net/proxy.js';
 import { clipExcerpt } from '../../net/excerpt.js';
 import { describeTransportError, errorCode } from '../../net/transport-errors.js';
-
-export { CONTENT_TYPES, SIGNATURE_HEADER, renderBody, signatureHeader } from './wire.js';
 
 /** Longest excerpt of a response body quoted in an error. */
 const EXCERPT_CHARS = 300;
@@ -33,16 +32,12 @@ const RESERVED_HEADERS = new Set(['content-length', 'content-encoding', 'transfe
  * Builds a webhook sink from its parsed config block (durations in ms). Header values
  * and the signing secret are secrets of the config (the loader registers them), so they
  * are cut out of every log line and every error the sink returns. Throws a ConfigError when `ca_file`
- * cannot be read, `url` is not http(s) or the proxy is unusable.
+ * cannot be read or the proxy is unusable.
  */
 export function createWebhookSink(config: WebhookSinkConfig, ctx: SinkContext): Sink {
+  // an http(s) URL: the config's schema refuses any other
   const url = new URL(config.url);
   const setting = `sinks.${ctx.name}.`;
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    const msg = `${setting}url: expected an http or https URL, got ${url.protocol}`;
-    throw new ConfigError(msg, [msg]);
-  }
-  const redact = scrubWireText;
 
   const timeoutMs = config.timeout;
   const proxy = proxyFor(url, config.proxy, `${setting}proxy`);
@@ -52,7 +47,7 @@ export function createWebhookSink(config: WebhookSinkConfig, ctx: SinkContext): 
     connectMs: Math.min(timeoutMs, 10_000),
     headersMs: timeoutMs,
     bodyMs: timeoutMs,
-    connections: Math.max(1, config.concurrency ?? 1),
+    connections: config.concurrency,
   });
   // The query string may carry a credential; errors name the origin and path only.
   const where = `${url.origin}${url.pathname}`;
@@ -75,9 +70,9 @@ export function createWebhookSink(config: WebhookSinkConfig, ctx: SinkContext): 
   const send = async (batch: SinkBatch, signal: AbortSignal): Promise<SendOutcome> => {
     if (closing) return { status: 'retry', error: 'the webhook sink is closed' };
     if (signal.aborted) return { status: 'retry', error: 'aborted' };
-    const empty = batch.ndjson ? batch.ndjson.every((c) => c.timesNs.length === 0) : batch.entries.length === 0;
-    if (empty) return { status: 'ok' };
-    const body = await encodeBody(renderBatchBody(batch, config.format), config.compression);
+    const lines = ndjsonBytes(batchChunks(batch));
+    if (lines.length === 0) return { status: 'ok' };
+    const body = await encodeBody(renderBody(lines, config.format), config.compression);
     const headers: Record<string, string> = { ...baseHeaders, 'idempotency-key': batch.id };
     if (config.signing_secret) headers[SIGNATURE_HEADER] = signatureHeader(config.signing_secret, body, ctx.now() / 1000);
 
@@ -85,13 +80,13 @@ export function createWebhookSink(config: WebhookSinkConfig, ctx: SinkContext): 
     try {
       // A batch may be sent twice: the receiver drops a repeat by its Idempotency-Key.
       const res = await exchange(dispatcher, { origin: url.origin, path, headers, body, signal: AbortSignal.any([signal, timeout]), limitFor: () => EXCERPT_READ_BYTES });
-      const excerpt = redact(clipExcerpt(res.body.toString('utf8'), EXCERPT_CHARS));
+      const excerpt = scrubWireText(clipExcerpt(res.body.toString('utf8'), EXCERPT_CHARS));
       return answerOutcome(res.status, res.headers['retry-after'], `HTTP ${res.status}${excerpt ? `: ${excerpt}` : ''}`, ctx.now(), config.retry.max_delay);
     } catch (err) {
       if (signal.aborted) return { status: 'retry', error: 'aborted' };
       // whichever of the request's own timer and undici's timeouts went off first
       if (timeout.aborted || /^UND_ERR_\w+_TIMEOUT$/.test(errorCode(err))) return { status: 'retry', error: `POST ${where}: no response within ${timeoutMs} ms` };
-      return { status: 'retry', error: redact(`POST ${where}${proxy ? ` through the proxy ${proxyLabel(proxy)}` : ''}: ${describeTransportError(err, peer)}`) };
+      return { status: 'retry', error: scrubWireText(`POST ${where}${proxy ? ` through the proxy ${proxyLabel(proxy)}` : ''}: ${describeTransportError(err, peer)}`) };
     }
   };
 

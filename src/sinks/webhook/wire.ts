@@ -1,10 +1,8 @@
-//! The bytes and headers of one webhook request: body rendering, compression, the
-//! signature, and the reading of `Retry-After`.
+//! The bytes and headers of one webhook request: body rendering, compression and the
+//! signature.
 import { createHmac } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
-import type { NdjsonChunk, SinkBatch, SinkEntry } from '../contract.js';
-import { entryToNdjson, ndjsonBytes } from '../../records/ndjson.js';
 
 const gzip = promisify(gzipCallback);
 
@@ -15,30 +13,12 @@ export const SIGNATURE_HEADER = 'x-mls-signature';
 export const CONTENT_TYPES = { ndjson: 'application/x-ndjson', json: 'application/json' } as const;
 
 /**
- * Renders a batch: `ndjson` is one JSON object per line (each line ends with `\n`),
- * `json` is one JSON array of the same objects. Every object has the keys `model_id`,
- * `time` (the service's string, unchanged), `stream` and `log`.
+ * The body of a batch from its NDJSON lines: `ndjson` is the lines as they are (one JSON
+ * object per line, each ending with `\n`), `json` is one JSON array of the same objects,
+ * the newlines between them made commas (no line holds a raw newline). Every object has
+ * the keys `model_id`, `time` (the service's string, unchanged), `stream` and `log`.
  */
-export function renderBody(entries: readonly SinkEntry[], format: 'ndjson' | 'json'): string {
-  if (format === 'ndjson') {
-    let out = '';
-    for (const e of entries) out += entryToNdjson(e);
-    return out;
-  }
-  const parts = new Array<string>(entries.length);
-  for (let i = 0; i < entries.length; i++) parts[i] = entryToNdjson(entries[i]!).slice(0, -1);
-  return '[' + parts.join(',') + ']';
-}
-
-/**
- * The same body as {@link renderBody}, UTF-8, from a batch's NDJSON lines when it has them
- * (read from the journal): the lines are copied as they are, and for `json` the newlines
- * between them become commas (no line holds a raw newline).
- */
-export function renderBatchBody(batch: SinkBatch, format: 'ndjson' | 'json'): Buffer {
-  const chunks: readonly NdjsonChunk[] | undefined = batch.ndjson;
-  if (chunks === undefined) return Buffer.from(renderBody(batch.entries, format), 'utf8');
-  const lines = ndjsonBytes(chunks);
+export function renderBody(lines: Buffer, format: 'ndjson' | 'json'): Buffer {
   if (format === 'ndjson') return lines;
   const out = Buffer.allocUnsafe(lines.length + 2);
   out[0] = 0x5b; // [

@@ -47,7 +47,7 @@ describe('parseLogsBody', () => {
       status: 'success',
       details: [entry, null, 'a bare string', { time: 17, log: 'x', stream: 'stdout' }, { time: entry.time, log: { msg: 'hi' }, stream: 'stdout' }, { time: entry.time, log: 'y' }, { time: 'soon', log: null, stream: 'stderr' }],
     });
-    const page = readJsonPage(Buffer.from(body), 200, {});
+    const page = readJsonPage(Buffer.from(body), 200);
     expect(page.entries).toEqual([
       entry,
       { time: '', log: 'null', stream: '' },

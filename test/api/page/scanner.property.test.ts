@@ -86,7 +86,7 @@ describe('the scanner over generated bodies', () => {
           tally.set(category, t);
           let parsed: ObjectsPage | undefined;
           try {
-            parsed = readJsonPage(body, 200, {});
+            parsed = readJsonPage(body, 200);
           } catch {
             parsed = undefined;
           }

@@ -14,7 +14,7 @@ import type { WebhookSinkConfig } from '../../../src/sinks/webhook/config.js';
 import type { Sink, SinkContext, SinkEntry } from '../../../src/sinks/contract.js';
 import { createFileSink } from '../../../src/sinks/file/index.js';
 import { createOtlpSink } from '../../../src/sinks/otlp/index.js';
-import { buildSink } from '../../../src/sinks/registry.js';
+import { sinkRegistry } from '../../../src/sinks/registry.js';
 import { createStdoutSink } from '../../../src/sinks/stdout/index.js';
 import { createWebhookSink } from '../../../src/sinks/webhook/index.js';
 import { startOtlpReceiver } from '../../helpers/otlp-receiver.js';
@@ -219,7 +219,7 @@ const moduleCase: SinkCase = {
     const lines = () => (existsSync(file) ? linesOf(readFileSync(file, 'utf8')) : []);
     const logs = () => lines().map(logOf);
     return {
-      build: (ctx) => buildSink(config, ctx),
+      build: (ctx) => sinkRegistry.build(config, ctx),
       delivered: logs,
       deliveredOnce: () => [...new Set(logs())],
       records: lines,

@@ -70,6 +70,26 @@ describe('file sink: rotation', () => {
     expect(store.errors()).toEqual([]);
   });
 
+  it('lets a rotated file go from its state at the next batch once it is compressed, with no restart', async () => {
+    const store = new MemoryStore();
+    const path = join(scratch.dir, 'out.ndjson');
+    const sink = await scratch.open(store, options(scratch.dir, { path, rotate: { max_bytes: line * 4 }, compress: 'gzip' }));
+    await scratch.deliver(sink, store, batchOf(lines(6)));
+    const rotated = join(scratch.dir, 'out.20261122T100000Z.ndjson');
+    const pending = () => (JSON.parse(store.state!) as { rotated: { path: string }[] }).rotated.map((r) => r.path);
+    expect(pending()).toContain(rotated);
+    // Compression starts at the next batch, when the rotated file is final; the batch after
+    // its end lets the file go. The same batch sent again writes nothing more.
+    for (let i = 0; i < 500 && pending().includes(rotated); i++) {
+      await scratch.deliver(sink, store, batchOf(lines(1, 7)));
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(pending()).not.toContain(rotated);
+    expect(existsSync(rotated + '.gz')).toBe(true);
+    expect(store.errors()).toEqual([]);
+    expect(seqsIn(scratch.dir)).toEqual(range(1, 7));
+  });
+
   it('compresses at the next open what a crash left uncompressed, replacing a partial temporary file', async () => {
     const store = new MemoryStore();
     const path = join(scratch.dir, 'out.ndjson');

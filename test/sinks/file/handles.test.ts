@@ -17,7 +17,7 @@ describe('FileHandles.syncAll', () => {
     const h = handles();
     const a = join(dir, 'open-a.ndjson');
     const b = join(dir, 'open-b.ndjson');
-    const { fh } = await h.acquire(a);
+    const fh = await h.acquire(a);
     await h.acquire(b);
     let synced = 0;
     const sync = fh.sync.bind(fh);
@@ -37,9 +37,9 @@ describe('FileHandles.syncAll', () => {
     const failing = await h.acquire(join(dir, 'fails.ndjson'));
     const slow = await h.acquire(join(dir, 'slow.ndjson'));
     let slowEnded = false;
-    failing.fh.sync = () => Promise.reject(Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }));
-    const sync = slow.fh.sync.bind(slow.fh);
-    slow.fh.sync = async () => {
+    failing.sync = () => Promise.reject(Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }));
+    const sync = slow.sync.bind(slow);
+    slow.sync = async () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
       await sync();
       slowEnded = true;

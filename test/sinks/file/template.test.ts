@@ -16,7 +16,6 @@ describe('path templates', () => {
   it('puts the sanitised model id in place of {model_id}', () => {
     const t = compileTemplate('/out/{model_id}/{model_id}.log');
     expect(t.render('org/model:v1', 0)).toBe('/out/org_model_v1/org_model_v1.log');
-    expect(t.placeholders).toEqual(['{model_id}']);
     expect(t.staticPrefix).toBe('/out/');
   });
 
