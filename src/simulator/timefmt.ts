@@ -27,20 +27,11 @@ export function parseEntryTime(text: string): { ms: number; ns: number } | undef
   return { ms: base + Number(frac.slice(0, 3)), ns: Number(frac.slice(3)) };
 }
 
-// Entries are rendered mostly in time order, so the date-and-seconds part repeats.
-let cachedSecond = NaN;
-let cachedPrefix = '';
-
 /** Formats a time with `digits` fractional digits (0–9); the time must already be truncated to them. */
 export function formatEntryTime(ms: number, ns: number, digits: number): string {
-  const second = Math.floor(ms / 1000);
-  if (second !== cachedSecond) {
-    cachedSecond = second;
-    cachedPrefix = new Date(second * 1000).toISOString().slice(0, 19);
-  }
-  if (digits === 0) return `${cachedPrefix}Z`;
-  const frac = String(ms - second * 1000).padStart(3, '0') + String(ns).padStart(6, '0');
-  return `${cachedPrefix}.${digits === 9 ? frac : frac.slice(0, digits)}Z`;
+  const iso = new Date(ms).toISOString();
+  if (digits === 0) return `${iso.slice(0, 19)}Z`;
+  return `${iso.slice(0, 20)}${(iso.slice(20, 23) + String(ns).padStart(6, '0')).slice(0, digits)}Z`;
 }
 
 /** Truncates (ms, ns) to `digits` fractional digits of a second. */
