@@ -69,17 +69,11 @@ export function requestedModel(body: Record<string, unknown>, models: ReadonlyMa
   return models.get(id) ?? (unknown === 404 ? errorAnswer(404, 'Model not found') : errorAnswer(400, `Model ${id} does not exist in this workspace`));
 }
 
-/** Writes an answer whole. */
-export function send(res: ServerResponse, a: Answer): void {
+/** Writes an answer whole; `truncated`: announces it whole, writes half of it, then destroys the socket. */
+export function send(res: ServerResponse, a: Answer, truncated = false): void {
   // Encoding once is cheaper than measuring the string and then encoding it on write.
   const buf = Buffer.from(a.body);
   res.writeHead(a.status, { 'content-type': a.contentType ?? 'application/json', 'content-length': buf.length, ...a.headers });
-  res.end(buf);
-}
-
-/** Announces the whole answer, writes half of it, then destroys the socket. */
-export function sendTruncated(res: ServerResponse, a: Answer): void {
-  const buf = Buffer.from(a.body);
-  res.writeHead(a.status, { 'content-type': a.contentType ?? 'application/json', 'content-length': buf.length, ...a.headers });
-  res.write(buf.subarray(0, Math.floor(buf.length / 2)), () => res.socket?.destroy());
+  if (truncated) res.write(buf.subarray(0, Math.floor(buf.length / 2)), () => res.socket?.destroy());
+  else res.end(buf);
 }

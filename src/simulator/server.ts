@@ -6,9 +6,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomInt } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { LogEntry } from '../records/entry.js';
 import { NO_FAULTS, faultAnswer, pickFault, type FaultRates } from './faults.js';
-import { errorAnswer, readBody, send, sendTruncated, type Answer, type Credentials } from './http.js';
+import { errorAnswer, readBody, send, type Answer, type Credentials } from './http.js';
 import { LogsEndpoint } from './logs-endpoint.js';
 import { validateFaults, validateOptions, type SimulatorOptions } from './options.js';
 import { hashString, mixSeed, mulberry32 } from './prng.js';
@@ -105,7 +106,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   const settingsUpdates: SettingsUpdate[] = [];
   let denied = new Set<string>();
   let deniedStatus: 401 | 403 = 401;
-  const timers = new Set<NodeJS.Timeout>();
+  /** Aborted at close: ends the waits of slow answers. */
+  const stopping = new AbortController();
   const unknownModel = options.unknownModelStatus ?? 404;
   const logs = new LogsEndpoint({
     credentials,
@@ -129,8 +131,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   /** Sends an answer, counted by status; cut short when the fault says so. */
   function reply(res: ServerResponse, a: Answer, truncated = false): void {
     stats.byStatus[a.status] = (stats.byStatus[a.status] ?? 0) + 1;
-    if (truncated) sendTruncated(res, a);
-    else send(res, a);
+    send(res, a, truncated);
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -159,15 +160,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     if (fault !== undefined) stats.faultsInjected[fault] = (stats.faultsInjected[fault] ?? 0) + 1;
     const early = fault === undefined ? undefined : faultAnswer(fault, faults, now, faultRng);
     if (early) return reply(res, early);
-    if (fault === 'slow') {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          timers.delete(timer);
-          resolve();
-        }, faults.slowMs);
-        timers.add(timer);
-      });
-    }
+    if (fault === 'slow') await delay(faults.slowMs, undefined, { signal: stopping.signal });
     const answer = op === 'logs' ? logs.answer(req, raw) : answerSettings(req, raw, settings);
     if (fault === 'truncated') return reply(res, answer, true);
     answer.commit?.();
@@ -176,8 +169,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
 
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
-      if (!res.headersSent) reply(res, errorAnswer(500, `Simulator failure: ${String(err)}`));
-      else res.destroy();
+      if (res.headersSent || stopping.signal.aborted) res.destroy();
+      else reply(res, errorAnswer(500, `Simulator failure: ${String(err)}`));
     });
   });
   server.keepAliveTimeout = 30_000;
@@ -198,6 +191,12 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     if (!m) throw new RangeError(`unknown model: ${id}`);
     return m;
   };
+  /** The models asked for (all when undefined), their entries generated up to `t`. */
+  const generatedUntil = (t: number, modelId: string | undefined): ModelLog[] => {
+    const list = modelId === undefined ? [...models.values()] : [modelOrFail(modelId)];
+    for (const m of list) m.generateUntil(t);
+    return list;
+  };
 
   return {
     url: `http://${urlHost}:${port}`,
@@ -210,8 +209,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     },
     close() {
       closing ??= new Promise<void>((resolve) => {
-        for (const t of timers) clearTimeout(t);
-        timers.clear();
+        stopping.abort();
         server.close(() => resolve());
         server.closeAllConnections();
       });
@@ -219,23 +217,11 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     },
     groundTruth(modelId) {
       const t = now();
-      const list = modelId === undefined ? [...models.values()] : [modelOrFail(modelId)];
-      const out: ReturnType<Simulator['groundTruth']> = [];
-      for (const m of list) {
-        m.generateUntil(t);
-        for (const i of m.visibleIndexes(t)) out.push({ model_id: m.id, ...m.shipped(i) });
-      }
-      return out;
+      return generatedUntil(t, modelId).flatMap((m) => m.visibleIndexes(t).map((i) => ({ model_id: m.id, ...m.shipped(i) })));
     },
     tracebackEpisodes(modelId) {
       const t = now();
-      const list = modelId === undefined ? [...models.values()] : [modelOrFail(modelId)];
-      const out: Array<TracebackEpisode & { model_id: string }> = [];
-      for (const m of list) {
-        m.generateUntil(t);
-        for (const e of m.tracebacks(t)) out.push({ model_id: m.id, ...e });
-      }
-      return out;
+      return generatedUntil(t, modelId).flatMap((m) => m.tracebacks(t).map((e) => ({ model_id: m.id, ...e })));
     },
     stopProducing() {
       const t = now();
@@ -264,7 +250,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       faults = { ...faults, ...f };
     },
     stats() {
-      return { ...stats, faultsInjected: { ...stats.faultsInjected }, byStatus: { ...stats.byStatus }, logsAnswersByModel: { ...stats.logsAnswersByModel }, tracebacksServed: { ...stats.tracebacksServed } };
+      return structuredClone(stats);
     },
     resetStats() {
       Object.assign(stats, emptyStats());
