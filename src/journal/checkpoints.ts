@@ -166,18 +166,12 @@ export class Checkpoints extends CheckpointReads {
    * the end; it is applied in the transaction of the last page.
    */
   beginWindow(modelId: string, fromMs: number, toMs: number, planStateAfter: string | undefined): Checkpoint {
-    this.state.assertWritable();
-    this.uncache(modelId);
-    this.begin.run(Math.floor(fromMs), Math.ceil(toMs), planStateAfter ?? null, this.now(), modelId);
-    return this.get(modelId)!;
+    return this.change(modelId, this.begin, Math.floor(fromMs), Math.ceil(toMs), planStateAfter ?? null);
   }
 
   /** Restarts the window in progress from its first page (new fetch id, no token). */
   restartWindow(modelId: string): Checkpoint {
-    this.state.assertWritable();
-    this.uncache(modelId);
-    this.restart.run(this.now(), modelId);
-    return this.get(modelId)!;
+    return this.change(modelId, this.restart);
   }
 
   /**
@@ -186,9 +180,14 @@ export class Checkpoints extends CheckpointReads {
    * state to adopt when the window completes (it must cover only the shorter window).
    */
   shortenWindow(modelId: string, toMs: number, planStateAfter: string | undefined): Checkpoint {
+    return this.change(modelId, this.shorten, Math.ceil(toMs), planStateAfter ?? null);
+  }
+
+  /** Runs `statement` with `params`, then the time and the model id; returns the checkpoint as written. */
+  private change(modelId: string, statement: Database.Statement, ...params: unknown[]): Checkpoint {
     this.state.assertWritable();
     this.uncache(modelId);
-    this.shorten.run(Math.ceil(toMs), planStateAfter ?? null, this.now(), modelId);
+    statement.run(...params, this.now(), modelId);
     return this.get(modelId)!;
   }
 

@@ -50,11 +50,6 @@ interface SinkRow {
   hold_seq?: number | null;
 }
 
-const LIST_INFLIGHT = 'SELECT first_seq AS firstSeq, last_seq AS lastSeq, batch_key AS key, closes FROM inflight WHERE sink = ? ORDER BY first_seq';
-/** Schema 5 kept no closes (a file the reader opens is not migrated). */
-const LIST_INFLIGHT_V5 = 'SELECT first_seq AS firstSeq, last_seq AS lastSeq, batch_key AS key, NULL AS closes FROM inflight WHERE sink = ? ORDER BY first_seq';
-/** Schema 4 and earlier kept no batch keys. */
-const LIST_INFLIGHT_V4 = 'SELECT first_seq AS firstSeq, last_seq AS lastSeq, NULL AS key, NULL AS closes FROM inflight WHERE sink = ? ORDER BY first_seq';
 
 /** Sink rows as the file holds them (the store's and the read-only reader's). */
 export class SinkReads {
@@ -66,7 +61,10 @@ export class SinkReads {
   constructor(db: DB, schema: number) {
     this.one = db.prepare('SELECT * FROM sinks WHERE name = ?');
     this.all = db.prepare('SELECT * FROM sinks ORDER BY name');
-    this.inflight = db.prepare(schema >= 6 ? LIST_INFLIGHT : schema === 5 ? LIST_INFLIGHT_V5 : LIST_INFLIGHT_V4);
+    // Schema 4 and earlier kept no batch keys, 5 no closes (a file the reader opens is not migrated).
+    const key = schema >= 5 ? 'batch_key' : 'NULL';
+    const closes = schema >= 6 ? 'closes' : 'NULL';
+    this.inflight = db.prepare(`SELECT first_seq AS firstSeq, last_seq AS lastSeq, ${key} AS key, ${closes} AS closes FROM inflight WHERE sink = ? ORDER BY first_seq`);
   }
 
   /** A sink's cursor row. */
