@@ -79,7 +79,7 @@ export class LogsEndpoint {
       snap = { time: cur.snapTime, seq: cur.snapSeq };
       start = model.afterKey(...cur.after);
     } else {
-      snap = model.snapshot(t);
+      snap = { time: t, seq: model.nextSeq };
       start = model.lowerBoundMs(fromMs);
     }
     let size = o.pageMin === o.pageMax ? o.pageMin : o.pageRng.int(o.pageMin, o.pageMax);

@@ -114,27 +114,14 @@ export class ModelLog extends EntryColumns {
     const p = this.params;
     const r = this.rng;
     while (this.nextMs < limit) {
-      let ms = this.nextMs;
-      let ns = this.nextNs;
       let delay = r.int(p.delayMin, p.delayMax);
       if (p.lateShare && r.next() < p.lateShare) delay = r.int(p.lateMin ?? 0, p.lateMax ?? 0);
-      let digits = 9;
-      if (r.next() < p.shortDigitsRate) {
-        const d = r.int(0, 8);
-        const t = truncateTime(ms, ns, d);
-        // Keep generated times non-decreasing: a truncation may not move before the previous entry.
-        if (t.ms > this.lastGenMs || (t.ms === this.lastGenMs && t.ns >= this.lastGenNs)) {
-          ms = t.ms;
-          ns = t.ns;
-          digits = d;
-        }
-      }
+      // Generated times never decrease: a truncation may not move before the previous entry.
+      const [ms, ns, digits] = this.writtenTime(this.nextMs, this.nextNs, 0, true);
       const twin = r.next() < p.twinRate;
       const content = r.nextU32();
       this.add(ms, ns, ms + delay, content, digits);
       if (twin) this.add(ms, ns, ms + r.int(p.delayMin, p.delayMax), content, digits);
-      this.lastGenMs = ms;
-      this.lastGenNs = ns;
       this.advance();
     }
   }
@@ -170,28 +157,31 @@ export class ModelLog extends EntryColumns {
       const visibleAt = ms + r.int(p.delayMin, p.delayMax);
       const twin = n === 1 && r.next() < p.twinRate;
       for (let k = 0; k < n; k++) {
-        let lineMs = burstMs[k]!;
-        let lineNs = burstNs[k]!;
-        let digits = 9;
-        if (r.next() < p.shortDigitsRate) {
-          // Within a burst, a shortened time moves by less than a millisecond, as the lines do.
-          const d = n === 1 ? r.int(0, 8) : r.int(3, 8);
-          const t = truncateTime(lineMs, lineNs, d);
-          if (t.ms > this.lastGenMs || (t.ms === this.lastGenMs && t.ns > this.lastGenNs)) {
-            lineMs = t.ms;
-            lineNs = t.ns;
-            digits = d;
-          }
-        }
+        // Within a burst, a shortened time moves by less than a millisecond, as the lines do.
+        const [lineMs, lineNs, digits] = this.writtenTime(burstMs[k]!, burstNs[k]!, n === 1 ? 0 : 3, false);
         this.add(lineMs, lineNs, visibleAt, seed, digits, k < episode ? k | PART_EPISODE : k);
         if (twin) this.add(lineMs, lineNs, lineMs + r.int(p.delayMin, p.delayMax), seed, digits, 0);
-        this.lastGenMs = lineMs;
-        this.lastGenNs = lineNs;
       }
       this.nextMs = ms;
       this.nextNs = ns;
       this.advance(n);
     }
+  }
+
+  /**
+   * The time to write for a generated (ms, ns) and its fractional digits: with probability
+   * `shortDigitsRate`, shortened to `minDigits`–8 digits when that keeps it after the last
+   * generated time (or equal to it, with `ties`); it becomes the last generated time.
+   */
+  private writtenTime(ms: number, ns: number, minDigits: number, ties: boolean): [ms: number, ns: number, digits: number] {
+    let out: [number, number, number] = [ms, ns, 9];
+    if (this.rng.next() < this.params.shortDigitsRate) {
+      const digits = this.rng.int(minDigits, 8);
+      const t = truncateTime(ms, ns, digits);
+      if (t.ms > this.lastGenMs || (t.ms === this.lastGenMs && (ties ? t.ns >= this.lastGenNs : t.ns > this.lastGenNs))) out = [t.ms, t.ns, digits];
+    }
+    [this.lastGenMs, this.lastGenNs] = out;
+    return out;
   }
 
   /**
@@ -244,11 +234,6 @@ export class ModelLog extends EntryColumns {
     this.add(ms, ns, visibleAt, this.injected.length - 1, INJECTED);
   }
 
-  /** The snapshot of this model as of `nowMs` (after generating up to it). */
-  snapshot(nowMs: number): Snapshot {
-    return { time: nowMs, seq: this.nextSeq };
-  }
-
   /**
    * Picks up to `size` entries of the snapshot from index `start` whose millisecond is
    * ≤ `toMs`, and tells whether any remain after them.
@@ -256,19 +241,12 @@ export class ModelLog extends EntryColumns {
   slice(start: number, toMs: number, snap: Snapshot, size: number): PageSlice {
     const indexes: number[] = [];
     const { ms, vis, seq } = this;
-    const n = this.length;
-    let i = start;
-    for (; i < n && ms[i]! <= toMs && indexes.length < size; i++) {
-      if (seq[i]! < snap.seq && vis[i]! <= snap.time) indexes.push(i);
+    for (let i = start; i < this.length && ms[i]! <= toMs; i++) {
+      if (seq[i]! >= snap.seq || vis[i]! > snap.time) continue;
+      if (indexes.length === size) return { indexes, more: true };
+      indexes.push(i);
     }
-    let more = false;
-    for (; i < n && ms[i]! <= toMs; i++) {
-      if (seq[i]! < snap.seq && vis[i]! <= snap.time) {
-        more = true;
-        break;
-      }
-    }
-    return { indexes, more };
+    return { indexes, more: false };
   }
 
   /** The entry's JSON text, rendered once and cached. */
