@@ -45,18 +45,11 @@ export function accessLine(status?: string): string {
   return `INFO:     ${address} - "${get ? 'GET' : 'POST'} ${route} HTTP/1.1" ${status}`;
 }
 
+const UVICORN_STARTED = ['Waiting for application startup.', 'Application startup complete.', 'Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)'];
+
 /** uvicorn's start-up lines, in order. */
 export function uvicornStartLine(index: number, pid: number): string {
-  switch (index) {
-    case 0:
-      return `INFO:     Started server process [${pid}]`;
-    case 1:
-      return 'INFO:     Waiting for application startup.';
-    case 2:
-      return 'INFO:     Application startup complete.';
-    default:
-      return 'INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)';
-  }
+  return `INFO:     ${index === 0 ? `Started server process [${pid}]` : UVICORN_STARTED[Math.min(index, 3) - 1]}`;
 }
 
 // --- The application's own logging ------------------------------------------------------

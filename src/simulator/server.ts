@@ -6,8 +6,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomInt } from 'node:crypto';
+import { once } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { LogEntry } from '../records/entry.js';
+import { entryTimeNs, nsToMs } from '../time/timestamp.js';
 import { NO_FAULTS, faultAnswer, pickFault, type FaultRates } from './faults.js';
 import { errorAnswer, readBody, send, type Answer, type Credentials } from './http.js';
 import { LogsEndpoint } from './logs-endpoint.js';
@@ -16,7 +18,6 @@ import { hashString, mixSeed, mulberry32 } from './prng.js';
 import { answerSettings, type SettingsCall, type SettingsFailure, type SettingsUpdate } from './settings-endpoint.js';
 import { emptyStats, type SimulatorStats } from './stats.js';
 import { ModelLog, type GenerationParams, type TracebackEpisode } from './store.js';
-import { parseEntryTime } from './timefmt.js';
 import { TokenCodec } from './token.js';
 
 /** Path of the *get model logs* operation. */
@@ -174,13 +175,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     });
   });
   server.keepAliveTimeout = 30_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  server.listen(options.port ?? 0, options.host ?? '127.0.0.1');
+  await once(server, 'listening');
   const port = (server.address() as AddressInfo).port;
   const host = options.host ?? '127.0.0.1';
   const urlHost = host.includes(':') ? `[${host}]` : host;
@@ -225,21 +221,17 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     },
     stopProducing() {
       const t = now();
-      for (const m of models.values()) {
-        m.generateUntil(t);
-        m.stopAt(t);
-      }
+      for (const m of generatedUntil(t, undefined)) m.stopAt(t);
     },
     inject(modelId, entries, visibleAfterMs = 0) {
-      const m = modelOrFail(modelId);
       const t = now();
-      m.generateUntil(t);
-      const parsed = entries.map((e) => {
-        const p = parseEntryTime(e.time);
-        if (!p) throw new RangeError(`inject: time must be ISO 8601 UTC with 0–9 fractional digits, got ${JSON.stringify(e.time)}`);
-        return p;
+      const [m] = generatedUntil(t, modelId);
+      const times = entries.map((e) => {
+        const ns = entryTimeNs(e.time);
+        if (ns === undefined) throw new RangeError(`inject: time must be ISO 8601 with 0–9 fractional digits, got ${JSON.stringify(e.time)}`);
+        return ns;
       });
-      entries.forEach((e, k) => m.inject(e, parsed[k]!.ms, parsed[k]!.ns, t + visibleAfterMs));
+      entries.forEach((e, k) => m!.inject(e, nsToMs(times[k]!), Number(times[k]! - BigInt(nsToMs(times[k]!)) * 1_000_000n), t + visibleAfterMs));
     },
     denyModels(modelIds, status = 401) {
       denied = new Set(modelIds);
