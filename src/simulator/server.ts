@@ -5,19 +5,18 @@
 //! the options have modules of their own.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomInt } from 'node:crypto';
 import { once } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { LogEntry } from '../records/entry.js';
 import { entryTimeNs, nsToMs } from '../time/timestamp.js';
 import { NO_FAULTS, faultAnswer, pickFault, type FaultRates } from './faults.js';
-import { errorAnswer, readBody, send, type Answer, type Credentials } from './http.js';
+import { errorAnswer, readBody, send, type Answer } from './http.js';
 import { LogsEndpoint } from './logs-endpoint.js';
-import { validateFaults, validateOptions, type SimulatorOptions } from './options.js';
+import { resolveOptions, validateFaults, type SimulatorOptions } from './options.js';
 import { hashString, mixSeed, mulberry32 } from './prng.js';
 import { answerSettings, type SettingsCall, type SettingsFailure, type SettingsUpdate } from './settings-endpoint.js';
 import { emptyStats, type SimulatorStats } from './stats.js';
-import { ModelLog, type GenerationParams, type TracebackEpisode } from './store.js';
+import { ModelLog, type TracebackEpisode } from './store.js';
 import { TokenCodec } from './token.js';
 
 /** Path of the *get model logs* operation. */
@@ -64,41 +63,17 @@ export interface Simulator {
 }
 
 /** Starts a simulator listening on `host:port` and resolves once it accepts connections. */
-export async function startSimulator(options: SimulatorOptions): Promise<Simulator> {
-  validateOptions(options);
-  const clock = options.clock ?? Date.now;
-  const now = (): number => Math.floor(clock());
-  const seed = options.seed ?? randomInt(0, 2 ** 32 - 1);
-  const ps = options.pageSize ?? 500;
-  const [pageMin, pageMax] = typeof ps === 'number' ? [ps, ps] : [ps.min, ps.max];
-  const credentials: Credentials = { token: options.token, acceptBearer: options.acceptBearer ?? false };
+export async function startSimulator(given: SimulatorOptions): Promise<Simulator> {
+  const options = resolveOptions(given);
+  const now = (): number => Math.floor(options.clock());
+  const { seed } = options;
   let faults: FaultRates = { ...NO_FAULTS, ...options.faults };
   const faultRng = mulberry32(mixSeed(seed, 0xfa17));
-
-  const params: GenerationParams = {
-    ratePerSec: options.ratePerSec,
-    delayMin: Math.round(options.ingestDelayMs?.min ?? 0),
-    delayMax: Math.round(options.ingestDelayMs?.max ?? 0),
-    lateShare: options.lateArrivals?.share ?? 0,
-    lateMin: Math.round(options.lateArrivals?.delayMs.min ?? 0),
-    lateMax: Math.round(options.lateArrivals?.delayMs.max ?? 0),
-    twinRate: options.twinRate ?? 0,
-    shortDigitsRate: options.shortDigitsRate ?? 0.1,
-    offSpecRate: options.offSpecRate ?? 0,
-    profile: options.content ?? 'plain',
-    hostileRate: options.hostileRate ?? 0,
-    content: {
-      multilineRate: options.multilineRate ?? 0.02,
-      unicodeRate: options.unicodeRate ?? 0.02,
-      emptyRate: options.emptyRate ?? 0.005,
-      longRate: options.longRate ?? 0.002,
-    },
-  };
   const startMs = now();
   const models = new Map<string, ModelLog>();
   for (const id of options.models) {
     const own = options.ratePerModel?.[id];
-    const m = new ModelLog(id, own === undefined ? params : { ...params, ratePerSec: own }, mulberry32(mixSeed(seed, hashString(id))), startMs - (options.historyMs ?? 0));
+    const m = new ModelLog(id, own === undefined ? options : { ...options, ratePerSec: own }, mulberry32(mixSeed(seed, hashString(id))), startMs - options.historyMs);
     m.generateUntil(startMs);
     models.set(id, m);
   }
@@ -109,25 +84,18 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   let deniedStatus: 401 | 403 = 401;
   /** Aborted at close: ends the waits of slow answers. */
   const stopping = new AbortController();
-  const unknownModel = options.unknownModelStatus ?? 404;
   const logs = new LogsEndpoint({
-    credentials,
+    options,
     models,
-    unknownModel,
     denied: (id) => (denied.has(id) ? deniedStatus : undefined),
     now,
     codec: new TokenCodec(),
-    tokenTtlMs: options.tokenTtlMs ?? 5 * 60_000,
-    pageMin,
-    pageMax,
     pageRng: mulberry32(mixSeed(seed, 0x9a6e)),
-    order: options.order ?? 'sorted',
-    endStyle: options.endStyle ?? 'absent',
     stats,
   });
   const settingsCalls: SettingsCall[] = [];
   const failingSettings = new Map<string, SettingsFailure>();
-  const settings = { credentials, models, now, updates: settingsUpdates, calls: settingsCalls, failing: failingSettings, unknownModel };
+  const settings = { options, models, now, updates: settingsUpdates, calls: settingsCalls, failing: failingSettings };
 
   /** Sends an answer, counted by status; cut short when the fault says so. */
   function reply(res: ServerResponse, a: Answer, truncated = false): void {
@@ -175,11 +143,10 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     });
   });
   server.keepAliveTimeout = 30_000;
-  server.listen(options.port ?? 0, options.host ?? '127.0.0.1');
+  server.listen(options.port, options.host);
   await once(server, 'listening');
   const port = (server.address() as AddressInfo).port;
-  const host = options.host ?? '127.0.0.1';
-  const urlHost = host.includes(':') ? `[${host}]` : host;
+  const urlHost = options.host.includes(':') ? `[${options.host}]` : options.host;
 
   let closing: Promise<void> | undefined;
   const modelOrFail = (id: string): ModelLog => {
