@@ -131,8 +131,7 @@ export class Checkpoints extends CheckpointReads {
 
   /** Returns the model's checkpoint, creating it with `startMs` when the model is new. */
   ensure(modelId: string, startMs: number, startAt: string | undefined): Checkpoint {
-    this.state.assertWritable();
-    this.insert.run(modelId, Math.floor(startMs), startAt ?? null, this.now());
+    this.ensureMany([{ modelId, startMs, startAt }]);
     return this.get(modelId)!;
   }
 

@@ -103,16 +103,15 @@ export class PageCommitter {
   private applyPage(w: PendingPage, lastSeq: number): number {
     const { modelId, fetchId, windowFromMs, entries, next, fetchedMs, begin } = w.p;
     const { result } = w;
-    const page = Array.isArray(entries) ? EntryObjectsPage.of(entries as readonly PreparedEntry[]) : (entries as PreparedPage);
+    const page = Array.isArray(entries) ? new EntryObjectsPage(entries as readonly PreparedEntry[]) : (entries as PreparedPage);
     const counted = this.dedupe.count(modelId, fetchId, page);
+    result.duplicates = counted.duplicates;
     if (counted.n === 0 && begin && 'end' in next && changesOnlyTheWindow(this.checkpoints.get(modelId), windowFromMs, page, counted.latest)) {
       w.deferred = true;
-      result.duplicates = counted.duplicates;
       return lastSeq;
     }
     const windowEndMs = counted.earliestBucketMs < windowFromMs ? (this.checkpoints.windowEndMs(modelId, begin) ?? windowFromMs) : windowFromMs;
     this.dedupe.write(modelId, counted, windowFromMs, windowEndMs);
-    result.duplicates = counted.duplicates;
     const { n } = counted;
     if (n > 0) {
       const first = lastSeq + 1;
