@@ -40,11 +40,6 @@ interface HistoryRow {
   details: string;
 }
 
-/** Whether the file has the tables (a read-only reader may open a file of an older version). */
-function hasTables(db: DB): boolean {
-  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'applied_settings'").get() !== undefined;
-}
-
 /** The applied settings and their history as the file holds them (the store's and the read-only reader's). */
 export class AppliedSettingsReads {
   private readonly ofModel: Database.Statement | undefined;
@@ -52,7 +47,8 @@ export class AppliedSettingsReads {
   private readonly recent: Database.Statement | undefined;
 
   constructor(db: DB) {
-    if (!hasTables(db)) return;
+    // A read-only reader may open a file of an older version, without the tables.
+    if (db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'applied_settings'").get() === undefined) return;
     this.ofModel = db.prepare('SELECT field, value FROM applied_settings WHERE model_id = ?');
     this.all = db.prepare('SELECT model_id, field, value FROM applied_settings');
     this.recent = db.prepare('SELECT * FROM (SELECT * FROM settings_history WHERE @modelId IS NULL OR model_id = @modelId ORDER BY id DESC LIMIT @limit) ORDER BY id');
