@@ -3,11 +3,11 @@
 //! or random size in time order or shuffled, and the three ways the spec allows to say that
 //! no more pages remain.
 import type { IncomingMessage } from 'node:http';
-import { errorAnswer, requestObject, requestedModel, type Answer } from './http.js';
+import { checkRequest, errorAnswer, type Answer } from './http.js';
 import type { ResolvedOptions } from './options.js';
 import type { Prng } from './prng.js';
 import type { SimulatorStats } from './stats.js';
-import { ModelLog, type Snapshot } from './store.js';
+import type { ModelLog, Snapshot } from './store.js';
 import { parseRequestTime } from './timefmt.js';
 import type { TokenCodec } from './token.js';
 
@@ -38,11 +38,9 @@ export class LogsEndpoint {
   answer(req: IncomingMessage, raw: string): Answer {
     const o = this.o;
     const { pageSize, order, endStyle } = o.options;
-    const parsed = requestObject(req, raw, o.options);
-    if ('error' in parsed) return parsed.error;
-    const { body } = parsed;
-    const model = requestedModel(body, o.models, o.options.unknownModelStatus);
-    if (!(model instanceof ModelLog)) return model;
+    const request = checkRequest(req, raw, o.options, o.models);
+    if ('status' in request) return request;
+    const { body, model } = request;
     const denied = o.denied(model.id);
     if (denied !== undefined) return errorAnswer(denied, denied === 401 ? 'Invalid token' : 'The token has no access to this model');
     const bounds: number[] = [];

@@ -1,9 +1,9 @@
 //! The *update model settings* operation of the simulated service: the fields the spec
 //! names, each checked for its type; an accepted update is recorded for tests to read.
 import type { IncomingMessage } from 'node:http';
-import { errorAnswer, requestObject, requestedModel, type Answer } from './http.js';
+import { checkRequest, errorAnswer, type Answer } from './http.js';
 import type { ResolvedOptions } from './options.js';
-import { ModelLog } from './store.js';
+import type { ModelLog } from './store.js';
 
 /** One accepted settings update. */
 export interface SettingsUpdate {
@@ -62,11 +62,9 @@ export function answerSettings(
 }
 
 function check(req: IncomingMessage, raw: string, o: Parameters<typeof answerSettings>[2]): Answer {
-  const parsed = requestObject(req, raw, o.options);
-  if ('error' in parsed) return parsed.error;
-  const { body } = parsed;
-  const model = requestedModel(body, o.models, o.options.unknownModelStatus);
-  if (!(model instanceof ModelLog)) return model;
+  const request = checkRequest(req, raw, o.options, o.models);
+  if ('status' in request) return request;
+  const { body, model } = request;
   const failure = o.failing.get(model.id);
   if (failure) return errorAnswer(failure.status, failure.details);
   const data = body.data;
