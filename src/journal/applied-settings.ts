@@ -40,24 +40,18 @@ interface HistoryRow {
   details: string;
 }
 
-/** Whether the file has the tables (a read-only reader may open a file of an older version). */
-function hasTables(db: DB): boolean {
-  return db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'applied_settings'").get() !== undefined;
-}
-
 /** The applied settings and their history as the file holds them (the store's and the read-only reader's). */
 export class AppliedSettingsReads {
   private readonly ofModel: Database.Statement | undefined;
   private readonly all: Database.Statement | undefined;
   private readonly recent: Database.Statement | undefined;
-  private readonly recentOfModel: Database.Statement | undefined;
 
   constructor(db: DB) {
-    if (!hasTables(db)) return;
+    // A read-only reader may open a file of an older version, without the tables.
+    if (db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'applied_settings'").get() === undefined) return;
     this.ofModel = db.prepare('SELECT field, value FROM applied_settings WHERE model_id = ?');
     this.all = db.prepare('SELECT model_id, field, value FROM applied_settings');
-    this.recent = db.prepare('SELECT * FROM (SELECT * FROM settings_history ORDER BY id DESC LIMIT ?) ORDER BY id');
-    this.recentOfModel = db.prepare('SELECT * FROM (SELECT * FROM settings_history WHERE model_id = ? ORDER BY id DESC LIMIT ?) ORDER BY id');
+    this.recent = db.prepare('SELECT * FROM (SELECT * FROM settings_history WHERE @modelId IS NULL OR model_id = @modelId ORDER BY id DESC LIMIT @limit) ORDER BY id');
   }
 
   /** The fields last applied to `modelId` (empty when none). */
@@ -80,7 +74,7 @@ export class AppliedSettingsReads {
 
   /** The last `limit` applies, oldest first, optionally of one model. */
   history(modelId?: string, limit = 1000): SettingsHistoryEntry[] {
-    const rows = (modelId === undefined ? this.recent?.all(limit) : this.recentOfModel?.all(modelId, limit)) as HistoryRow[] | undefined;
+    const rows = this.recent?.all({ modelId: modelId ?? null, limit }) as HistoryRow[] | undefined;
     return (rows ?? []).map((r) => ({
       id: r.id,
       modelId: r.model_id,

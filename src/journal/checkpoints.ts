@@ -6,7 +6,39 @@ import type Database from 'better-sqlite3';
 import { StateError } from '../errors.js';
 import { CheckpointReads, type Checkpoint } from './checkpoint-reads.js';
 import type { StateDb, Tx } from './db.js';
-import { endWindowInPlace, quietFlushDelayMs, quietRow, windowEnded, type PageContinuation, type WindowStart } from './checkpoint-windows.js';
+
+/** A window not yet recorded: the first page's transaction records it (saving a commit per window). */
+export interface WindowStart {
+  fromMs: number;
+  toMs: number;
+  planStateAfter?: string | undefined;
+}
+
+/**
+ * How a page ends its window fetch. `tokenHash` (hex) is added to the window's set of
+ * tokens followed, in the same transaction that stores the token.
+ */
+export type PageContinuation = { nextToken: string; tokenHash?: string } | { end: true };
+
+/**
+ * How long the checkpoint updates of quiet windows wait to be written, for `models` models:
+ * 6 ms per model, between 1 s and 60 s. Each write touches most of the checkpoint table's
+ * pages once thousands of models are due every second, and a model polled several times in
+ * between is written once: with 10,000 models polled every 10 s, a write every 60 s writes
+ * each checkpoint once instead of six times. A crash then has at most that many seconds of
+ * empty windows read again, which the next poll of each quiet model does in one request.
+ */
+export function quietFlushDelayMs(models: number): number {
+  return Math.min(60_000, Math.max(1_000, 6 * models));
+}
+
+/**
+ * The parameters of `endQuiet` for a cached checkpoint that is ahead of the file: the file
+ * then holds it as cached, its time of change included (not the time it was written).
+ */
+function quietRow(cp: Checkpoint) {
+  return { modelId: cp.modelId, toMs: cp.watermarkMs ?? null, planState: cp.planState ?? null, fetchId: cp.fetchId, now: cp.updatedMs };
+}
 
 /** A checkpoint to create: the model's start, and the `start_at` setting (as written) it answers to. */
 export interface NewCheckpoint {
@@ -37,7 +69,6 @@ export class Checkpoints extends CheckpointReads {
   private readonly endWindow: Database.Statement;
   private readonly setLastEntry: Database.Statement;
   private readonly endQuiet: Database.Statement;
-  private readonly wholeWindow: Database.Statement;
   private readonly writeQuiet: Tx<[], void>;
   private readonly insertMany: Tx<[models: readonly NewCheckpoint[], nowMs: number], void>;
   private readonly setStartAts: Tx<[changes: readonly StartAtRecord[]], void>;
@@ -73,12 +104,6 @@ export class Checkpoints extends CheckpointReads {
       `UPDATE checkpoints SET watermark_ms = max(coalesce(watermark_ms, @toMs), coalesce(@toMs, watermark_ms)), plan_state = coalesce(@planState, plan_state),
          fetch_id = max(fetch_id, @fetchId), updated_ms = @now WHERE model_id = @modelId AND win_from IS NULL`,
     );
-    // A window fetched in one page (nearly every poll): record, newest entry and end in one statement.
-    this.wholeWindow = db.prepare(
-      `UPDATE checkpoints SET watermark_ms = max(coalesce(watermark_ms, ?), ?), plan_state = coalesce(?, plan_state), plan_pending = NULL,
-         win_from = NULL, win_to = NULL, next_token = NULL, win_tokens = NULL, fetch_id = ?,
-         last_entry_ns = CASE WHEN ? IS NULL THEN last_entry_ns ELSE max(coalesce(last_entry_ns, ?), ?) END, updated_ms = ? WHERE model_id = ?`,
-    );
     this.insertMany = db.transaction((models: readonly NewCheckpoint[], nowMs: number) => {
       for (const m of models) this.insert.run(m.modelId, Math.floor(m.startMs), m.startAt ?? null, nowMs);
     });
@@ -106,8 +131,7 @@ export class Checkpoints extends CheckpointReads {
 
   /** Returns the model's checkpoint, creating it with `startMs` when the model is new. */
   ensure(modelId: string, startMs: number, startAt: string | undefined): Checkpoint {
-    this.state.assertWritable();
-    this.insert.run(modelId, Math.floor(startMs), startAt ?? null, this.now());
+    this.ensureMany([{ modelId, startMs, startAt }]);
     return this.get(modelId)!;
   }
 
@@ -141,18 +165,12 @@ export class Checkpoints extends CheckpointReads {
    * the end; it is applied in the transaction of the last page.
    */
   beginWindow(modelId: string, fromMs: number, toMs: number, planStateAfter: string | undefined): Checkpoint {
-    this.state.assertWritable();
-    this.uncache(modelId);
-    this.begin.run(Math.floor(fromMs), Math.ceil(toMs), planStateAfter ?? null, this.now(), modelId);
-    return this.get(modelId)!;
+    return this.change(modelId, this.begin, Math.floor(fromMs), Math.ceil(toMs), planStateAfter ?? null);
   }
 
   /** Restarts the window in progress from its first page (new fetch id, no token). */
   restartWindow(modelId: string): Checkpoint {
-    this.state.assertWritable();
-    this.uncache(modelId);
-    this.restart.run(this.now(), modelId);
-    return this.get(modelId)!;
+    return this.change(modelId, this.restart);
   }
 
   /**
@@ -161,9 +179,14 @@ export class Checkpoints extends CheckpointReads {
    * state to adopt when the window completes (it must cover only the shorter window).
    */
   shortenWindow(modelId: string, toMs: number, planStateAfter: string | undefined): Checkpoint {
+    return this.change(modelId, this.shorten, Math.ceil(toMs), planStateAfter ?? null);
+  }
+
+  /** Runs `statement` with `params`, then the time and the model id; returns the checkpoint as written. */
+  private change(modelId: string, statement: Database.Statement, ...params: unknown[]): Checkpoint {
     this.state.assertWritable();
     this.uncache(modelId);
-    this.shorten.run(Math.ceil(toMs), planStateAfter ?? null, this.now(), modelId);
+    statement.run(...params, this.now(), modelId);
     return this.get(modelId)!;
   }
 
@@ -183,27 +206,15 @@ export class Checkpoints extends CheckpointReads {
   /**
    * Writes a page's checkpoint (after its entries, in its transaction): what `unwritten`
    * returned, the window the page begins, its newest entry time, then the next token or the
-   * window's end. Returns the checkpoint as the file now holds it when that follows from the
-   * cached one (a window fetched in one page), for {@link Checkpoints.committed}; undefined
-   * when it must be read back.
+   * window's end.
    */
-  writePage(modelId: string, fetchId: number, unwritten: Checkpoint | undefined, begin: WindowStart | undefined, next: PageContinuation, latestNs: bigint | undefined): Checkpoint | undefined {
+  writePage(modelId: string, fetchId: number, unwritten: Checkpoint | undefined, begin: WindowStart | undefined, next: PageContinuation, latestNs: bigint | undefined): void {
     const nowMs = this.now();
     if (unwritten) this.endQuiet.run(quietRow(unwritten));
-    const base = unwritten ?? this.cache.get(modelId);
-    if (begin && 'end' in next) {
-      const toMs = Math.ceil(begin.toMs);
-      const latest = latestNs ?? null;
-      this.wholeWindow.run(toMs, toMs, begin.planStateAfter ?? null, fetchId, latest, latest, latest, nowMs, modelId);
-      if (!base) return undefined;
-      const lastEntryNs = latestNs === undefined || (base.lastEntryNs !== undefined && base.lastEntryNs > latestNs) ? base.lastEntryNs : latestNs;
-      return { ...windowEnded(base, begin, fetchId, nowMs), lastEntryNs };
-    }
     if (begin) this.record.run(Math.floor(begin.fromMs), Math.ceil(begin.toMs), begin.planStateAfter ?? null, fetchId, nowMs, modelId);
     if (latestNs !== undefined) this.setLastEntry.run(latestNs, latestNs, modelId);
     if ('end' in next) this.endWindow.run(nowMs, modelId);
     else this.setToken.run({ token: next.nextToken, hash: next.tokenHash ?? null, now: nowMs, modelId });
-    return undefined;
   }
 
   /** The end of the window a page belongs to: the window it begins, or the one in progress. */
@@ -212,27 +223,10 @@ export class Checkpoints extends CheckpointReads {
     return to === undefined ? undefined : Math.ceil(to);
   }
 
-  /**
-   * After the page's transaction committed: the file holds the model's checkpoint, `after`
-   * when {@link Checkpoints.writePage} knew it; otherwise read back now, while its page is
-   * still in SQLite's cache (read at the model's next poll, it was usually a read from disk
-   * with thousands of models).
-   */
-  committed(modelId: string, after: Checkpoint | undefined): void {
+  /** After the page's transaction committed: the file holds the model's checkpoint, read again when next asked for. */
+  committed(modelId: string): void {
     this.quiet.delete(modelId);
     this.cache.delete(modelId);
-    if (after) {
-      this.cache.set(modelId, after);
-      return;
-    }
-    let cp: Checkpoint | undefined;
-    try {
-      cp = super.get(modelId);
-    } catch {
-      // The commit stands whatever this read does: the checkpoint is then read when next asked for.
-      return;
-    }
-    if (cp) this.cache.set(modelId, cp);
   }
 
   // ---- windows that returned nothing --------------------------------------------------
@@ -250,7 +244,12 @@ export class Checkpoints extends CheckpointReads {
     // The cached checkpoint (get() caches what it reads) is changed in place: a new object per
     // quiet poll lived until the model's next poll, long enough to be promoted to the old
     // generation. Callers use a checkpoint between two awaits and keep copies (model-poller.ts).
-    endWindowInPlace(cp, begin, Math.max(cp.fetchId, fetchId), this.now());
+    const toMs = Math.ceil(begin.toMs);
+    cp.watermarkMs = Math.max(cp.watermarkMs ?? toMs, toMs);
+    cp.window = undefined;
+    cp.fetchId = Math.max(cp.fetchId, fetchId);
+    cp.planState = begin.planStateAfter ?? cp.planState;
+    cp.updatedMs = this.now();
     this.quiet.add(modelId);
     this.quietTimer ??= setTimeout(() => this.flushQuietSoon(), this.quietDelayMs()).unref();
   }

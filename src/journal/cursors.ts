@@ -50,11 +50,6 @@ interface SinkRow {
   hold_seq?: number | null;
 }
 
-const LIST_INFLIGHT = 'SELECT first_seq AS firstSeq, last_seq AS lastSeq, batch_key AS key, closes FROM inflight WHERE sink = ? ORDER BY first_seq';
-/** Schema 5 kept no closes (a file the reader opens is not migrated). */
-const LIST_INFLIGHT_V5 = 'SELECT first_seq AS firstSeq, last_seq AS lastSeq, batch_key AS key, NULL AS closes FROM inflight WHERE sink = ? ORDER BY first_seq';
-/** Schema 4 and earlier kept no batch keys. */
-const LIST_INFLIGHT_V4 = 'SELECT first_seq AS firstSeq, last_seq AS lastSeq, NULL AS key, NULL AS closes FROM inflight WHERE sink = ? ORDER BY first_seq';
 
 /** Sink rows as the file holds them (the store's and the read-only reader's). */
 export class SinkReads {
@@ -66,7 +61,10 @@ export class SinkReads {
   constructor(db: DB, schema: number) {
     this.one = db.prepare('SELECT * FROM sinks WHERE name = ?');
     this.all = db.prepare('SELECT * FROM sinks ORDER BY name');
-    this.inflight = db.prepare(schema >= 6 ? LIST_INFLIGHT : schema === 5 ? LIST_INFLIGHT_V5 : LIST_INFLIGHT_V4);
+    // Schema 4 and earlier kept no batch keys, 5 no closes (a file the reader opens is not migrated).
+    const key = schema >= 5 ? 'batch_key' : 'NULL';
+    const closes = schema >= 6 ? 'closes' : 'NULL';
+    this.inflight = db.prepare(`SELECT first_seq AS firstSeq, last_seq AS lastSeq, ${key} AS key, ${closes} AS closes FROM inflight WHERE sink = ? ORDER BY first_seq`);
   }
 
   /** A sink's cursor row. */
@@ -77,11 +75,7 @@ export class SinkReads {
 
   /** All sink rows, by name. */
   list(): SinkCursor[] {
-    return this.rows().map((r) => this.toSinkCursor(r));
-  }
-
-  protected rows(): SinkRow[] {
-    return this.all.all() as SinkRow[];
+    return (this.all.all() as SinkRow[]).map((r) => this.toSinkCursor(r));
   }
 
   private toSinkCursor(r: SinkRow): SinkCursor {
@@ -104,8 +98,8 @@ export class SinkReads {
 /** The sink rows of the store. */
 export class Cursors extends SinkReads {
   private readonly insert: Database.Statement;
-  private readonly remove: Database.Statement;
-  private readonly removeInflight: Database.Statement;
+  private readonly removeOthers: Database.Statement;
+  private readonly removeOrphans: Database.Statement;
   private readonly addInflight: Database.Statement;
   private readonly clearInflight: Database.Statement;
   private readonly ackRow: Database.Statement;
@@ -122,8 +116,8 @@ export class Cursors extends SinkReads {
     super(state.db, 6);
     const db = state.db;
     this.insert = db.prepare('INSERT OR IGNORE INTO sinks (name, cursor, updated_ms) VALUES (?, ?, ?)');
-    this.remove = db.prepare('DELETE FROM sinks WHERE name = ?');
-    this.removeInflight = db.prepare('DELETE FROM inflight WHERE sink = ?');
+    this.removeOthers = db.prepare('DELETE FROM sinks WHERE name NOT IN (SELECT value FROM json_each(?)) RETURNING name').pluck();
+    this.removeOrphans = db.prepare('DELETE FROM inflight WHERE sink NOT IN (SELECT name FROM sinks)');
     this.addInflight = db.prepare('INSERT OR REPLACE INTO inflight (sink, first_seq, last_seq, batch_key, closes) VALUES (?, ?, ?, ?, ?)');
     this.clearInflight = db.prepare('DELETE FROM inflight WHERE sink = ? AND last_seq <= ?');
     this.ackRow = db.prepare('UPDATE sinks SET cursor = max(cursor, ?), state = coalesce(?, state), delivered = delivered + ?, updated_ms = ? WHERE name = ?');
@@ -131,24 +125,21 @@ export class Cursors extends SinkReads {
     this.setStateRow = db.prepare('UPDATE sinks SET state = ?, updated_ms = ? WHERE name = ?');
     // A sink holding lines in open groups keeps the journal from the first of them.
     this.min = db.prepare('SELECT min(CASE WHEN hold_seq IS NOT NULL AND hold_seq <= cursor THEN hold_seq - 1 ELSE cursor END) AS c FROM sinks');
-    const drop = db.prepare('UPDATE sinks SET cursor = ?, dropped = dropped + ?, updated_ms = ? WHERE name = ?');
-    const dropInflight = db.prepare('DELETE FROM inflight WHERE sink = ? AND first_seq <= ?');
+    const lagging = db.prepare('SELECT name, @last - max(cursor, @first - 1) AS lost FROM sinks WHERE cursor < @last');
+    const dropInflight = db.prepare('DELETE FROM inflight WHERE first_seq <= @last AND sink IN (SELECT name FROM sinks WHERE cursor < @last)');
+    // Held lines among the dropped rows are gone: they no longer keep the journal.
+    const drop = db.prepare(
+      `UPDATE sinks SET dropped = dropped + @last - max(cursor, @first - 1), cursor = @last, updated_ms = @now,
+         hold_seq = CASE WHEN hold_seq <= @last THEN NULL ELSE hold_seq END WHERE cursor < @last`,
+    );
     this.ackTx = db.transaction((name: string, lastSeq: number, delivered: number, state: string | undefined, held: HeldGroups | undefined) =>
       this.advance(name, lastSeq, delivered, state, held),
     );
-    this.dropTx = db.transaction((firstSeq: number, lastSeq: number) => {
-      const dropped = new Map<string, number>();
-      for (const sink of this.rows()) {
-        if (sink.cursor < lastSeq) {
-          const lost = lastSeq - Math.max(sink.cursor, firstSeq - 1);
-          drop.run(lastSeq, lost, this.now(), sink.name);
-          // Held lines among the dropped rows are gone: they no longer keep the journal.
-          if (sink.hold_seq != null && sink.hold_seq <= lastSeq) this.holdRow.run(sink.held ?? null, null, sink.name);
-          dropInflight.run(sink.name, lastSeq);
-          if (lost > 0) dropped.set(sink.name, lost);
-        }
-      }
-      return dropped;
+    this.dropTx = db.transaction((first: number, last: number) => {
+      const lost = lagging.all({ first, last }) as { name: string; lost: number }[];
+      dropInflight.run({ last });
+      drop.run({ first, last, now: this.now() });
+      return new Map(lost.filter((s) => s.lost > 0).map((s) => [s.name, s.lost]));
     });
   }
 
@@ -159,16 +150,10 @@ export class Cursors extends SinkReads {
     return this.get(name)!;
   }
 
-  /** Removes the rows of sinks not in `names`; returns the names removed. */
+  /** Removes the rows of sinks not in `names` (and their batches in flight); returns the names removed. */
   removeExcept(names: readonly string[]): string[] {
-    const keep = new Set(names);
-    const gone = this.rows()
-      .filter((s) => !keep.has(s.name))
-      .map((s) => s.name);
-    for (const n of gone) {
-      this.remove.run(n);
-      this.removeInflight.run(n);
-    }
+    const gone = (this.removeOthers.all(JSON.stringify(names)) as string[]).sort();
+    this.removeOrphans.run();
     return gone;
   }
 

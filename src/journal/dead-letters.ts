@@ -50,20 +50,17 @@ const MAX_ERROR = 2000;
 
 /** Dead letters as the file holds them (the store's and the read-only reader's). */
 export class DeadLetterReads {
-  private readonly all: Database.Statement;
-  private readonly ofSink: Database.Statement;
+  private readonly some: Database.Statement;
   private readonly counts: Database.Statement;
 
   constructor(db: DB) {
-    this.all = db.prepare('SELECT * FROM dlq ORDER BY id LIMIT ?');
-    this.ofSink = db.prepare('SELECT * FROM dlq WHERE sink = ? ORDER BY id LIMIT ?');
+    this.some = db.prepare('SELECT * FROM dlq WHERE @sink IS NULL OR sink = @sink ORDER BY id LIMIT @limit');
     this.counts = db.prepare('SELECT sink, count(*) AS b, sum(count) AS e FROM dlq GROUP BY sink');
   }
 
   /** Dead letters, oldest first, optionally of one sink. */
   list(sink?: string, limit = 1000): DeadLetter[] {
-    const rows = (sink === undefined ? this.all.all(limit) : this.ofSink.all(sink, limit)) as DlqRow[];
-    return rows.map(toDeadLetter);
+    return (this.some.all({ sink: sink ?? null, limit }) as DlqRow[]).map(toDeadLetter);
   }
 
   /** Counts of dead letters per sink. */
@@ -75,13 +72,11 @@ export class DeadLetterReads {
 
 /** The dead letters of the store. */
 export class DeadLetters extends DeadLetterReads {
-  private readonly deleteOne: Database.Statement;
-  private readonly replayAll: Database.Statement;
-  private readonly replayOfSink: Database.Statement;
+  private readonly deleteSome: Database.Statement;
+  private readonly replay: Database.Statement;
   private readonly keep: Database.Statement;
   private readonly next: Database.Statement;
   private readonly addTx: Tx<[name: string, letters: readonly Letter[], ack: LetterAck], void>;
-  private readonly deleteTx: Tx<[ids: readonly number[]], number>;
 
   constructor(
     private readonly state: StateDb,
@@ -91,9 +86,8 @@ export class DeadLetters extends DeadLetterReads {
     super(state.db);
     const db = state.db;
     const insert = db.prepare('INSERT INTO dlq (sink, first_seq, last_seq, count, error, created_ms, entries) VALUES (?, ?, ?, ?, ?, ?, ?)');
-    this.deleteOne = db.prepare('DELETE FROM dlq WHERE id = ?');
-    this.replayAll = db.prepare('UPDATE dlq SET replay = 1');
-    this.replayOfSink = db.prepare('UPDATE dlq SET replay = 1 WHERE sink = ?');
+    this.deleteSome = db.prepare('DELETE FROM dlq WHERE id IN (SELECT value FROM json_each(?))');
+    this.replay = db.prepare('UPDATE dlq SET replay = 1 WHERE @sink IS NULL OR sink = @sink');
     this.keep = db.prepare('UPDATE dlq SET replay = 0, error = ? WHERE id = ?');
     this.next = db.prepare('SELECT * FROM dlq WHERE sink = ? AND replay = 1 ORDER BY id LIMIT 1');
     this.addTx = db.transaction((name: string, letters: readonly Letter[], ack: LetterAck) => {
@@ -105,11 +99,6 @@ export class DeadLetters extends DeadLetterReads {
       }
       cursors.advance(name, ack.lastSeq, ack.delivered, ack.state, ack.held);
     });
-    this.deleteTx = db.transaction((ids: readonly number[]) => {
-      let n = 0;
-      for (const id of ids) n += this.deleteOne.run(id).changes;
-      return n;
-    });
   }
 
   /** Stores dead letters and moves the sink's cursor past them (with the groups it still holds), in one synced transaction. */
@@ -119,12 +108,12 @@ export class DeadLetters extends DeadLetterReads {
 
   /** Deletes dead letters by id; returns how many were deleted. */
   delete(ids: readonly number[]): number {
-    return this.deleteTx.immediate(ids);
+    return this.deleteSome.run(JSON.stringify(ids)).changes;
   }
 
   /** Marks dead letters (all, or one sink's) for a running daemon to send again. Returns how many. */
   requestReplay(sink?: string): number {
-    return (sink === undefined ? this.replayAll.run() : this.replayOfSink.run(sink)).changes;
+    return this.replay.run({ sink: sink ?? null }).changes;
   }
 
   /** Clears the replay mark of a dead letter whose replay failed, recording the new error. */

@@ -23,20 +23,14 @@ export interface JournalTotals {
 }
 
 /** Reads the journal's totals (the store once at open, the read-only reader at each call). */
-export class JournalTotalsQuery {
-  private readonly sums: Database.Statement;
-
-  constructor(db: DB) {
-    // Once rows are deleted, the highest seq given out is kept in meta (see deleteThrough).
-    this.sums = db.prepare(
+export function readJournalTotals(db: DB): JournalTotals {
+  // Once rows are deleted, the highest seq given out is kept in meta (see deleteThrough).
+  return db
+    .prepare(
       `SELECT coalesce(sum(count), 0) AS entries, coalesce(sum(bytes), 0) AS bytes,
          max(coalesce(max(last_seq), 0), coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'last_seq'), 0)) AS lastSeq FROM journal`,
-    );
-  }
-
-  read(): JournalTotals {
-    return this.sums.get() as JournalTotals;
-  }
+    )
+    .get() as JournalTotals;
 }
 
 interface JournalRow {
@@ -61,7 +55,7 @@ export class JournalEntries {
 
   constructor(private readonly state: StateDb) {
     const db = state.db;
-    const totals = new JournalTotalsQuery(db).read();
+    const totals = readJournalTotals(db);
     this.count = totals.entries;
     this.bytes = totals.bytes;
     state.start(totals.lastSeq);
@@ -73,7 +67,12 @@ export class JournalEntries {
     for (const r of db.prepare('SELECT model_id AS m, max(last_seq) AS s FROM journal GROUP BY model_id').all() as { m: string; s: number }[]) {
       this.lastSeqOfModel.set(r.m, r.s);
     }
-    this.oldestRows = db.prepare('SELECT first_seq AS firstSeq, last_seq AS lastSeq, count, bytes FROM journal ORDER BY first_seq');
+    // Rows are taken, oldest first, while those before them hold fewer than the entries or the bytes asked for.
+    this.oldestRows = db.prepare(
+      `SELECT min(first_seq) AS firstSeq, max(last_seq) AS lastSeq FROM (SELECT first_seq, last_seq,
+         sum(count) OVER w - count AS entriesBefore, sum(bytes) OVER w - bytes AS bytesBefore FROM journal WINDOW w AS (ORDER BY first_seq))
+       WHERE entriesBefore < @entries OR bytesBefore < @bytes`,
+    );
     const sumBelow = db.prepare('SELECT coalesce(sum(count), 0) AS n, coalesce(sum(bytes), 0) AS b FROM journal WHERE first_seq <= ? AND last_seq <= ?');
     const deleteBelow = db.prepare('DELETE FROM journal WHERE first_seq <= ? AND last_seq <= ?');
     const setLastSeq = db.prepare("INSERT INTO meta (key, value) VALUES ('last_seq', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
@@ -223,18 +222,8 @@ export class JournalEntries {
    * the first seq of the oldest and the last seq of the newest of them.
    */
   oldest(entries: number, bytes: number): { firstSeq: number; lastSeq: number } | undefined {
-    let firstSeq: number | undefined;
-    let lastSeq = 0;
-    let freedEntries = 0;
-    let freedBytes = 0;
-    for (const r of this.oldestRows.iterate() as IterableIterator<{ firstSeq: number; lastSeq: number; count: number; bytes: number }>) {
-      if (freedEntries >= entries && freedBytes >= bytes) break;
-      firstSeq ??= r.firstSeq;
-      lastSeq = r.lastSeq;
-      freedEntries += r.count;
-      freedBytes += r.bytes;
-    }
-    return firstSeq === undefined ? undefined : { firstSeq, lastSeq };
+    const span = this.oldestRows.get({ entries, bytes }) as { firstSeq: number | null; lastSeq: number | null };
+    return span.firstSeq === null ? undefined : { firstSeq: span.firstSeq, lastSeq: span.lastSeq! };
   }
 
   /**

@@ -32,13 +32,7 @@ export class GroupCommit {
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
     // An empty window of a quiet model changes no row now: committed at once, without waiting
     // for a group (at 10,000 models nearly every poll is one).
-    if (isQuietPage(page)) {
-      try {
-        return Promise.resolve(this.store.commitPages([page], { sync: false })[0]!);
-      } catch (err) {
-        return Promise.reject(err);
-      }
-    }
+    if (isQuietPage(page)) return new Promise((resolve) => resolve(this.store.commitPages([page], { sync: false })[0]!));
     return new Promise((resolve, reject) => {
       this.#queue.push({ page, resolve, reject });
       this.#schedule();

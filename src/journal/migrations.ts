@@ -1,12 +1,7 @@
 //! Numbered schema migrations of the state file, applied in order at open.
 
-/** One migration: `version` is stored in `PRAGMA user_version` once applied. */
-export interface Migration {
-  version: number;
-  sql: string;
-}
-
-export const MIGRATIONS: readonly Migration[] = [
+/** The migrations in order: each one's `version` is stored in `PRAGMA user_version` once applied. */
+export const MIGRATIONS: readonly { version: number; sql: string }[] = [
   {
     version: 1,
     sql: `

@@ -2,8 +2,7 @@
 //! and the checkpoint move together in one transaction, so the checkpoint never moves
 //! ahead of the entries. Pages of several models that arrive together share it.
 import type { Checkpoint } from './checkpoint-reads.js';
-import type { Checkpoints } from './checkpoints.js';
-import type { PageContinuation, WindowStart } from './checkpoint-windows.js';
+import type { Checkpoints, PageContinuation, WindowStart } from './checkpoints.js';
 import type { StateDb, Tx } from './db.js';
 import type { DedupeCounts } from './dedupe-counts.js';
 import type { JournalEntries } from './entries.js';
@@ -48,8 +47,6 @@ interface PendingPage {
   result: PageCommit;
   unwritten: Checkpoint | undefined;
   page: JournalPage | undefined;
-  /** The checkpoint the transaction wrote, when it follows from the cached one. */
-  after: Checkpoint | undefined;
   /** Set when the page brought nothing new and is written later, as an empty window is. */
   deferred: boolean;
 }
@@ -79,7 +76,7 @@ export class PageCommitter {
     for (let i = 0; i < pages.length; i++) {
       const p = pages[i]!;
       if (isQuietPage(p)) this.checkpoints.deferQuiet(p.modelId, p.begin!, p.fetchId);
-      else work.push({ p, result: results[i]!, unwritten: this.checkpoints.unwritten(p.modelId), page: undefined, after: undefined, deferred: false });
+      else work.push({ p, result: results[i]!, unwritten: this.checkpoints.unwritten(p.modelId), page: undefined, deferred: false });
     }
     if (work.length === 0) return results;
     // The caller syncs later (syncJournal), or the pages are empty: an empty page only moves
@@ -94,7 +91,7 @@ export class PageCommitter {
         this.checkpoints.deferQuiet(w.p.modelId, w.p.begin!, w.p.fetchId);
         continue;
       }
-      this.checkpoints.committed(w.p.modelId, w.after);
+      this.checkpoints.committed(w.p.modelId);
       // Sinks read a page right after it is committed: keep it.
       if (w.page) this.entries.appended(w.page);
     }
@@ -106,16 +103,15 @@ export class PageCommitter {
   private applyPage(w: PendingPage, lastSeq: number): number {
     const { modelId, fetchId, windowFromMs, entries, next, fetchedMs, begin } = w.p;
     const { result } = w;
-    const page = Array.isArray(entries) ? EntryObjectsPage.of(entries as readonly PreparedEntry[]) : (entries as PreparedPage);
+    const page = Array.isArray(entries) ? new EntryObjectsPage(entries as readonly PreparedEntry[]) : (entries as PreparedPage);
     const counted = this.dedupe.count(modelId, fetchId, page);
+    result.duplicates = counted.duplicates;
     if (counted.n === 0 && begin && 'end' in next && changesOnlyTheWindow(this.checkpoints.get(modelId), windowFromMs, page, counted.latest)) {
       w.deferred = true;
-      result.duplicates = counted.duplicates;
       return lastSeq;
     }
     const windowEndMs = counted.earliestBucketMs < windowFromMs ? (this.checkpoints.windowEndMs(modelId, begin) ?? windowFromMs) : windowFromMs;
     this.dedupe.write(modelId, counted, windowFromMs, windowEndMs);
-    result.duplicates = counted.duplicates;
     const { n } = counted;
     if (n > 0) {
       const first = lastSeq + 1;
@@ -129,7 +125,7 @@ export class PageCommitter {
       if (page.invalid) result.invalid = invalidKept(page.invalid, counted.kept, n);
       lastSeq = first + n - 1;
     }
-    w.after = this.checkpoints.writePage(modelId, fetchId, w.unwritten, begin, next, counted.latest >= 0 ? page.timesNs[counted.latest] : undefined);
+    this.checkpoints.writePage(modelId, fetchId, w.unwritten, begin, next, counted.latest >= 0 ? page.timesNs[counted.latest] : undefined);
     return lastSeq;
   }
 }

@@ -109,16 +109,12 @@ export interface PageSlice {
 
 /** Entries in a list of slices. */
 export function sliceCount(slices: readonly PageSlice[]): number {
-  let n = 0;
-  for (const s of slices) n += s.to - s.from;
-  return n;
+  return slices.reduce((n, s) => n + s.to - s.from, 0);
 }
 
 /** Bytes of NDJSON in a list of slices (the measure of a batch's size). */
 export function sliceBytes(slices: readonly PageSlice[]): number {
-  let n = 0;
-  for (const s of slices) n += s.page.size(s.from, s.to);
-  return n;
+  return slices.reduce((n, s) => n + s.page.size(s.from, s.to), 0);
 }
 
 /** The entries of a list of slices, as objects. */

@@ -40,32 +40,22 @@ export interface PreparedPage {
 /** A prepared page of entry objects, each on the spec. */
 export class EntryObjectsPage implements PreparedPage {
   readonly invalid = undefined;
+  readonly length: number;
+  readonly timesNs: BigInt64Array;
+  readonly hashes: Float64Array;
+  private readonly entries: readonly LogEntry[];
 
-  constructor(
-    private readonly entries: readonly LogEntry[],
-    readonly timesNs: BigInt64Array,
-    readonly hashes: Float64Array,
-  ) {}
+  /** The page of entries prepared one by one (their times parsed). */
+  constructor(prepared: readonly PreparedEntry[]) {
+    this.length = prepared.length;
+    this.timesNs = BigInt64Array.from(prepared, (p) => p.timeNs);
+    this.hashes = Float64Array.from(prepared, (p) => p.hash);
+    this.entries = prepared.map((p) => p.entry);
+  }
 
   legacyHash(i: number): number {
     const e = this.entries[i]!;
     return legacyContentHash(e.stream, e.log);
-  }
-
-  /** The page of entries prepared one by one (their times parsed). */
-  static of(prepared: readonly PreparedEntry[]): EntryObjectsPage {
-    const n = prepared.length;
-    const timesNs = new BigInt64Array(n);
-    const hashes = new Float64Array(n);
-    for (let i = 0; i < n; i++) {
-      timesNs[i] = prepared[i]!.timeNs;
-      hashes[i] = prepared[i]!.hash;
-    }
-    return new EntryObjectsPage(prepared.map((p) => p.entry), timesNs, hashes);
-  }
-
-  get length(): number {
-    return this.entries.length;
   }
 
   render(modelId: string, kept: Uint32Array, n: number): Buffer {

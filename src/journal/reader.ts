@@ -7,7 +7,7 @@ import { CheckpointReads, type Checkpoint } from './checkpoint-reads.js';
 import { SinkReads, type SinkCursor } from './cursors.js';
 import { DeadLetterReads, type DeadLetter } from './dead-letters.js';
 import { integrityCheck, openReadOnly, readInstallationId, schemaVersion, type DB } from './db.js';
-import { JournalTotalsQuery } from './entries.js';
+import { readJournalTotals } from './entries.js';
 import type { StatusStore } from './status-store.js';
 
 /** A state file open read-only. Every read is of the file as it is now. */
@@ -18,7 +18,6 @@ export class StateReader implements StatusStore {
   private readonly checkpoints: CheckpointReads;
   private readonly sinks: SinkReads;
   private readonly deadLetters: DeadLetterReads;
-  private readonly totals: JournalTotalsQuery;
 
   private constructor(
     readonly path: string,
@@ -28,11 +27,10 @@ export class StateReader implements StatusStore {
     this.checkpoints = new CheckpointReads(db);
     this.sinks = new SinkReads(db, schemaVersion(db));
     this.deadLetters = new DeadLetterReads(db);
-    this.totals = new JournalTotalsQuery(db);
     this.settings = new AppliedSettingsReads(db);
     // Read once at open, as the store does: damaged journal pages then make a corrupt-file
     // error with the way out (see db.ts), not a bare SQLite error from the first command.
-    this.totals.read();
+    readJournalTotals(db);
   }
 
   /**
@@ -57,12 +55,12 @@ export class StateReader implements StatusStore {
   }
 
   journalSize(): { entries: number; bytes: number } {
-    const { entries, bytes } = this.totals.read();
+    const { entries, bytes } = readJournalTotals(this.db);
     return { entries, bytes };
   }
 
   lastSeq(): number {
-    return this.totals.read().lastSeq;
+    return readJournalTotals(this.db).lastSeq;
   }
 
   /** Dead letters, oldest first, optionally of one sink. */

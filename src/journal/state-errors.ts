@@ -3,6 +3,7 @@
 //! loop that hit the error pauses and starts again from them.
 import type { Logger } from 'pino';
 import { describeError } from '../errors.js';
+import { LogThrottle } from '../telemetry/log-throttle.js';
 import { backoffDelay, sleep } from '../time/backoff.js';
 
 /**
@@ -26,7 +27,7 @@ export function stateRetryDelay(failures: number, random: () => number = Math.ra
  */
 export class StateWriteRetry {
   #failures = 0;
-  #loggedAt = -Infinity;
+  #errorLines = new LogThrottle(60_000);
 
   /**
    * @param fields what every line names (the model or the sink)
@@ -42,14 +43,9 @@ export class StateWriteRetry {
   failed(err: Error & { code: string }): number {
     this.#failures++;
     const delay = stateRetryDelay(this.#failures);
-    const now = performance.now();
     const fields = { ...this.fields, code: err.code, err: describeError(err), retryInMs: delay };
-    if (now - this.#loggedAt >= 60_000) {
-      this.#loggedAt = now;
-      this.logger.error(fields, this.messages.paused);
-    } else {
-      this.logger.debug(fields, 'could not write the state file; retrying');
-    }
+    if (this.#errorLines.take(performance.now())) this.logger.error(fields, this.messages.paused);
+    else this.logger.debug(fields, 'could not write the state file; retrying');
     return delay;
   }
 
@@ -58,7 +54,7 @@ export class StateWriteRetry {
     if (this.#failures === 0) return;
     this.logger.info(this.fields, this.messages.resumed);
     this.#failures = 0;
-    this.#loggedAt = -Infinity;
+    this.#errorLines = new LogThrottle(60_000);
   }
 }
 

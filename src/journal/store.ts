@@ -11,8 +11,7 @@
 import type { SinkEntry } from '../records/entry.js';
 import { AppliedSettings } from './applied-settings.js';
 import type { Checkpoint } from './checkpoint-reads.js';
-import { Checkpoints, type NewCheckpoint, type StartAtRecord } from './checkpoints.js';
-import type { PageContinuation, WindowStart } from './checkpoint-windows.js';
+import { Checkpoints, type NewCheckpoint, type PageContinuation, type StartAtRecord, type WindowStart } from './checkpoints.js';
 import { Cursors, type HeldGroups, type SinkCursor } from './cursors.js';
 import { DeadLetters, type DeadLetter, type Letter } from './dead-letters.js';
 import { DedupeCounts } from './dedupe-counts.js';
@@ -24,8 +23,7 @@ import type { PreparedEntry } from './prepared.js';
 import type { StatusStore } from './status-store.js';
 
 export type { Checkpoint } from './checkpoint-reads.js';
-export type { NewCheckpoint, StartAtRecord } from './checkpoints.js';
-export type { PageContinuation, WindowStart } from './checkpoint-windows.js';
+export type { NewCheckpoint, PageContinuation, StartAtRecord, WindowStart } from './checkpoints.js';
 export type { HeldGroups, InflightBatch, SinkCursor } from './cursors.js';
 export type { DeadLetter } from './dead-letters.js';
 export type { WalSync } from './db.js';

@@ -87,19 +87,20 @@ export abstract class EntryColumns {
   }
 
   private grow(): void {
-    const cap = Math.max(1024, this.cap * 2);
-    const g = <T extends Float64Array | Int32Array | Uint32Array | Uint8Array>(old: T, make: (n: number) => T): T => {
-      const a = make(cap);
-      a.set(old);
-      return a;
-    };
-    this.ms = g(this.ms, (k) => new Float64Array(k));
-    this.ns = g(this.ns, (k) => new Int32Array(k));
-    this.vis = g(this.vis, (k) => new Float64Array(k));
-    this.seq = g(this.seq, (k) => new Uint32Array(k));
-    this.cseed = g(this.cseed, (k) => new Uint32Array(k));
-    this.digits = g(this.digits, (k) => new Uint8Array(k));
-    this.part = g(this.part, (k) => new Uint8Array(k));
-    this.cap = cap;
+    this.cap = Math.max(1024, this.cap * 2);
+    this.ms = grown(this.ms, this.cap);
+    this.ns = grown(this.ns, this.cap);
+    this.vis = grown(this.vis, this.cap);
+    this.seq = grown(this.seq, this.cap);
+    this.cseed = grown(this.cseed, this.cap);
+    this.digits = grown(this.digits, this.cap);
+    this.part = grown(this.part, this.cap);
   }
+}
+
+/** A typed array of `length` elements that starts with `a`'s. */
+function grown<T extends Float64Array | Int32Array | Uint32Array | Uint8Array>(a: T, length: number): T {
+  const out = new (a.constructor as new (n: number) => T)(length);
+  out.set(a);
+  return out;
 }

@@ -1,32 +1,28 @@
-//! The generator the python content renderers draw from: one module-level mulberry32 state,
-//! reseeded for each line, rather than a generator object per line — rendering runs once per
-//! served entry, and the garbage of an object per line dominated the serving cost. content.ts
-//! keeps its own copy: plain rendering calling into this module was measurably slower.
+//! The generator the content renderers draw from: one module-level mulberry32, reseeded for
+//! each line, rather than a generator object per line — rendering runs once per served
+//! entry, and the garbage of an object per line dominated the serving cost.
+import { Mulberry32 } from './prng.js';
 
-let state = 0;
+const rng = new Mulberry32(0);
 
 /** Starts the draws of one line (or one part of a line) from `seed`. */
 export function reseed(seed: number): void {
-  state = seed >>> 0;
+  rng.reseed(seed);
 }
 
 /** A uniform unsigned 32-bit integer. */
 export function nextU32(): number {
-  state = (state + 0x6d2b79f5) >>> 0;
-  let t = state;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return (t ^ (t >>> 14)) >>> 0;
+  return rng.nextU32();
 }
 
 /** Uniform in [0, 1). */
 export function next(): number {
-  return nextU32() / 4_294_967_296;
+  return rng.next();
 }
 
 /** A uniform integer in [min, max], both inclusive. */
 export function int(min: number, max: number): number {
-  return min + Math.floor(next() * (max - min + 1));
+  return rng.int(min, max);
 }
 
 /** A uniform element of a non-empty array. */

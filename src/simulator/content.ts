@@ -2,6 +2,7 @@
 //! real model produces (tracebacks, unicode, empty lines, very long lines, characters that
 //! need JSON escaping). A line is a pure function of its 32-bit content seed, so entries
 //! are rendered only when first served.
+import { int, next, nextU32, pick, reseed } from './content-rng.js';
 
 /** Probabilities of the unusual kinds of line. */
 export interface ContentRates {
@@ -23,29 +24,9 @@ const UNICODE = [
 ];
 const ERRORS = ['CUDA out of memory', 'upstream timeout after 30s', 'invalid input shape (1, 3, 224)', 'connection reset by peer'];
 
-// A module-level generator state (mulberry32) rather than a generator object per line:
-// rendering runs once per served entry and its garbage dominated the serving cost.
-let state = 0;
-function nextU32(): number {
-  state = (state + 0x6d2b79f5) >>> 0;
-  let t = state;
-  t = Math.imul(t ^ (t >>> 15), t | 1);
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-  return (t ^ (t >>> 14)) >>> 0;
-}
-function next(): number {
-  return nextU32() / 4_294_967_296;
-}
-function int(min: number, max: number): number {
-  return min + Math.floor(next() * (max - min + 1));
-}
-function pick<T>(arr: readonly T[]): T {
-  return arr[Math.floor(next() * arr.length)]!;
-}
-
 /** Renders the line and stream of a content seed under the given rates. */
 export function renderContent(seed: number, rates: ContentRates): { log: string; stream: string } {
-  state = seed >>> 0;
+  reseed(seed);
   const kind = next();
   let acc = rates.emptyRate;
   if (kind < acc) return { log: '', stream: next() < 0.5 ? 'stdout' : 'stderr' };

@@ -62,9 +62,6 @@ export function spreadFaultRate(rate: number): Partial<FaultRates> {
 
 /** Picks the fault of one request, or `undefined` for a normal answer. */
 export function pickFault(rates: FaultRates, rng: Prng): FaultKind | undefined {
-  let total = 0;
-  for (const k of FAULT_KINDS) total += rates[k];
-  if (total <= 0) return undefined;
   const u = rng.next();
   let acc = 0;
   for (const k of FAULT_KINDS) {

@@ -14,11 +14,12 @@ export interface Answer {
   commit?: () => void;
 }
 
-/** The token a request must carry in `Authorization`. */
-export interface Credentials {
+/** The token a request must carry in `Authorization`, and how a request for an unknown model is answered. */
+export interface RequestRules {
   token: string;
   /** Also accept `Bearer <token>`. */
   acceptBearer: boolean;
+  unknownModelStatus: UnknownModelStatus;
 }
 
 const MAX_BODY_BYTES = 1 << 20;
@@ -43,43 +44,38 @@ export async function readBody(req: IncomingMessage, res: ServerResponse): Promi
   return chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
 }
 
-/** The checks of both operations: JSON content type, the token, a JSON object as body. */
-export function requestObject(req: IncomingMessage, raw: string, credentials: Credentials): { body: Record<string, unknown> } | { error: Answer } {
-  const ct = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  if (ct !== 'application/json') return { error: errorAnswer(415, 'Content-Type must be application/json') };
-  const auth = req.headers.authorization;
-  if (auth !== credentials.token && !(credentials.acceptBearer && auth === `Bearer ${credentials.token}`)) return { error: errorAnswer(401, 'Invalid token') };
-  let body: unknown;
-  try {
-    body = JSON.parse(raw);
-  } catch {
-    return { error: errorAnswer(400, 'Request body must be valid JSON') };
-  }
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) return { error: errorAnswer(400, 'Request body must be a JSON object') };
-  return { body: body as Record<string, unknown> };
-}
-
 /** How the service answers a `model_id` it does not know: 404 `Model not found`, or 400 with details naming the id. */
 export type UnknownModelStatus = 400 | 404;
 
-/** The model the body's `model_id` names, or the answer that says what is wrong with it. */
-export function requestedModel(body: Record<string, unknown>, models: ReadonlyMap<string, ModelLog>, unknown: UnknownModelStatus = 404): ModelLog | Answer {
+/**
+ * The checks both operations make first (JSON content type, the token, a JSON object as
+ * body, a known model in `model_id`): the body and its model, or the answer that says what
+ * is wrong.
+ */
+export function checkRequest(req: IncomingMessage, raw: string, rules: RequestRules, models: ReadonlyMap<string, ModelLog>): { body: Record<string, unknown>; model: ModelLog } | Answer {
+  const ct = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (ct !== 'application/json') return errorAnswer(415, 'Content-Type must be application/json');
+  const auth = req.headers.authorization;
+  if (auth !== rules.token && !(rules.acceptBearer && auth === `Bearer ${rules.token}`)) return errorAnswer(401, 'Invalid token');
+  let body: Record<string, unknown>;
+  try {
+    body = JSON.parse(raw) as Record<string, unknown>;
+  } catch {
+    return errorAnswer(400, 'Request body must be valid JSON');
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return errorAnswer(400, 'Request body must be a JSON object');
   const id = body.model_id;
   if (typeof id !== 'string' || id === '') return errorAnswer(400, 'model_id must be a non-empty string');
-  return models.get(id) ?? (unknown === 404 ? errorAnswer(404, 'Model not found') : errorAnswer(400, `Model ${id} does not exist in this workspace`));
+  const model = models.get(id);
+  if (model) return { body, model };
+  return rules.unknownModelStatus === 404 ? errorAnswer(404, 'Model not found') : errorAnswer(400, `Model ${id} does not exist in this workspace`);
 }
 
-/** Writes an answer whole. */
-export function send(res: ServerResponse, a: Answer): void {
+/** Writes an answer whole; `truncated`: announces it whole, writes half of it, then destroys the socket. */
+export function send(res: ServerResponse, a: Answer, truncated = false): void {
   // Encoding once is cheaper than measuring the string and then encoding it on write.
   const buf = Buffer.from(a.body);
   res.writeHead(a.status, { 'content-type': a.contentType ?? 'application/json', 'content-length': buf.length, ...a.headers });
-  res.end(buf);
-}
-
-/** Announces the whole answer, writes half of it, then destroys the socket. */
-export function sendTruncated(res: ServerResponse, a: Answer): void {
-  const buf = Buffer.from(a.body);
-  res.writeHead(a.status, { 'content-type': a.contentType ?? 'application/json', 'content-length': buf.length, ...a.headers });
-  res.write(buf.subarray(0, Math.floor(buf.length / 2)), () => res.socket?.destroy());
+  if (truncated) res.write(buf.subarray(0, Math.floor(buf.length / 2)), () => res.socket?.destroy());
+  else res.end(buf);
 }

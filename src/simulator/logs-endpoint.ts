@@ -3,11 +3,11 @@
 //! or random size in time order or shuffled, and the three ways the spec allows to say that
 //! no more pages remain.
 import type { IncomingMessage } from 'node:http';
-import { errorAnswer, requestObject, requestedModel, type Answer, type Credentials, type UnknownModelStatus } from './http.js';
-import type { EndStyle } from './options.js';
+import { checkRequest, errorAnswer, type Answer } from './http.js';
+import type { ResolvedOptions } from './options.js';
 import type { Prng } from './prng.js';
 import type { SimulatorStats } from './stats.js';
-import { ModelLog, type Snapshot } from './store.js';
+import type { ModelLog, Snapshot } from './store.js';
 import { parseRequestTime } from './timefmt.js';
 import type { TokenCodec } from './token.js';
 
@@ -15,21 +15,15 @@ const TIME_FORMAT_HINT = 'an ISO 8601 UTC timestamp with milliseconds, like 2024
 
 /** What the logs operation works with. */
 export interface LogsEndpointOptions {
-  credentials: Credentials;
+  /** The token, pages (size, order, end style), token lifetime and how unknown models are answered. */
+  options: ResolvedOptions;
   models: ReadonlyMap<string, ModelLog>;
-  /** How a model the service does not know is answered. */
-  unknownModel: UnknownModelStatus;
   /** The status (401 or 403) answered for a model the token has lost access to; undefined for the others. */
   denied(modelId: string): 401 | 403 | undefined;
   now(): number;
   codec: TokenCodec;
-  tokenTtlMs: number;
-  /** Entries per page, drawn from [min, max] with `pageRng`. */
-  pageMin: number;
-  pageMax: number;
+  /** Draws page sizes and shuffles. */
   pageRng: Prng;
-  order: 'sorted' | 'shuffled';
-  endStyle: EndStyle;
   stats: SimulatorStats;
 }
 
@@ -43,11 +37,10 @@ export class LogsEndpoint {
   /** Answers one request whose body is `raw`. */
   answer(req: IncomingMessage, raw: string): Answer {
     const o = this.o;
-    const parsed = requestObject(req, raw, o.credentials);
-    if ('error' in parsed) return parsed.error;
-    const { body } = parsed;
-    const model = requestedModel(body, o.models, o.unknownModel);
-    if (!(model instanceof ModelLog)) return model;
+    const { pageSize, order, endStyle } = o.options;
+    const request = checkRequest(req, raw, o.options, o.models);
+    if ('status' in request) return request;
+    const { body, model } = request;
     const denied = o.denied(model.id);
     if (denied !== undefined) return errorAnswer(denied, denied === 401 ? 'Invalid token' : 'The token has no access to this model');
     const bounds: number[] = [];
@@ -75,14 +68,14 @@ export class LogsEndpoint {
       if (cur.modelId !== model.id || cur.fromMs !== fromMs || cur.toMs !== toMs) {
         return errorAnswer(400, 'next_token does not belong to this model and time window');
       }
-      if (t - cur.issuedAt > o.tokenTtlMs) return errorAnswer(400, 'next_token expired');
+      if (t - cur.issuedAt > o.options.tokenTtlMs) return errorAnswer(400, 'next_token expired');
       snap = { time: cur.snapTime, seq: cur.snapSeq };
       start = model.afterKey(...cur.after);
     } else {
-      snap = model.snapshot(t);
+      snap = { time: t, seq: model.nextSeq };
       start = model.lowerBoundMs(fromMs);
     }
-    let size = o.pageMin === o.pageMax ? o.pageMin : o.pageRng.int(o.pageMin, o.pageMax);
+    let size = pageSize.min === pageSize.max ? pageSize.min : o.pageRng.int(pageSize.min, pageSize.max);
     if (less === true) size = Math.max(1, Math.floor(size / 4));
     const { indexes, more } = model.slice(start, toMs, snap, size);
 
@@ -92,11 +85,11 @@ export class LogsEndpoint {
       const token = o.codec.encode({ modelId: model.id, fromMs, toMs, snapTime: snap.time, snapSeq: snap.seq, after: model.key(indexes[indexes.length - 1]!), issuedAt: t });
       tail = `,"next_token":"${token}"}`;
     } else {
-      const style = o.endStyle === 'rotate' ? (['absent', 'null', 'empty'] as const)[this.#ends % 3]! : o.endStyle;
-      if (o.endStyle === 'rotate') endAdvance = 1;
+      const style = endStyle === 'rotate' ? (['absent', 'null', 'empty'] as const)[this.#ends % 3]! : endStyle;
+      if (endStyle === 'rotate') endAdvance = 1;
       tail = style === 'absent' ? '}' : style === 'null' ? ',"next_token":null}' : ',"next_token":""}';
     }
-    const served = o.order === 'shuffled' ? this.#shuffle(indexes.slice()) : indexes;
+    const served = order === 'shuffled' ? this.#shuffle(indexes.slice()) : indexes;
     let out = '{"status":"success","details":[';
     for (let k = 0; k < served.length; k++) {
       if (k > 0) out += ',';

@@ -12,20 +12,36 @@ export interface Prng {
 }
 
 /** mulberry32: fast, 32 bits of state, good enough for test data. */
-export function mulberry32(seed: number): Prng {
-  let a = seed >>> 0;
-  const nextU32 = (): number => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
+export class Mulberry32 implements Prng {
+  constructor(private state: number) {
+    this.state = state >>> 0;
+  }
+
+  /** Starts the draws again from `seed`. */
+  reseed(seed: number): void {
+    this.state = seed >>> 0;
+  }
+
+  nextU32(): number {
+    this.state = (this.state + 0x6d2b79f5) >>> 0;
+    let t = this.state;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return (t ^ (t >>> 14)) >>> 0;
-  };
-  return {
-    nextU32,
-    next: () => nextU32() / 4_294_967_296,
-    int: (min, max) => min + Math.floor((nextU32() / 4_294_967_296) * (max - min + 1)),
-  };
+  }
+
+  next(): number {
+    return this.nextU32() / 4_294_967_296;
+  }
+
+  int(min: number, max: number): number {
+    return min + Math.floor(this.next() * (max - min + 1));
+  }
+}
+
+/** A {@link Mulberry32} generator started from `seed`. */
+export function mulberry32(seed: number): Prng {
+  return new Mulberry32(seed);
 }
 
 /** Mixes several integers into one 32-bit seed (murmur3 finalizer per step). */

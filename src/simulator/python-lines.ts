@@ -7,50 +7,24 @@ import { decimal, hex, int, next, pick } from './content-rng.js';
 
 // --- Times as Python writes them (the container's clock is UTC). ---------------------------
 
-// Lines are rendered mostly in time order, so the date-and-seconds part repeats.
-let second = Number.NaN;
-let date = '';
-let clock = '';
-let monthDay = '';
-
-function millisOf(ms: number): string {
-  const s = Math.floor(ms / 1000);
-  if (s !== second) {
-    second = s;
-    const iso = new Date(s * 1000).toISOString();
-    date = iso.slice(0, 10);
-    clock = iso.slice(11, 19);
-    monthDay = iso.slice(5, 10);
-  }
-  return pad3(ms - s * 1000);
-}
-
-function pad3(n: number): string {
-  return n < 10 ? `00${n}` : n < 100 ? `0${n}` : String(n);
-}
-
 /** logging's `%(asctime)s`: `2026-11-25 16:30:01,123`. */
 export function asctime(ms: number): string {
-  const m = millisOf(ms);
-  return `${date} ${clock},${m}`;
+  return loguruTime(ms).replace('.', ',');
 }
 
 /** loguru's default time: `2026-11-25 16:30:01.123`. */
 export function loguruTime(ms: number): string {
-  const m = millisOf(ms);
-  return `${date} ${clock}.${m}`;
+  return new Date(ms).toISOString().slice(0, 23).replace('T', ' ');
 }
 
 /** vLLM's `%m-%d %H:%M:%S`: `11-25 16:30:01`. */
 export function vllmTime(ms: number): string {
-  millisOf(ms);
-  return `${monthDay} ${clock}`;
+  return loguruTime(ms).slice(5, 19);
 }
 
 /** structlog's `TimeStamper(fmt="iso", utc=True)`: `2026-11-25T16:30:01.123456Z`. */
 function isoMicros(ms: number, ns: number): string {
-  const m = millisOf(ms);
-  return `${date}T${clock}.${m}${pad3(Math.floor(ns / 1000))}Z`;
+  return `${new Date(ms).toISOString().slice(0, 23)}${String(Math.floor(ns / 1000)).padStart(3, '0')}Z`;
 }
 
 // --- uvicorn --------------------------------------------------------------------------------
@@ -71,18 +45,11 @@ export function accessLine(status?: string): string {
   return `INFO:     ${address} - "${get ? 'GET' : 'POST'} ${route} HTTP/1.1" ${status}`;
 }
 
+const UVICORN_STARTED = ['Waiting for application startup.', 'Application startup complete.', 'Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)'];
+
 /** uvicorn's start-up lines, in order. */
 export function uvicornStartLine(index: number, pid: number): string {
-  switch (index) {
-    case 0:
-      return `INFO:     Started server process [${pid}]`;
-    case 1:
-      return 'INFO:     Waiting for application startup.';
-    case 2:
-      return 'INFO:     Application startup complete.';
-    default:
-      return 'INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)';
-  }
+  return `INFO:     ${index === 0 ? `Started server process [${pid}]` : UVICORN_STARTED[Math.min(index, 3) - 1]}`;
 }
 
 // --- The application's own logging ------------------------------------------------------

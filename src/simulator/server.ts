@@ -5,17 +5,18 @@
 //! the options have modules of their own.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomInt } from 'node:crypto';
+import { once } from 'node:events';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { LogEntry } from '../records/entry.js';
+import { entryTimeNs, nsToMs } from '../time/timestamp.js';
 import { NO_FAULTS, faultAnswer, pickFault, type FaultRates } from './faults.js';
-import { errorAnswer, readBody, send, sendTruncated, type Answer, type Credentials } from './http.js';
+import { errorAnswer, readBody, send, type Answer } from './http.js';
 import { LogsEndpoint } from './logs-endpoint.js';
-import { validateFaults, validateOptions, type SimulatorOptions } from './options.js';
+import { resolveOptions, validateFaults, type SimulatorOptions } from './options.js';
 import { hashString, mixSeed, mulberry32 } from './prng.js';
 import { answerSettings, type SettingsCall, type SettingsFailure, type SettingsUpdate } from './settings-endpoint.js';
 import { emptyStats, type SimulatorStats } from './stats.js';
-import { ModelLog, type GenerationParams, type TracebackEpisode } from './store.js';
-import { parseEntryTime } from './timefmt.js';
+import { ModelLog, type TracebackEpisode } from './store.js';
 import { TokenCodec } from './token.js';
 
 /** Path of the *get model logs* operation. */
@@ -62,41 +63,17 @@ export interface Simulator {
 }
 
 /** Starts a simulator listening on `host:port` and resolves once it accepts connections. */
-export async function startSimulator(options: SimulatorOptions): Promise<Simulator> {
-  validateOptions(options);
-  const clock = options.clock ?? Date.now;
-  const now = (): number => Math.floor(clock());
-  const seed = options.seed ?? randomInt(0, 2 ** 32 - 1);
-  const ps = options.pageSize ?? 500;
-  const [pageMin, pageMax] = typeof ps === 'number' ? [ps, ps] : [ps.min, ps.max];
-  const credentials: Credentials = { token: options.token, acceptBearer: options.acceptBearer ?? false };
+export async function startSimulator(given: SimulatorOptions): Promise<Simulator> {
+  const options = resolveOptions(given);
+  const now = (): number => Math.floor(options.clock());
+  const { seed } = options;
   let faults: FaultRates = { ...NO_FAULTS, ...options.faults };
   const faultRng = mulberry32(mixSeed(seed, 0xfa17));
-
-  const params: GenerationParams = {
-    ratePerSec: options.ratePerSec,
-    delayMin: Math.round(options.ingestDelayMs?.min ?? 0),
-    delayMax: Math.round(options.ingestDelayMs?.max ?? 0),
-    lateShare: options.lateArrivals?.share ?? 0,
-    lateMin: Math.round(options.lateArrivals?.delayMs.min ?? 0),
-    lateMax: Math.round(options.lateArrivals?.delayMs.max ?? 0),
-    twinRate: options.twinRate ?? 0,
-    shortDigitsRate: options.shortDigitsRate ?? 0.1,
-    offSpecRate: options.offSpecRate ?? 0,
-    profile: options.content ?? 'plain',
-    hostileRate: options.hostileRate ?? 0,
-    content: {
-      multilineRate: options.multilineRate ?? 0.02,
-      unicodeRate: options.unicodeRate ?? 0.02,
-      emptyRate: options.emptyRate ?? 0.005,
-      longRate: options.longRate ?? 0.002,
-    },
-  };
   const startMs = now();
   const models = new Map<string, ModelLog>();
   for (const id of options.models) {
     const own = options.ratePerModel?.[id];
-    const m = new ModelLog(id, own === undefined ? params : { ...params, ratePerSec: own }, mulberry32(mixSeed(seed, hashString(id))), startMs - (options.historyMs ?? 0));
+    const m = new ModelLog(id, own === undefined ? options : { ...options, ratePerSec: own }, mulberry32(mixSeed(seed, hashString(id))), startMs - options.historyMs);
     m.generateUntil(startMs);
     models.set(id, m);
   }
@@ -105,32 +82,25 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   const settingsUpdates: SettingsUpdate[] = [];
   let denied = new Set<string>();
   let deniedStatus: 401 | 403 = 401;
-  const timers = new Set<NodeJS.Timeout>();
-  const unknownModel = options.unknownModelStatus ?? 404;
+  /** Aborted at close: ends the waits of slow answers. */
+  const stopping = new AbortController();
   const logs = new LogsEndpoint({
-    credentials,
+    options,
     models,
-    unknownModel,
     denied: (id) => (denied.has(id) ? deniedStatus : undefined),
     now,
     codec: new TokenCodec(),
-    tokenTtlMs: options.tokenTtlMs ?? 5 * 60_000,
-    pageMin,
-    pageMax,
     pageRng: mulberry32(mixSeed(seed, 0x9a6e)),
-    order: options.order ?? 'sorted',
-    endStyle: options.endStyle ?? 'absent',
     stats,
   });
   const settingsCalls: SettingsCall[] = [];
   const failingSettings = new Map<string, SettingsFailure>();
-  const settings = { credentials, models, now, updates: settingsUpdates, calls: settingsCalls, failing: failingSettings, unknownModel };
+  const settings = { options, models, now, updates: settingsUpdates, calls: settingsCalls, failing: failingSettings };
 
   /** Sends an answer, counted by status; cut short when the fault says so. */
   function reply(res: ServerResponse, a: Answer, truncated = false): void {
     stats.byStatus[a.status] = (stats.byStatus[a.status] ?? 0) + 1;
-    if (truncated) sendTruncated(res, a);
-    else send(res, a);
+    send(res, a, truncated);
   }
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -159,15 +129,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     if (fault !== undefined) stats.faultsInjected[fault] = (stats.faultsInjected[fault] ?? 0) + 1;
     const early = fault === undefined ? undefined : faultAnswer(fault, faults, now, faultRng);
     if (early) return reply(res, early);
-    if (fault === 'slow') {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          timers.delete(timer);
-          resolve();
-        }, faults.slowMs);
-        timers.add(timer);
-      });
-    }
+    if (fault === 'slow') await delay(faults.slowMs, undefined, { signal: stopping.signal });
     const answer = op === 'logs' ? logs.answer(req, raw) : answerSettings(req, raw, settings);
     if (fault === 'truncated') return reply(res, answer, true);
     answer.commit?.();
@@ -176,27 +138,27 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
 
   const server = createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
-      if (!res.headersSent) reply(res, errorAnswer(500, `Simulator failure: ${String(err)}`));
-      else res.destroy();
+      if (res.headersSent || stopping.signal.aborted) res.destroy();
+      else reply(res, errorAnswer(500, `Simulator failure: ${String(err)}`));
     });
   });
   server.keepAliveTimeout = 30_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  server.listen(options.port, options.host);
+  await once(server, 'listening');
   const port = (server.address() as AddressInfo).port;
-  const host = options.host ?? '127.0.0.1';
-  const urlHost = host.includes(':') ? `[${host}]` : host;
+  const urlHost = options.host.includes(':') ? `[${options.host}]` : options.host;
 
   let closing: Promise<void> | undefined;
   const modelOrFail = (id: string): ModelLog => {
     const m = models.get(id);
     if (!m) throw new RangeError(`unknown model: ${id}`);
     return m;
+  };
+  /** The models asked for (all when undefined), their entries generated up to `t`. */
+  const generatedUntil = (t: number, modelId: string | undefined): ModelLog[] => {
+    const list = modelId === undefined ? [...models.values()] : [modelOrFail(modelId)];
+    for (const m of list) m.generateUntil(t);
+    return list;
   };
 
   return {
@@ -210,8 +172,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     },
     close() {
       closing ??= new Promise<void>((resolve) => {
-        for (const t of timers) clearTimeout(t);
-        timers.clear();
+        stopping.abort();
         server.close(() => resolve());
         server.closeAllConnections();
       });
@@ -219,41 +180,25 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     },
     groundTruth(modelId) {
       const t = now();
-      const list = modelId === undefined ? [...models.values()] : [modelOrFail(modelId)];
-      const out: ReturnType<Simulator['groundTruth']> = [];
-      for (const m of list) {
-        m.generateUntil(t);
-        for (const i of m.visibleIndexes(t)) out.push({ model_id: m.id, ...m.shipped(i) });
-      }
-      return out;
+      return generatedUntil(t, modelId).flatMap((m) => m.visibleIndexes(t).map((i) => ({ model_id: m.id, ...m.shipped(i) })));
     },
     tracebackEpisodes(modelId) {
       const t = now();
-      const list = modelId === undefined ? [...models.values()] : [modelOrFail(modelId)];
-      const out: Array<TracebackEpisode & { model_id: string }> = [];
-      for (const m of list) {
-        m.generateUntil(t);
-        for (const e of m.tracebacks(t)) out.push({ model_id: m.id, ...e });
-      }
-      return out;
+      return generatedUntil(t, modelId).flatMap((m) => m.tracebacks(t).map((e) => ({ model_id: m.id, ...e })));
     },
     stopProducing() {
       const t = now();
-      for (const m of models.values()) {
-        m.generateUntil(t);
-        m.stopAt(t);
-      }
+      for (const m of generatedUntil(t, undefined)) m.stopAt(t);
     },
     inject(modelId, entries, visibleAfterMs = 0) {
-      const m = modelOrFail(modelId);
       const t = now();
-      m.generateUntil(t);
-      const parsed = entries.map((e) => {
-        const p = parseEntryTime(e.time);
-        if (!p) throw new RangeError(`inject: time must be ISO 8601 UTC with 0–9 fractional digits, got ${JSON.stringify(e.time)}`);
-        return p;
+      const [m] = generatedUntil(t, modelId);
+      const times = entries.map((e) => {
+        const ns = entryTimeNs(e.time);
+        if (ns === undefined) throw new RangeError(`inject: time must be ISO 8601 with 0–9 fractional digits, got ${JSON.stringify(e.time)}`);
+        return ns;
       });
-      entries.forEach((e, k) => m.inject(e, parsed[k]!.ms, parsed[k]!.ns, t + visibleAfterMs));
+      entries.forEach((e, k) => m!.inject(e, nsToMs(times[k]!), Number(times[k]! - BigInt(nsToMs(times[k]!)) * 1_000_000n), t + visibleAfterMs));
     },
     denyModels(modelIds, status = 401) {
       denied = new Set(modelIds);
@@ -264,7 +209,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       faults = { ...faults, ...f };
     },
     stats() {
-      return { ...stats, faultsInjected: { ...stats.faultsInjected }, byStatus: { ...stats.byStatus }, logsAnswersByModel: { ...stats.logsAnswersByModel }, tracebacksServed: { ...stats.tracebacksServed } };
+      return structuredClone(stats);
     },
     resetStats() {
       Object.assign(stats, emptyStats());

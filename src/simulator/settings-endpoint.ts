@@ -1,8 +1,9 @@
 //! The *update model settings* operation of the simulated service: the fields the spec
 //! names, each checked for its type; an accepted update is recorded for tests to read.
 import type { IncomingMessage } from 'node:http';
-import { errorAnswer, requestObject, requestedModel, type Answer, type Credentials, type UnknownModelStatus } from './http.js';
-import { ModelLog } from './store.js';
+import { checkRequest, errorAnswer, type Answer } from './http.js';
+import type { ResolvedOptions } from './options.js';
+import type { ModelLog } from './store.js';
 
 /** One accepted settings update. */
 export interface SettingsUpdate {
@@ -40,13 +41,13 @@ export function answerSettings(
   req: IncomingMessage,
   raw: string,
   o: {
-    credentials: Credentials;
+    /** The token, and how unknown models are answered. */
+    options: ResolvedOptions;
     models: ReadonlyMap<string, ModelLog>;
     now(): number;
     updates: SettingsUpdate[];
     calls: SettingsCall[];
     failing: ReadonlyMap<string, SettingsFailure>;
-    unknownModel: UnknownModelStatus;
   },
 ): Answer {
   const answer = check(req, raw, o);
@@ -61,11 +62,9 @@ export function answerSettings(
 }
 
 function check(req: IncomingMessage, raw: string, o: Parameters<typeof answerSettings>[2]): Answer {
-  const parsed = requestObject(req, raw, o.credentials);
-  if ('error' in parsed) return parsed.error;
-  const { body } = parsed;
-  const model = requestedModel(body, o.models, o.unknownModel);
-  if (!(model instanceof ModelLog)) return model;
+  const request = checkRequest(req, raw, o.options, o.models);
+  if ('status' in request) return request;
+  const { body, model } = request;
   const failure = o.failing.get(model.id);
   if (failure) return errorAnswer(failure.status, failure.details);
   const data = body.data;

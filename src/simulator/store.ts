@@ -5,9 +5,9 @@
 //! `python` content an event is a burst of consecutive lines (see content-python.ts) sharing
 //! one seed, each line keeping its index in the burst.
 import type { LogEntry } from '../records/entry.js';
-import { hostileLine, renderContent, type ContentRates } from './content.js';
+import { hostileLine, renderContent } from './content.js';
 import { episodeLines, layoutPython, lineStepNs, MAX_EVENT_LINES, renderPythonLine, startupSeed } from './content-python.js';
-import type { ContentProfile } from './content-python.js';
+import type { ResolvedOptions } from './options.js';
 import type { Prng } from './prng.js';
 import { EntryColumns, INJECTED } from './columns.js';
 import { offSpecEntry, offSpecKind, type OffSpecEntry } from './faults.js';
@@ -24,27 +24,6 @@ const PART_SERVED = 0x80;
 // Times of the lines of the burst being generated (generation is synchronous).
 const burstMs = new Float64Array(MAX_EVENT_LINES);
 const burstNs = new Int32Array(MAX_EVENT_LINES);
-
-/** How a model produces entries. */
-export interface GenerationParams {
-  ratePerSec: number;
-  delayMin: number;
-  delayMax: number;
-  /** Share of entries visible after a delay in [lateMin, lateMax] instead (0: none; no draw is made). */
-  lateShare?: number;
-  lateMin?: number;
-  lateMax?: number;
-  twinRate: number;
-  /** Share of generated entries whose time is written with fewer than nine fractional digits. */
-  shortDigitsRate: number;
-  /** Share of generated entries served off the spec (faults.ts `OFF_SPEC_KINDS`); never a traceback's line. */
-  offSpecRate: number;
-  /** What the model writes; `content` applies to `plain` only. */
-  profile: ContentProfile;
-  content: ContentRates;
-  /** Share of entries that are hostile lines (see content.ts), one-line events only; 0: none. */
-  hostileRate?: number;
-}
 
 /** A traceback episode of python content, as the ground truth tells it. */
 export interface TracebackEpisode {
@@ -72,14 +51,8 @@ export interface PageSlice {
 
 /** The entries of one model: generated lazily up to "now", plus injected ones. */
 export class ModelLog extends EntryColumns {
-  readonly id: string;
   private readonly injected: LogEntry[] = [];
-
-  private readonly params: GenerationParams;
-  private readonly rng: Prng;
-  /** Time of the next entry to generate. */
-  private nextMs: number;
-  private nextNs: number;
+  private nextNs = 0;
   private lastGenMs = -Infinity;
   private lastGenNs = 0;
   private stopAtMs = Infinity;
@@ -90,13 +63,17 @@ export class ModelLog extends EntryColumns {
   /** Draws which entries are served off the spec, from the model id alone. */
   private readonly offSpecSeed: number;
 
-  constructor(id: string, params: GenerationParams, rng: Prng, startMs: number) {
+  /**
+   * @param params how the model produces entries (the simulator's options, with the model's own rate)
+   * @param nextMs time of the first entry to generate (then of the next one)
+   */
+  constructor(
+    readonly id: string,
+    private readonly params: ResolvedOptions,
+    private readonly rng: Prng,
+    private nextMs: number,
+  ) {
     super();
-    this.id = id;
-    this.params = params;
-    this.rng = rng;
-    this.nextMs = startMs;
-    this.nextNs = 0;
     this.offSpecSeed = mixSeed(hashString(id), 0x0ff5);
     if (params.ratePerSec > 0) this.advance();
   }
@@ -110,31 +87,19 @@ export class ModelLog extends EntryColumns {
   generateUntil(nowMs: number): void {
     if (this.params.ratePerSec <= 0) return;
     const limit = Math.min(nowMs, this.stopAtMs);
-    if (this.params.profile === 'python') return this.generateBursts(limit);
+    if (this.params.content === 'python') return this.generateBursts(limit);
     const p = this.params;
     const r = this.rng;
     while (this.nextMs < limit) {
-      let ms = this.nextMs;
-      let ns = this.nextNs;
-      let delay = r.int(p.delayMin, p.delayMax);
-      if (p.lateShare && r.next() < p.lateShare) delay = r.int(p.lateMin ?? 0, p.lateMax ?? 0);
-      let digits = 9;
-      if (r.next() < p.shortDigitsRate) {
-        const d = r.int(0, 8);
-        const t = truncateTime(ms, ns, d);
-        // Keep generated times non-decreasing: a truncation may not move before the previous entry.
-        if (t.ms > this.lastGenMs || (t.ms === this.lastGenMs && t.ns >= this.lastGenNs)) {
-          ms = t.ms;
-          ns = t.ns;
-          digits = d;
-        }
-      }
+      const late = p.lateArrivals;
+      let delay = r.int(p.ingestDelayMs.min, p.ingestDelayMs.max);
+      if (late?.share && r.next() < late.share) delay = r.int(late.delayMs.min, late.delayMs.max);
+      // Generated times never decrease: a truncation may not move before the previous entry.
+      const [ms, ns, digits] = this.writtenTime(this.nextMs, this.nextNs, 0, true);
       const twin = r.next() < p.twinRate;
       const content = r.nextU32();
       this.add(ms, ns, ms + delay, content, digits);
-      if (twin) this.add(ms, ns, ms + r.int(p.delayMin, p.delayMax), content, digits);
-      this.lastGenMs = ms;
-      this.lastGenNs = ns;
+      if (twin) this.add(ms, ns, ms + r.int(p.ingestDelayMs.min, p.ingestDelayMs.max), content, digits);
       this.advance();
     }
   }
@@ -167,26 +132,13 @@ export class ModelLog extends EntryColumns {
         burstMs[k] = ms;
         burstNs[k] = ns;
       }
-      const visibleAt = ms + r.int(p.delayMin, p.delayMax);
+      const visibleAt = ms + r.int(p.ingestDelayMs.min, p.ingestDelayMs.max);
       const twin = n === 1 && r.next() < p.twinRate;
       for (let k = 0; k < n; k++) {
-        let lineMs = burstMs[k]!;
-        let lineNs = burstNs[k]!;
-        let digits = 9;
-        if (r.next() < p.shortDigitsRate) {
-          // Within a burst, a shortened time moves by less than a millisecond, as the lines do.
-          const d = n === 1 ? r.int(0, 8) : r.int(3, 8);
-          const t = truncateTime(lineMs, lineNs, d);
-          if (t.ms > this.lastGenMs || (t.ms === this.lastGenMs && t.ns > this.lastGenNs)) {
-            lineMs = t.ms;
-            lineNs = t.ns;
-            digits = d;
-          }
-        }
+        // Within a burst, a shortened time moves by less than a millisecond, as the lines do.
+        const [lineMs, lineNs, digits] = this.writtenTime(burstMs[k]!, burstNs[k]!, n === 1 ? 0 : 3, false);
         this.add(lineMs, lineNs, visibleAt, seed, digits, k < episode ? k | PART_EPISODE : k);
-        if (twin) this.add(lineMs, lineNs, lineMs + r.int(p.delayMin, p.delayMax), seed, digits, 0);
-        this.lastGenMs = lineMs;
-        this.lastGenNs = lineNs;
+        if (twin) this.add(lineMs, lineNs, lineMs + r.int(p.ingestDelayMs.min, p.ingestDelayMs.max), seed, digits, 0);
       }
       this.nextMs = ms;
       this.nextNs = ns;
@@ -195,11 +147,27 @@ export class ModelLog extends EntryColumns {
   }
 
   /**
+   * The time to write for a generated (ms, ns) and its fractional digits: with probability
+   * `shortDigitsRate`, shortened to `minDigits`–8 digits when that keeps it after the last
+   * generated time (or equal to it, with `ties`); it becomes the last generated time.
+   */
+  private writtenTime(ms: number, ns: number, minDigits: number, ties: boolean): [ms: number, ns: number, digits: number] {
+    let out: [number, number, number] = [ms, ns, 9];
+    if (this.rng.next() < this.params.shortDigitsRate) {
+      const digits = this.rng.int(minDigits, 8);
+      const t = truncateTime(ms, ns, digits);
+      if (t.ms > this.lastGenMs || (t.ms === this.lastGenMs && (ties ? t.ns >= this.lastGenNs : t.ns > this.lastGenNs))) out = [t.ms, t.ns, digits];
+    }
+    [this.lastGenMs, this.lastGenNs] = out;
+    return out;
+  }
+
+  /**
    * Marks entries as served in a complete page; returns how many traceback episodes (python
    * content) have now had every line served, each counted once.
    */
   markServed(indexes: readonly number[]): number {
-    if (this.params.profile !== 'python') return 0;
+    if (this.params.content !== 'python') return 0;
     let whole = 0;
     for (const i of indexes) {
       const part = this.part[i]!;
@@ -219,7 +187,7 @@ export class ModelLog extends EntryColumns {
   /** The traceback episodes (python content) visible at `nowMs`, in time order. */
   tracebacks(nowMs: number): TracebackEpisode[] {
     const out: TracebackEpisode[] = [];
-    if (this.params.profile !== 'python') return out;
+    if (this.params.content !== 'python') return out;
     for (let i = 0; i < this.length; i++) {
       if ((this.part[i]! & (PART_EPISODE | PART_INDEX)) !== PART_EPISODE || this.vis[i]! > nowMs) continue;
       layoutPython(this.cseed[i]!);
@@ -244,11 +212,6 @@ export class ModelLog extends EntryColumns {
     this.add(ms, ns, visibleAt, this.injected.length - 1, INJECTED);
   }
 
-  /** The snapshot of this model as of `nowMs` (after generating up to it). */
-  snapshot(nowMs: number): Snapshot {
-    return { time: nowMs, seq: this.nextSeq };
-  }
-
   /**
    * Picks up to `size` entries of the snapshot from index `start` whose millisecond is
    * ≤ `toMs`, and tells whether any remain after them.
@@ -256,19 +219,12 @@ export class ModelLog extends EntryColumns {
   slice(start: number, toMs: number, snap: Snapshot, size: number): PageSlice {
     const indexes: number[] = [];
     const { ms, vis, seq } = this;
-    const n = this.length;
-    let i = start;
-    for (; i < n && ms[i]! <= toMs && indexes.length < size; i++) {
-      if (seq[i]! < snap.seq && vis[i]! <= snap.time) indexes.push(i);
+    for (let i = start; i < this.length && ms[i]! <= toMs; i++) {
+      if (seq[i]! >= snap.seq || vis[i]! > snap.time) continue;
+      if (indexes.length === size) return { indexes, more: true };
+      indexes.push(i);
     }
-    let more = false;
-    for (; i < n && ms[i]! <= toMs; i++) {
-      if (seq[i]! < snap.seq && vis[i]! <= snap.time) {
-        more = true;
-        break;
-      }
-    }
-    return { indexes, more };
+    return { indexes, more: false };
   }
 
   /** The entry's JSON text, rendered once and cached. */
@@ -307,8 +263,8 @@ export class ModelLog extends EntryColumns {
     const ms = this.ms[i]!;
     const ns = this.ns[i]!;
     const seed = this.cseed[i]!;
-    const python = this.params.profile === 'python';
-    const { log, stream } = python ? renderPythonLine(seed, this.part[i]! & PART_INDEX, ms, ns) : renderContent(seed, this.params.content);
+    const python = this.params.content === 'python';
+    const { log, stream } = python ? renderPythonLine(seed, this.part[i]! & PART_INDEX, ms, ns) : renderContent(seed, this.params);
     // A burst of several lines (a traceback) stays whole: its shape is part of the ground truth.
     const hostile = this.params.hostileRate && (!python || layoutPython(seed) === 1) ? hostileLine(seed, this.params.hostileRate) : undefined;
     return { time: formatEntryTime(ms, ns, d), log: hostile ?? log, stream };

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { StateStore, type PreparedEntry } from '../../src/journal/store.js';
 import { StateReader } from '../../src/journal/reader.js';
-import { quietFlushDelayMs } from '../../src/journal/checkpoint-windows.js';
+import { quietFlushDelayMs } from '../../src/journal/checkpoints.js';
 import { T, prep } from './helpers.js';
 
 let dir: string;
@@ -56,7 +56,7 @@ describe('checkpoints', () => {
     s.close();
   });
 
-  it('keeps, after a window fetched in one page, the checkpoint the file holds (computed, not read back)', () => {
+  it('gives, after every kind of page, the checkpoint the file holds', () => {
     const path = join(dir, 'state.db');
     // A clock that moves at every reading: the file must hold the times the cache holds.
     let clock = T + 60_000;

@@ -55,4 +55,29 @@ describe('cursors', () => {
     expect(s.readAfter(s.getSink('slow')!.cursor, 10).map((e) => e.log)).toEqual(['3', '4']);
     s.close();
   });
+
+  it('drop_oldest forgets the batches in flight and the held lines it drops, and only those', () => {
+    const s = StateStore.open(join(dir, 'state.db'));
+    s.ensureCheckpoint('m', T);
+    for (const name of ['fast', 'slow', 'holding']) s.ensureSink(name);
+    const cp = s.beginWindow('m', T, T + 10_000);
+    s.commitPage('m', cp.fetchId, T, [1, 2, 3].map((i) => prep(`2026-11-22T10:00:0${i}Z`, `${i}`)), { nextToken: 't' }, T);
+    s.commitPage('m', cp.fetchId, T, [4, 5, 6].map((i) => prep(`2026-11-22T10:00:0${i}Z`, `${i}`)), { end: true }, T);
+    s.ack('fast', 6, 6);
+    s.setInflight('fast', 7, 8, 'k-fast');
+    s.setInflight('slow', 1, 3, 'k1');
+    s.setInflight('slow', 4, 5, 'k2');
+    s.ack('holding', 1, 1, undefined, { json: '[{"group":1}]', holdSeq: 2 });
+    s.setInflight('holding', 4, 6, 'k3');
+    expect(Object.fromEntries(s.dropOldest(3))).toEqual({ slow: 3, holding: 2 });
+    // The batch that started among the dropped rows is gone; the later one, and other sinks' batches, stay.
+    expect(s.getSink('slow')!.inflightRanges.map((b) => b.key)).toEqual(['k2']);
+    expect(s.getSink('holding')).toMatchObject({ cursor: 3, holdSeq: undefined, held: '[{"group":1}]', dropped: 2 });
+    expect(s.getSink('holding')!.inflightRanges.map((b) => b.key)).toEqual(['k3']);
+    expect(s.getSink('fast')).toMatchObject({ cursor: 6, dropped: 0, inflightRanges: [{ firstSeq: 7, lastSeq: 8, key: 'k-fast' }] });
+    expect(s.removeSinksExcept(['slow', 'holding'])).toEqual(['fast']);
+    s.ensureSink('fast');
+    expect(s.getSink('fast')!.inflightRanges).toEqual([]);
+    s.close();
+  });
 });
