@@ -12,10 +12,9 @@ const MAX_TYPE_LENGTH = 256;
 
 /**
  * Where the reading stands: before any traceback (`none`), among the frames, after the
- * exception line (its message goes on), after a chained-exception joiner (`chain`), or among the
- * sub-exceptions of an exception group, which are not chained to it (`sub`).
+ * exception line (its message goes on), or after a chained-exception joiner (`chain`).
  */
-type Phase = 'none' | 'frames' | 'raised' | 'chain' | 'sub';
+type Phase = 'none' | 'frames' | 'raised' | 'chain';
 
 /** The exception of a record holding a Python traceback; undefined when the text shows none. */
 export function exceptionOf(text: string): RecordException | undefined {
@@ -35,11 +34,11 @@ export function exceptionOf(text: string): RecordException | undefined {
       continue;
     }
     if (margin !== undefined) {
-      // The group's own lines are `|` at its margin; `+` there opens its sub-exceptions' drawing.
+      // The group's own lines are `|` at its margin; `+` there starts the drawing of its
+      // sub-exceptions, which are not chained to it (they and theirs are indented further).
       const mark = BLANK.test(line.slice(0, margin)) ? line[margin] : undefined;
-      if (mark === '+') phase = 'sub';
-      if (mark === '|' && phase !== 'sub') line = line.slice(line[margin + 1] === ' ' ? margin + 2 : margin + 1);
-      else if (mark === '|' || mark === '+' || line === '' || INDENTED.test(line)) continue;
+      if (mark === '|') line = line.slice(line[margin + 1] === ' ' ? margin + 2 : margin + 1);
+      else if (mark === '+' || line === '' || INDENTED.test(line)) continue;
       else margin = undefined;
     }
     if (JOINER.test(line)) phase = 'chain';
