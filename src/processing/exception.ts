@@ -34,11 +34,10 @@ export function exceptionOf(text: string): RecordException | undefined {
       continue;
     }
     if (margin !== undefined) {
-      // The group's own lines are `|` at its margin; `+` there starts the drawing of its
-      // sub-exceptions, which are not chained to it (they and theirs are indented further).
-      const mark = BLANK.test(line.slice(0, margin)) ? line[margin] : undefined;
-      if (mark === '|') line = line.slice(line[margin + 1] === ' ' ? margin + 2 : margin + 1);
-      else if (mark === '+' || line === '' || INDENTED.test(line)) continue;
+      // The group's own lines are `|` at its margin; its sub-exceptions, which are not chained
+      // to it, are drawn indented further.
+      if (line[margin] === '|' && BLANK.test(line.slice(0, margin))) line = line.slice(line[margin + 1] === ' ' ? margin + 2 : margin + 1);
+      else if (line === '' || INDENTED.test(line)) continue;
       else margin = undefined;
     }
     if (JOINER.test(line)) phase = 'chain';
