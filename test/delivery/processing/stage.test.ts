@@ -235,8 +235,11 @@ describe('the processing stage of a sink', () => {
     expect(out.dropped).toEqual(new Map([['a', 3], ['b', 1]]));
     expect(counted.sort()).toEqual(['error×2', 'info×1', 'undefined×3', 'warn×1']);
     expect(exceptions).toEqual(['a RuntimeError×2']);
-    // Counted once: the next build has nothing new to count.
-    s.build([], 100);
+    // Counted once: the next build of the model counts only its own records.
+    const through = journal.store.lastSeq();
+    journal.appendLines('a', ['INFO:     later']);
+    s.build(journal.store.slicesAfter(through, 100), through + 1);
+    expect(counted.sort()).toEqual(['error×2', 'info×1', 'info×1', 'undefined×3', 'warn×1']);
     expect(exceptions).toEqual(['a RuntimeError×2']);
   });
 
