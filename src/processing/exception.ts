@@ -7,7 +7,7 @@ import { BLANK, EXCEPTION_GROUP, EXCEPTION_LINE, INDENTED, JOINER, TRACEBACK, wi
 
 /** What every traceback header ends with: a text without it is no traceback, and costs one search. */
 const HEADER_END = ' (most recent call last):';
-/** Longer "types" are not Python names (a qualified name this long is no exception line). */
+/** A longer name is taken for no exception line: a type becomes a metric label and a field. */
 const MAX_TYPE_LENGTH = 256;
 
 /**

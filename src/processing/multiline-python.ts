@@ -13,7 +13,8 @@
  */
 export type BlockPhase = 'heading' | 'frames' | 'raised' | 'chain' | 'group' | 'custom';
 
-/** The lines of a Python traceback, shared with exception.ts: its header, an exception group's, the chained-exception joiners. */
+// The lines of a Python traceback, read here and in exception.ts: its header, an exception
+// group's, the chained-exception joiners, and lines blank or indented.
 export const TRACEBACK = /^Traceback \(most recent call last\):\s*$/;
 export const EXCEPTION_GROUP = /^\s*\+ Exception Group Traceback \(most recent call last\):\s*$/;
 export const JOINER =

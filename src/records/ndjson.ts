@@ -24,8 +24,8 @@ export function entryToNdjson(e: SinkEntry): string {
 
 /**
  * The fields processing added to a record, as they follow `log` in its line: `level`,
- * `lines` and `time_end`, `exception`, `message`, `attributes`, `trace_id`, `span_id` (each only when
- * present); empty for a raw entry.
+ * `lines` and `time_end`, `exception`, `message`, `attributes`, `trace_id`, `span_id` (each
+ * only when present); empty for a raw entry.
  */
 export function recordFieldsJson(r: RecordFields): string {
   let out = '';

@@ -13,12 +13,12 @@ export const ATTR_MODEL_ID = 'mls.model_id';
 export const ATTR_RECORD_LINES = 'mls.record.lines';
 /** Attribute carrying the last line's time string of a record that holds several. */
 export const ATTR_RECORD_TIME_END = 'mls.record.time_end';
-/** The exception's type, message and stack trace (the record's text), from the semantic conventions. */
-export const ATTR_EXCEPTION_TYPE = 'exception.type';
-export const ATTR_EXCEPTION_MESSAGE = 'exception.message';
-export const ATTR_EXCEPTION_STACKTRACE = 'exception.stacktrace';
-/** The types of the exceptions chained before it, oldest first (a string array). */
-export const ATTR_EXCEPTION_CHAIN = 'exception.chain';
+// A traceback's exception: type, message and stack trace (the record's text) from the semantic
+// conventions, and ours, the types of the exceptions chained before it (a string array).
+const ATTR_EXCEPTION_TYPE = 'exception.type';
+const ATTR_EXCEPTION_MESSAGE = 'exception.message';
+const ATTR_EXCEPTION_STACKTRACE = 'exception.stacktrace';
+const ATTR_EXCEPTION_CHAIN = 'exception.chain';
 /** Prefix of a JSON field named like one of the sink's own attributes. */
 export const JSON_FIELD_PREFIX = 'json.';
 
@@ -64,9 +64,10 @@ export function spanContextOf(e: SinkEntry): SpanContext | undefined {
  * The attributes of a record: `log.iostream` and `mls.model_id`; a JSON line's fields
  * (a field named like one of the sink's own attributes gets the prefix `json.`, and so does
  * any field that would then collide with it); `mls.record.lines` and `mls.record.time_end`
- * for a record of several lines; `exception.type`, `exception.message`, `exception.stacktrace`
- * (the record's text) and `exception.chain` for a traceback's; a trace or span id that is not valid as `trace_id` /
- * `span_id`, unless the JSON line has a field of that name.
+ * for a record of several lines; `exception.type`, `exception.message`,
+ * `exception.stacktrace` (the record's text) and `exception.chain` for a traceback's; a trace
+ * or span id that is not valid as `trace_id` / `span_id`, unless the JSON line has a field of
+ * that name.
  */
 export function recordAttributes(e: SinkEntry): Attributes {
   const out: Attributes = { [ATTR_LOG_IOSTREAM]: e.stream.toWellFormed(), [ATTR_MODEL_ID]: e.modelId };
