@@ -1,7 +1,7 @@
 //! What `mls demo` says at the end: the files it wrote checked against the simulator's ground
 //! truth (every settled entry once in the raw sink, every settled line once in the processed
-//! records), and what processing made of the model output: levels, tracebacks kept whole, a
-//! traceback and a JSON line as they were shipped.
+//! records), and what processing made of the model output: levels, tracebacks kept whole, the
+//! exceptions they show per model, a traceback and a JSON line as they were shipped.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -14,6 +14,7 @@ interface ShippedRecord {
   level?: string;
   lines?: number;
   time_end?: string;
+  exception?: { type: string };
   message?: string;
   attributes?: Record<string, unknown>;
 }
@@ -69,13 +70,30 @@ export function demoReport(rawDir: string, recordsDir: string, truth: DemoTruth)
     `mls demo: levels read from the text: ${['fatal', 'error', 'warn', 'info', 'debug', 'none'].map((l) => `${l} ${levels.get(l) ?? 0}`).join(', ')}`,
     `mls demo: tracebacks shipped as one record: ${whole} of ${tracebacks.length} settled`,
   ];
-  if (example) out.push(`mls demo: a traceback record (${example.lines} lines, level ${example.level}):\n${indent(example.log, 12)}`);
+  out.push(...topExceptions(records.records));
+  if (example) out.push(`mls demo: a traceback record (${example.lines} lines, level ${example.level}${example.exception ? `, exception ${example.exception.type}` : ''}):\n${indent(example.log, 12)}`);
   if (json) out.push(`mls demo: a JSON line: message ${JSON.stringify(json.message)}, level ${json.level ?? 'none'}, attributes ${JSON.stringify(json.attributes).slice(0, 160)}`);
   out.push(
     `mls demo: checked against the simulator: ${entries.length} settled entries; raw sink ${rawCheck.missing} missing, ${rawCheck.duplicated} duplicated; ` +
       `processed records ${recordCheck.missing} lines missing, ${recordCheck.duplicated} duplicated`,
   );
   return { text: `${out.join('\n')}\n`, failed: rawCheck.missing + rawCheck.duplicated + recordCheck.missing + recordCheck.duplicated > 0 };
+}
+
+/** A line per model: the exception types its records show, the most frequent first. */
+function topExceptions(records: readonly ShippedRecord[]): string[] {
+  const byModel = new Map<string, Map<string, number>>();
+  for (const r of records) {
+    if (r.exception === undefined) continue;
+    let types = byModel.get(r.model_id);
+    if (types === undefined) byModel.set(r.model_id, (types = new Map()));
+    types.set(r.exception.type, (types.get(r.exception.type) ?? 0) + 1);
+  }
+  return [...byModel].sort(([a], [b]) => a.localeCompare(b)).map(([model, types]) => {
+    const top = [...types].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, 3);
+    const total = [...types.values()].reduce((a, b) => a + b, 0);
+    return `mls demo: exceptions of ${model}: ${top.map(([type, n]) => `${type} ${n}`).join(', ')} (of ${total}; mls_model_exceptions_total counts them)`;
+  });
 }
 
 function indent(text: string, maxLines: number): string {

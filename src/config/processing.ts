@@ -97,6 +97,14 @@ const processingObject = z
       })
       .prefault({})
       .describe('Redaction of the text, before any sink (raw sinks included).'),
+    exceptions: z
+      .strictObject({
+        max_types_per_model: scalar(z.number().int().min(0).default(20)).describe(
+          'Most exception types `mls_model_exceptions_total` has a series of per model (the first met since the start); the others are counted as `type="other"`.',
+        ),
+      })
+      .prefault({})
+      .describe('The exceptions read from Python tracebacks (`exception` in the records), and their metric.'),
     ...filterKeys,
   })
   .describe('Processing of the log lines before the sinks: multiline grouping, levels, JSON lines, redaction and filters.');

@@ -1,9 +1,12 @@
 //! A processed record made from its lines: the level (from a JSON line's level field, else
-//! from the start of the text; a traceback without a level of its own is an error) and the
-//! JSON structure; and the time order the processor hands records and takes lines in.
+//! from the start of the text; a traceback without a level of its own is an error), the JSON
+//! structure, the exception of a traceback; and the time order the processor hands records
+//! and takes lines in.
 import type { DetectedLevel, ProcessLine } from './types.js';
 import { detectLevel, levelFromJsonObject, type CompiledLevelRules } from './levels.js';
 import { parseJsonLine, type JsonLine } from './json-line.js';
+import { exceptionOf } from './exception.js';
+import type { RecordException } from '../records/entry.js';
 import type { Redactor } from './redact.js';
 import type { ProcessedRecord } from './record.js';
 
@@ -37,15 +40,19 @@ export function buildRecord(modelId: string, rules: RecordRules, first: ProcessL
   }
   let json: JsonLine | undefined;
   let level: DetectedLevel | undefined;
+  let exception: RecordException | undefined;
   try {
     json = lineCount === 1 ? parseJsonLine(log, rules.redact) : undefined;
     level = json?.levelField ? levelFromJsonObject({ [json.levelField.key]: json.levelField.value }) : undefined;
     level ??= detectLevel(first.log, rules.levelRules);
+    // Grouped lines, or one entry of several lines (a traceback written whole).
+    if (json === undefined && (lineCount > 1 || log.includes('\n'))) exception = exceptionOf(log);
   } catch {
     // Plain text, as the line came (already redacted as text).
     return record;
   }
-  if (level === undefined && traceback) level = { level: 'error', text: 'ERROR' };
+  if (exception) record.exception = exception;
+  if (level === undefined && (traceback || exception)) level = { level: 'error', text: 'ERROR' };
   if (level) {
     record.level = level.level;
     record.levelText = level.text;

@@ -13,16 +13,18 @@
  */
 export type BlockPhase = 'heading' | 'frames' | 'raised' | 'chain' | 'group' | 'custom';
 
-const TRACEBACK = /^Traceback \(most recent call last\):\s*$/;
-const EXCEPTION_GROUP = /^\s*\+ Exception Group Traceback \(most recent call last\):\s*$/;
-const JOINER =
+// The lines of a Python traceback, read here and in exception.ts: its header, an exception
+// group's, the chained-exception joiners, and lines blank or indented.
+export const TRACEBACK = /^Traceback \(most recent call last\):\s*$/;
+export const EXCEPTION_GROUP = /^\s*\+ Exception Group Traceback \(most recent call last\):\s*$/;
+export const JOINER =
   /^(?:The above exception was the direct cause of the following exception:|During handling of the above exception, another exception occurred:)\s*$/;
-const BLANK = /^\s*$/;
-const INDENTED = /^\s/;
+export const BLANK = /^\s*$/;
+export const INDENTED = /^\s/;
 /** loguru marks the failing frame with `> File "…"` at the start of the line. */
 const MARKED_FRAME = /^> File "/;
 /** `ValueError: bad`, `torch.OutOfMemoryError: CUDA out of memory…`, `KeyboardInterrupt`. */
-const EXCEPTION_LINE = /^[A-Za-z_][\w.]*(?::(?:\s|$)|\s*$)/;
+export const EXCEPTION_LINE = /^[A-Za-z_][\w.]*(?::(?:\s|$)|\s*$)/;
 
 const LEVEL = String.raw`\[?(?:ERROR|CRITICAL|FATAL|EXCEPTION)\]?(?=[\s:|]|$)`;
 const STAMP = String.raw`\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?`;
@@ -54,7 +56,7 @@ export function defaultHeadsBlock(text: string): boolean {
 const WORKER_TAG = /^(?:\([A-Za-z][\w.-]*(?: [\w.-]+=[\w.-]+)*\) |\[(?:rank|default)\d+\]: ?){1,3}/;
 
 /** The line as the worker wrote it, without the tags before it. */
-function withoutWorkerTag(text: string): string {
+export function withoutWorkerTag(text: string): string {
   const c = text.charCodeAt(0);
   if (c !== 40 && c !== 91) return text;
   const m = WORKER_TAG.exec(text);

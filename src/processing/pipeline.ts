@@ -25,6 +25,8 @@ export interface ProcessorOptions {
   filter?: RecordFilter;
   /** Counts every record before the filter decides (the records meter): `tally[i]` for level LEVELS[i], `tally[LEVELS.length]` for none. */
   tally?: Float64Array;
+  /** Counts the exception type of every record that has one, before the filter decides. */
+  exceptionTally?: Map<string, number>;
   /** The model whose lines these are: the records' `modelId` (default empty). */
   modelId?: string;
 }
@@ -136,6 +138,8 @@ export class ModelProcessor {
   }
 
   #keep(out: Processed, record: ProcessedRecord): void {
+    const exceptions = this.#options.exceptionTally;
+    if (exceptions !== undefined && record.exception !== undefined) exceptions.set(record.exception.type, (exceptions.get(record.exception.type) ?? 0) + 1);
     if (this.#decide(record.log, record.level)) out.records.push(record);
     else out.dropped++;
   }

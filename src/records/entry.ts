@@ -16,6 +16,19 @@ export interface LogEntry {
 export type RecordLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
 
 /**
+ * The exception a Python traceback record shows (OpenTelemetry's `exception.*`): the one
+ * printed last, which is the one that was raised.
+ */
+export interface RecordException {
+  /** As printed: `torch.OutOfMemoryError`, `json.decoder.JSONDecodeError`, `KeyError`. */
+  type: string;
+  /** The text after `: ` on its line, with the lines that carry it on; absent when it has none. */
+  message?: string;
+  /** The types of the exceptions chained before it, oldest first; absent when there are none. */
+  chain?: string[];
+}
+
+/**
  * What processing adds to a record (see processing/): all absent on an entry shipped raw,
  * and each absent when processing found nothing for it.
  */
@@ -28,6 +41,8 @@ export interface RecordFields {
   lines?: number;
   /** The last line's time string, for a record of several lines. */
   timeEnd?: string;
+  /** The exception of a record holding a Python traceback. */
+  exception?: RecordException;
   /** A JSON line's message (`message`, `msg` or `event`). */
   message?: string;
   /** A JSON line's other fields, with their JSON types. */

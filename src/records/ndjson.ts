@@ -24,13 +24,14 @@ export function entryToNdjson(e: SinkEntry): string {
 
 /**
  * The fields processing added to a record, as they follow `log` in its line: `level`,
- * `lines` and `time_end`, `message`, `attributes`, `trace_id`, `span_id` (each only when
- * present); empty for a raw entry.
+ * `lines` and `time_end`, `exception`, `message`, `attributes`, `trace_id`, `span_id` (each
+ * only when present); empty for a raw entry.
  */
 export function recordFieldsJson(r: RecordFields): string {
   let out = '';
   if (r.level !== undefined) out += ',"level":"' + r.level + '"';
   if (r.lines !== undefined) out += ',"lines":' + r.lines + ',"time_end":' + JSON.stringify(r.timeEnd);
+  if (r.exception !== undefined) out += ',"exception":' + JSON.stringify(r.exception);
   if (r.message !== undefined) out += ',"message":' + JSON.stringify(r.message);
   if (r.attributes !== undefined) out += ',"attributes":' + JSON.stringify(r.attributes);
   if (r.traceId !== undefined) out += ',"trace_id":' + JSON.stringify(r.traceId);

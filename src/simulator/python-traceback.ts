@@ -3,7 +3,10 @@
 //! last):`, the frames (3.11 caret lines under some), the exception line, sometimes a chained
 //! exception before it (blank lines around the joiner), and sometimes uvicorn's 500 access line
 //! after it (not part of the episode). The frames are real stacks of uvicorn, FastAPI,
-//! transformers, torch and vLLM, so their text is fixed; only messages vary.
+//! transformers, torch and vLLM, so their text is fixed; only messages vary. The exceptions are
+//! the mix such a server raises: CUDA out of memory most often, then a request without
+//! `input_ids`, a body that is not JSON, bad inputs, with a `KeyError`, a `JSONDecodeError`
+//! or a connection error chained before some.
 import { decimal, hex, int, next, pick, reseed } from './content-rng.js';
 import { accessLine, asctime, loguruTime, vllmTime } from './python-lines.js';
 
@@ -50,6 +53,18 @@ function oom(): string {
     `Including non-PyTorch memory, this process has ${int(20, 23)}.${int(10, 50)} GiB memory in use. Of the allocated memory ${int(18, 22)}.${int(10, 99)} GiB is allocated by PyTorch, and ${decimal(900)} MiB is reserved by PyTorch but unallocated. ` +
     'If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)'
   );
+}
+
+/** `json.loads` down to where it raises. */
+const JSON_LOADS = [
+  frame(`${LIB}/json/__init__.py`, 346, 'loads', 'return _default_decoder.decode(s)', '_default_decoder.decode(s)'),
+  frame(`${LIB}/json/decoder.py`, 337, 'decode', 'obj, end = self.raw_decode(s, idx=_w(s, 0).end())', 'self.raw_decode(s, idx=_w(s, 0).end())'),
+  frame(`${LIB}/json/decoder.py`, 355, 'raw_decode', 'raise JSONDecodeError("Expecting value", s, err.value) from None'),
+];
+
+function jsonDecodeError(): string {
+  const at = int(0, 79);
+  return `json.decoder.JSONDecodeError: Expecting value: line 1 column ${at + 1} (char ${at})`;
 }
 
 const ASGI_GENERATE: Stack = {
@@ -111,6 +126,19 @@ const APP_STACKS: readonly Stack[] = [
     exception: () =>
       'ValueError: text input must be of type `str` (single example), `List[str]` (batch or single pretokenized example) or `List[List[str]]` (batch of pretokenized examples).',
   },
+  {
+    frames: [
+      frame('/app/server.py', 64, 'predict', 'ids = features["input_ids"].to(device)', 'features["input_ids"]', '~~~~~~~~^^^^^^^^^^^^^'),
+      frame(`${SITE}/transformers/tokenization_utils_base.py`, 255, '__getitem__', 'return self.data[item]', 'self.data[item]', '~~~~~~~~~^^^^^^'),
+    ],
+    minFrames: 1,
+    exception: () => "KeyError: 'input_ids'",
+  },
+  {
+    frames: [frame('/app/server.py', 51, 'predict', 'payload = json.loads(await request.body())', 'json.loads(await request.body())'), ...JSON_LOADS],
+    minFrames: 2,
+    exception: jsonDecodeError,
+  },
 ];
 
 const DIRECT_CAUSE = 'The above exception was the direct cause of the following exception:';
@@ -125,14 +153,9 @@ const CAUSES: readonly (Stack & { joiner: string })[] = [
     joiner: DURING_HANDLING,
   },
   {
-    frames: [
-      frame('/app/tokenizer.py', 19, 'load', 'return json.loads(raw)', 'json.loads(raw)'),
-      frame(`${LIB}/json/__init__.py`, 346, 'loads', 'return _default_decoder.decode(s)', '_default_decoder.decode(s)'),
-      frame(`${LIB}/json/decoder.py`, 337, 'decode', 'obj, end = self.raw_decode(s, idx=_w(s, 0).end())', 'self.raw_decode(s, idx=_w(s, 0).end())'),
-      frame(`${LIB}/json/decoder.py`, 355, 'raw_decode', 'raise JSONDecodeError("Expecting value", s, err.value) from None'),
-    ],
+    frames: [frame('/app/tokenizer.py', 19, 'load', 'return json.loads(raw)', 'json.loads(raw)'), ...JSON_LOADS],
     minFrames: 2,
-    exception: () => `json.decoder.JSONDecodeError: Expecting value: line 1 column ${int(1, 80)} (char ${int(0, 79)})`,
+    exception: jsonDecodeError,
     joiner: DIRECT_CAUSE,
   },
   {
@@ -177,7 +200,7 @@ export function layoutEpisode(): number {
     e.main = VLLM_ENGINE;
     e.cause = -1;
   } else {
-    e.main = e.heading !== 3 && next() < 0.5 ? ASGI_GENERATE : pick(APP_STACKS);
+    e.main = e.heading !== 3 && next() < 0.4 ? ASGI_GENERATE : pick(APP_STACKS);
     e.cause = next() < 0.3 ? int(0, CAUSES.length - 1) : -1;
   }
   e.mainFrames = int(e.main.minFrames, e.main.frames.length);

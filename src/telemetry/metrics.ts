@@ -103,6 +103,12 @@ export class Metrics {
     labelNames: ['model', 'level'],
     registers: [this.registry],
   });
+  readonly modelExceptions = new Counter({
+    name: 'mls_model_exceptions_total',
+    help: 'Records showing a Python exception, per model and exception type as printed (at most processing.exceptions.max_types_per_model types per model, the first met; the rest as other); counted once, like mls_model_log_records_total.',
+    labelNames: ['model', 'type'],
+    registers: [this.registry],
+  });
   readonly heldLines = new Gauge({ name: 'mls_processing_held_lines', help: 'Lines held in open multiline groups, per sink (the journal keeps them until their record is acknowledged).', labelNames: ['sink'], registers: [this.registry] });
   readonly deliveryLatency = new Histogram({ name: 'mls_sink_delivery_latency_seconds', help: 'Time from fetching an entry to its acknowledgement by the sink (per batch, oldest entry).', labelNames: ['sink'], buckets: [0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900], registers: [this.registry] });
   readonly sendDuration = new Histogram({ name: 'mls_sink_send_duration_seconds', help: 'Duration of one batch send.', labelNames: ['sink'], buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30], registers: [this.registry] });

@@ -121,7 +121,7 @@ describe('mls logs (one window)', () => {
       { model_id: 'm', time: t(1), stream: 'stderr', log: 'INFO:     127.0.0.1:5000 - "POST /predict HTTP/1.1" 200 OK', level: 'info' },
       // The traceback is held until nothing more can join it: here, the end of the window.
       { model_id: 'm', time: t(3), stream: 'stdout', log: 'a plain print()' },
-      { model_id: 'm', time: t(2), stream: 'stderr', log: 'Traceback (most recent call last):\n  File "/app/m.py", line 3, in f\nValueError: bad input', level: 'error', lines: 3, time_end: t(2) },
+      { model_id: 'm', time: t(2), stream: 'stderr', log: 'Traceback (most recent call last):\n  File "/app/m.py", line 3, in f\nValueError: bad input', level: 'error', lines: 3, time_end: t(2), exception: { type: 'ValueError', message: 'bad input' } },
     ]);
     const text = await runCli(register, ['logs', '--model', 'm', ...FROM, '--process', '--output', 'text'], env(s));
     expect(text.stdout).toContain(`${t(2)} stderr ERROR Traceback (most recent call last):\n  File`);

@@ -41,6 +41,7 @@ describe('defaults', () => {
       multiline: { rule: 'python', max_lines: 500, max_bytes: 256 * 1024, max_gap: 2_000 },
       levels: { rules: [] },
       redact: { secrets: false, rules: [] },
+      exceptions: { max_types_per_model: 20 },
     });
     expect(c.buffer).toEqual({ max_entries: 1_000_000, max_bytes: 1024 ** 3, when_full: 'block' });
     expect(c.admin).toBeUndefined();

@@ -89,6 +89,7 @@ describe('config/grafana-dashboard.json', () => {
     expect(exprsOf('API latency p95')).toMatch(/histogram_quantile\(0\.95, .*mls_api_request_duration_seconds_bucket/);
     expect(exprsOf('Journal size')).toContain('mls_journal_entries');
     expect(exprsOf('Errors per model')).toMatch(/sum by \(model\) \(rate\(mls_model_log_records_total\{.*level=~"error\|fatal"/);
+    expect(exprsOf('Exceptions by type per model')).toMatch(/sum by \(model, type\) \(increase\(mls_model_exceptions_total\{/);
     const errors = exprsOf('Poll errors') + exprsOf('Sink errors');
     for (const m of ['mls_poll_errors_total', 'mls_sink_failures_total', 'mls_sink_dead_letters_total', 'mls_sink_dropped_total']) expect(errors).toContain(m);
   });

@@ -37,6 +37,24 @@ describe('docs/operating.md', () => {
     }
   });
 
+  it('gives alert rules that are YAML and query only metrics the daemon exports, by labels they have', async () => {
+    const metrics = new Metrics({ processMetrics: false });
+    const exported = new Set((await metrics.registry.getMetricsAsJSON()).map((m) => m.name));
+    const rules = blocks('yaml')
+      .filter((b) => b.startsWith('groups:'))
+      .flatMap((b) => (parseYaml(b) as { groups: { rules: { alert: string; expr: string }[] }[] }).groups.flatMap((g) => g.rules));
+    expect(rules.map((r) => r.alert)).toEqual(expect.arrayContaining(['MlsModelDown', 'ModelNewExceptionType', 'ModelCudaOutOfMemory']));
+    for (const { alert, expr } of rules) {
+      const names = expr.match(/\bmls_\w+/g) ?? [];
+      expect(names.length, alert).toBeGreaterThan(0);
+      for (const name of names) expect(exported.has(name), `${alert}: ${name}`).toBe(true);
+      for (const sel of expr.matchAll(/\b(mls_\w+)\{([^}]*)\}/g)) {
+        const own = (metrics.registry.getSingleMetric(sel[1]!) as unknown as { labelNames: string[] }).labelNames;
+        for (const l of sel[2]!.matchAll(/(\w+)\s*(=~|!~|!=|=)/g)) expect(own, `${alert}: ${sel[1]} has no label ${l[1]}`).toContain(l[1]);
+      }
+    }
+  });
+
   it('points to the Kubernetes manifests in deploy/kubernetes instead of inlining them', () => {
     expect(blocks('yaml').some((b) => /^kind: /m.test(b))).toBe(false);
     const kustomization = parseYaml(readFileSync(path.join(root, 'deploy/kubernetes/kustomization.yaml'), 'utf8')) as { resources: string[] };

@@ -21,6 +21,13 @@ describe('mls demo', () => {
       expect(Number(tracebacks![2])).toBeGreaterThan(20);
       expect(Number(tracebacks![1])).toBeGreaterThanOrEqual(0.95 * Number(tracebacks![2]));
       expect(r.stderr).toMatch(/levels read from the text: fatal \d+, error [1-9]\d*, warn [1-9]\d*, info [1-9]\d*/);
+      // The exception types each model's tracebacks show, the most frequent first.
+      for (const model of ['demo-model-1', 'demo-model-2']) {
+        const top = new RegExp(`^mls demo: exceptions of ${model}: ([\\w.]+ \\d+(?:, )?){1,3} \\(of (\\d+);`, 'm').exec(r.stderr);
+        expect(top, r.stderr).not.toBeNull();
+        const counts = [...top![0].matchAll(/ (\d+)(?=,| \()/g)].map((m) => Number(m[1]));
+        expect(counts).toEqual([...counts].sort((a, b) => b - a));
+      }
       // Entries (what the service returned) and records (what processing ships) are named apart everywhere.
       expect(r.stderr).toMatch(/^models 2 · entries from the service \d+ · delivered to every sink \d+ · max lag [\d.]+s · backlog \d+ entries$/m);
       const raw = /mls demo: (\d+) entries shipped as \1 lines in/.exec(r.stderr);

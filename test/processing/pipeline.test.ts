@@ -36,7 +36,7 @@ describe('ModelProcessor', () => {
     const got = [...p.push(shuffled).records, ...p.flush().records];
     expect(got.map((r) => JSON.parse(entryToNdjson({ ...r, modelId: 'm' })))).toEqual([
       { model_id: 'm', time: lines[0]!.time, stream: 'stderr', log: lines[0]!.log, level: 'info' },
-      { model_id: 'm', time: lines[1]!.time, stream: 'stderr', log: TRACEBACK.join('\n'), level: 'error', lines: 6, time_end: lines[6]!.time },
+      { model_id: 'm', time: lines[1]!.time, stream: 'stderr', log: TRACEBACK.join('\n'), level: 'error', lines: 6, time_end: lines[6]!.time, exception: { type: 'torch.cuda.OutOfMemoryError', message: 'CUDA out of memory. Tried to allocate 2.00 GiB' } },
       { model_id: 'm', time: lines[7]!.time, stream: 'stdout', log: lines[7]!.log, level: 'warn', message: 'batch done', attributes: { size: 8 }, trace_id: '4bf92f3577b34da6a3ce929d0e0e4736' },
       { model_id: 'm', time: lines[8]!.time, stream: 'stderr', log: lines[8]!.log },
     ]);

@@ -166,6 +166,27 @@ describe('python content', () => {
     }
   });
 
+  it('raises the mix of exceptions a model server raises, chained ones included, each named in its record', async () => {
+    const sim = await start({ ratePerSec: 100, models: ['m1'] });
+    const { records } = await processServed(sim, 'm1');
+    const tracebacks = records.filter((r) => (r.lines ?? 1) > 1);
+    expect(tracebacks.length).toBe(sim.tracebackEpisodes('m1').length);
+    const types = new Map<string, number>();
+    for (const r of tracebacks) {
+      // The exception is the last line's, as printed; the chain the earlier exception lines' (after the heading line).
+      const exceptionLines = r.log.split('\n').slice(1).filter((l) => /^[A-Za-z_][\w.]*: /.test(l));
+      expect(exceptionLines.at(-1)).toBe(`${r.exception!.type}: ${r.exception!.message}`);
+      expect(r.exception!.chain ?? []).toEqual(exceptionLines.slice(0, -1).map((l) => l.slice(0, l.indexOf(':'))));
+      types.set(r.exception!.type, (types.get(r.exception!.type) ?? 0) + 1);
+    }
+    const share = (type: string) => (types.get(type) ?? 0) / tracebacks.length;
+    expect(share('torch.OutOfMemoryError') + share('RuntimeError')).toBeGreaterThan(0.25);
+    for (const type of ['KeyError', 'json.decoder.JSONDecodeError', 'ValueError', 'ZeroDivisionError']) expect(share(type), type).toBeGreaterThan(0.02);
+    expect(tracebacks.some((r) => r.exception!.type === 'KeyError' && r.exception!.message === "'input_ids'")).toBe(true);
+    const chains = new Set(tracebacks.flatMap((r) => r.exception!.chain ?? []));
+    expect(chains).toEqual(new Set(['KeyError', 'json.decoder.JSONDecodeError', 'httpx.ConnectError']));
+  });
+
   it('counts a traceback served once every line has been, whatever the windows, and never twice', async () => {
     const sim = await start({ ratePerSec: 200, historyMs: 60_000, models: ['m1'] });
     const episodes = sim.tracebackEpisodes('m1');

@@ -40,13 +40,15 @@ export interface RecordMeter {
   counts(sink: string, modelId: string): boolean;
   /** `n` records of the model at `level`, before any sink's filter. */
   record(modelId: string, level: Level | undefined, n: number): void;
+  /** `n` records of the model showing an exception of `type`, before any sink's filter. */
+  exception(modelId: string, type: string, n: number): void;
 }
 
 /** The settings of a sink's processing. */
 export interface StageOptions {
   sink: string;
   /** The processor options of every model (the filter is the sink's own). */
-  processor: Omit<ProcessorOptions, 'tally'>;
+  processor: Omit<ProcessorOptions, 'tally' | 'exceptionTally'>;
   /** `raw: true`: one record per entry as the journal holds it, with only redaction applied. */
   raw: boolean;
   /**
@@ -81,6 +83,8 @@ export class ProcessingStage {
   readonly #open = new Set<string>();
   /** Records made in the current build, per model and level (index in LEVELS; the last: none), for the meter. */
   readonly #tally = new Map<string, Float64Array>();
+  /** Records made in the current build per model and exception type, for the meter. */
+  readonly #exceptions = new Map<string, Map<string, number>>();
   /** Models whose tally the current build may have changed (the meter reads only these). */
   readonly #tallied = new Set<string>();
   /**
@@ -202,8 +206,10 @@ export class ProcessingStage {
     let p = this.#processors.get(modelId);
     if (p === undefined) {
       const tally = new Float64Array(LEVELS.length + 1);
+      const exceptionTally = new Map<string, number>();
       this.#tally.set(modelId, tally);
-      p = new ModelProcessor({ ...this.#o.processor, modelId, ...(this.#o.meter ? { tally } : {}) });
+      this.#exceptions.set(modelId, exceptionTally);
+      p = new ModelProcessor({ ...this.#o.processor, modelId, ...(this.#o.meter ? { tally, exceptionTally } : {}) });
       this.#processors.set(modelId, p);
     }
     return p;
@@ -221,6 +227,9 @@ export class ProcessingStage {
           if (meter.counts(sink, modelId)) meter.record(modelId, LEVELS[i], tally[i]!);
           tally[i] = 0;
         }
+        const exceptions = this.#exceptions.get(modelId)!;
+        if (exceptions.size > 0 && meter.counts(sink, modelId)) for (const [type, n] of exceptions) meter.exception(modelId, type, n);
+        exceptions.clear();
       }
     }
     this.#tallied.clear();

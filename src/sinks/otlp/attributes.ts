@@ -1,6 +1,7 @@
 //! A record's OTLP attributes and trace context: the sink's own attributes, a JSON line's
-//! fields with their JSON types, a grouped record's line count and end time, and the trace
-//! and span ids as the record's span context when they are valid.
+//! fields with their JSON types, a grouped record's line count and end time, a traceback's
+//! exception (the semantic conventions' `exception.*`), and the trace and span ids as the
+//! record's span context when they are valid.
 import { TraceFlags, type Attributes, type SpanContext } from '@opentelemetry/api';
 import type { SinkEntry } from '../contract.js';
 
@@ -12,10 +13,25 @@ export const ATTR_MODEL_ID = 'mls.model_id';
 export const ATTR_RECORD_LINES = 'mls.record.lines';
 /** Attribute carrying the last line's time string of a record that holds several. */
 export const ATTR_RECORD_TIME_END = 'mls.record.time_end';
+// A traceback's exception: type, message and stack trace (the record's text) from the semantic
+// conventions, and ours, the types of the exceptions chained before it (a string array).
+const ATTR_EXCEPTION_TYPE = 'exception.type';
+const ATTR_EXCEPTION_MESSAGE = 'exception.message';
+const ATTR_EXCEPTION_STACKTRACE = 'exception.stacktrace';
+const ATTR_EXCEPTION_CHAIN = 'exception.chain';
 /** Prefix of a JSON field named like one of the sink's own attributes. */
 export const JSON_FIELD_PREFIX = 'json.';
 
-const OWN_KEYS: ReadonlySet<string> = new Set([ATTR_LOG_IOSTREAM, ATTR_MODEL_ID, ATTR_RECORD_LINES, ATTR_RECORD_TIME_END]);
+const OWN_KEYS: ReadonlySet<string> = new Set([
+  ATTR_LOG_IOSTREAM,
+  ATTR_MODEL_ID,
+  ATTR_RECORD_LINES,
+  ATTR_RECORD_TIME_END,
+  ATTR_EXCEPTION_TYPE,
+  ATTR_EXCEPTION_MESSAGE,
+  ATTR_EXCEPTION_STACKTRACE,
+  ATTR_EXCEPTION_CHAIN,
+]);
 
 const TRACE_ID = /^[0-9a-f]{32}$/;
 const SPAN_ID = /^[0-9a-f]{16}$/;
@@ -48,8 +64,10 @@ export function spanContextOf(e: SinkEntry): SpanContext | undefined {
  * The attributes of a record: `log.iostream` and `mls.model_id`; a JSON line's fields
  * (a field named like one of the sink's own attributes gets the prefix `json.`, and so does
  * any field that would then collide with it); `mls.record.lines` and `mls.record.time_end`
- * for a record of several lines; a trace or span id that is not valid as `trace_id` /
- * `span_id`, unless the JSON line has a field of that name.
+ * for a record of several lines; `exception.type`, `exception.message`,
+ * `exception.stacktrace` (the record's text) and `exception.chain` for a traceback's; a trace
+ * or span id that is not valid as `trace_id` / `span_id`, unless the JSON line has a field of
+ * that name.
  */
 export function recordAttributes(e: SinkEntry): Attributes {
   const out: Attributes = { [ATTR_LOG_IOSTREAM]: e.stream.toWellFormed(), [ATTR_MODEL_ID]: e.modelId };
@@ -64,6 +82,13 @@ export function recordAttributes(e: SinkEntry): Attributes {
   if (e.lines !== undefined) {
     out[ATTR_RECORD_LINES] = e.lines;
     if (e.timeEnd !== undefined) out[ATTR_RECORD_TIME_END] = e.timeEnd;
+  }
+  if (e.exception !== undefined) {
+    // Types are ASCII names (exception.ts); the message and the text may hold lone surrogates.
+    out[ATTR_EXCEPTION_TYPE] = e.exception.type;
+    if (e.exception.message !== undefined) out[ATTR_EXCEPTION_MESSAGE] = e.exception.message.toWellFormed();
+    out[ATTR_EXCEPTION_STACKTRACE] = e.log.toWellFormed();
+    if (e.exception.chain !== undefined) out[ATTR_EXCEPTION_CHAIN] = e.exception.chain;
   }
   const traced = validTraceId(e.traceId);
   if (e.traceId !== undefined && !traced && !Object.hasOwn(out, 'trace_id')) out.trace_id = e.traceId;

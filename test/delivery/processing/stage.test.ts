@@ -218,16 +218,29 @@ describe('the processing stage of a sink', () => {
   });
 
   it('counts each record once for the model it meters, before the filter, and the records the filter drops', () => {
-    journal.appendLines('a', ['INFO:     ok', 'WARNING:root:slow', 'plain']);
+    journal.appendLines('a', ['INFO:     ok', 'WARNING:root:slow', 'plain', ...TRACEBACK, 'after', ...TRACEBACK.slice(1), 'done']);
+    journal.appendLines('b', TRACEBACK);
     const counted: Array<string | undefined> = [];
+    const exceptions: string[] = [];
     const s = stage({
-      processor: { filter: (r) => (r.level === 'info' ? { drop: 'level' } : 'keep') },
-      meter: { counts: (sink, model) => sink === 's' && model === 'a', record: (_m, level, n) => void counted.push(`${level}×${n}`) },
+      processor: { filter: (r) => (r.level === 'info' || r.level === 'error' ? { drop: 'level' } : 'keep') },
+      meter: {
+        counts: (sink, model) => sink === 's' && model === 'a',
+        record: (_m, level, n) => void counted.push(`${level}×${n}`),
+        exception: (m, type, n) => void exceptions.push(`${m} ${type}×${n}`),
+      },
     });
-    const out = s.build(journal.store.slicesAfter(0, 100), 3);
-    expect(entries(out).map((r) => r.log)).toEqual(['WARNING:root:slow', 'plain']);
-    expect(out.dropped).toEqual(new Map([['a', 1]]));
-    expect(counted.sort()).toEqual(['info×1', 'undefined×1', 'warn×1']);
+    const out = s.build(journal.store.slicesAfter(0, 100), 100, undefined, true);
+    expect(entries(out).filter((r) => r.modelId === 'a').map((r) => r.log)).toEqual(['WARNING:root:slow', 'plain', 'after', 'done']);
+    expect(out.dropped).toEqual(new Map([['a', 3], ['b', 1]]));
+    expect(counted.sort()).toEqual(['error×2', 'info×1', 'undefined×3', 'warn×1']);
+    expect(exceptions).toEqual(['a RuntimeError×2']);
+    // Counted once: the next build of the model counts only its own records.
+    const through = journal.store.lastSeq();
+    journal.appendLines('a', ['INFO:     later']);
+    s.build(journal.store.slicesAfter(through, 100), through + 1);
+    expect(counted.sort()).toEqual(['error×2', 'info×1', 'info×1', 'undefined×3', 'warn×1']);
+    expect(exceptions).toEqual(['a RuntimeError×2']);
   });
 
   it('gives what the processor fed the lines as objects gives, for any lines and pages (property)', () => {

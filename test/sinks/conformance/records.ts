@@ -1,6 +1,7 @@
 //! Processed records for the conformance suite, and what each sink type must make of them,
 //! written out field by field (not with the renderers under test): the NDJSON line of the
-//! file, stdout and webhook sinks, the example module's line, and the OTLP log record.
+//! file, stdout and webhook sinks, the example module's line, and the OTLP log record
+//! (a traceback's exception among its fields).
 import { recordBatch } from '../../../src/delivery/batch.js';
 import type { RecordFields, RecordLevel } from '../../../src/records/entry.js';
 import type { SinkBatch, SinkEntry } from '../../../src/sinks/contract.js';
@@ -25,10 +26,11 @@ function rec(seq: number, modelId: string, stream: string, log: string, fields: 
   return { seq, modelId, time, timeNs: parsed.ns, stream, log, fetchedAtMs: 1_795_341_700_000 + seq, ...fields };
 }
 
-function traceback(first: number, n: number, what: string): Pick<SinkEntry, 'log'> & RecordFields {
+function traceback(first: number, n: number, what: string, chain?: string[]): Pick<SinkEntry, 'log'> & RecordFields {
   const body = Array.from({ length: n - 2 }, (_, i) => `  File "app.py", line ${i + 1}, in <module>`);
   const lines = ['Traceback (most recent call last):', ...body, `KeyError: '${what}'`];
-  return { log: lines.join('\n'), lines: n, timeEnd: timeOf(first + n - 1), level: 'error', levelText: 'ERROR' };
+  const exception = { type: 'KeyError', message: `'${what}'`, ...(chain ? { chain } : {}) };
+  return { log: lines.join('\n'), lines: n, timeEnd: timeOf(first + n - 1), level: 'error', levelText: 'ERROR', exception };
 }
 
 /**
@@ -57,7 +59,7 @@ function recordsOf(batch: 1 | 2 | 3): SinkEntry[] {
       ];
     case 2:
       return [
-        { ...rec(9, 'm1', 'stderr', ''), ...traceback(9, 4, 'proc 9') },
+        { ...rec(9, 'm1', 'stderr', ''), ...traceback(9, 4, 'proc 9', ['json.decoder.JSONDecodeError', 'ValueError']) },
         rec(13, 'm1', 'stdout', '{"user":"proc 13","n":13,"trace_id":"' + TRACE + '"}', { attributes: { user: 'proc 13', n: 13 }, traceId: TRACE }),
         rec(14, 'm1', 'stdout', 'DEBUG proc 14', { level: 'debug', levelText: 'DEBUG' }),
         rec(15, 'm1', 'stderr', 'proc plain 15'),
@@ -86,6 +88,7 @@ export function ndjsonRecordLine(e: SinkEntry): string {
     o.lines = e.lines;
     o.time_end = e.timeEnd;
   }
+  if (e.exception !== undefined) o.exception = e.exception;
   if (e.message !== undefined) o.message = e.message;
   if (e.attributes !== undefined) o.attributes = e.attributes;
   if (e.traceId !== undefined) o.trace_id = e.traceId;
@@ -143,6 +146,12 @@ export function otlpRecordLine(e: SinkEntry): string {
   if (e.lines !== undefined) {
     attributes['mls.record.lines'] = { int: e.lines };
     attributes['mls.record.time_end'] = { string: e.timeEnd! };
+  }
+  if (e.exception !== undefined) {
+    attributes['exception.type'] = { string: e.exception.type };
+    if (e.exception.message !== undefined) attributes['exception.message'] = { string: e.exception.message };
+    attributes['exception.stacktrace'] = { string: e.log };
+    if (e.exception.chain !== undefined) attributes['exception.chain'] = { array: e.exception.chain.map((t) => ({ string: t })) };
   }
   const byStream = e.level === undefined ? (OTLP_STREAM_SEVERITY as Record<string, string>)[e.stream] : undefined;
   return otlpLine({

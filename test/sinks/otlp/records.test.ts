@@ -1,7 +1,8 @@
 //! Processed records through the real OTLP exporters to a real receiver: severity from the
 //! detected level (the stream mapping only without one), a JSON line's message as the body
 //! and its fields as typed attributes, a grouped record's line count, trace and span ids as
-//! the record's trace context.
+//! the record's trace context, a traceback's exception as the semantic conventions'
+//! `exception.*` attributes.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Sink, SinkEntry } from '../../../src/sinks/contract.js';
 import { anyValue, createOtlpSink, validSpanId, validTraceId } from '../../../src/sinks/otlp/index.js';
@@ -39,6 +40,7 @@ const JSON_FIELDS = JSON.parse(
     'mls.model_id': 'spoofed model',
     'json.mls.model_id': 'already prefixed',
     'mls.record.lines': 99,
+    'exception.type': 'spoofed type',
   }).replace('"path"', '"__proto__":"not a prototype","path"'),
 ) as Record<string, unknown>;
 
@@ -52,6 +54,7 @@ function records(): SinkEntry[] {
       timeEnd: '2026-11-22T10:00:00.123457000Z',
       level: 'error',
       levelText: 'ERROR',
+      exception: { type: 'ValueError', message: 'bad input', chain: ['KeyError', 'json.decoder.JSONDecodeError'] },
     }),
     record(3, { stream: 'stderr', log: 'no level here' }),
     record(4, { stream: 'stdout', log: 'no level, no mapping' }),
@@ -123,12 +126,17 @@ describe.each(PROTOCOLS)('OTLP sink with processed records over $protocol', ({ p
       'json.mls.model_id': { string: 'spoofed model' },
       'json.json.mls.model_id': { string: 'already prefixed' },
       'json.mls.record.lines': { int: 99 },
+      'json.exception.type': { string: 'spoofed type' },
     });
     expect(got[1]!.typedAttributes).toEqual({
       'log.iostream': { string: 'stderr' },
       'mls.model_id': { string: 'model-a' },
       'mls.record.lines': { int: 3 },
       'mls.record.time_end': { string: '2026-11-22T10:00:00.123457000Z' },
+      'exception.type': { string: 'ValueError' },
+      'exception.message': { string: 'bad input' },
+      'exception.stacktrace': { string: 'Traceback (most recent call last):\n  File "serve.py", line 3, in <module>\nValueError: bad input' },
+      'exception.chain': { array: [{ string: 'KeyError' }, { string: 'json.decoder.JSONDecodeError' }] },
     });
     expect(got[2]!.typedAttributes).toEqual({ 'log.iostream': { string: 'stderr' }, 'mls.model_id': { string: 'model-a' } });
     expect(got[9]!.typedAttributes).toEqual({ ...OWN, user: { string: 'ada' }, trace_id: { string: '0'.repeat(32) }, span_id: { string: SPAN } });
@@ -147,16 +155,26 @@ describe.each(PROTOCOLS)('OTLP sink with processed records over $protocol', ({ p
         record(1, { log: 'half \ud83d', message: 'cut \udc00 here', attributes: { 'k\ud800': ['v\udbff'], ratio: Infinity, low: -Infinity } }),
         record(2, { log: 'deep line', message: 'deep', attributes: deep }),
         record(3, { log: 'fine after' }),
+        record(5, { log: 'Traceback (most recent call last):\nKeyError: \'half \ud83d\'', exception: { type: 'KeyError', message: "'half \ud83d'" } }),
+        record(6, { log: 'Traceback (most recent call last):\nStopIteration', exception: { type: 'StopIteration' } }),
         unmappable,
       ]),
       setAside: (e: SinkEntry) => void aside.push(e),
     };
     expect(await sink.send(batch, signal)).toEqual({ status: 'ok' });
     const got = receiver.logRecords();
-    expect(got.map((r) => r.body)).toEqual(['cut \ufffd here', 'deep line', 'fine after']);
+    expect(got.map((r) => r.body)).toEqual(['cut \ufffd here', 'deep line', 'fine after', "Traceback (most recent call last):\nKeyError: 'half \ufffd'", 'Traceback (most recent call last):\nStopIteration']);
     expect(got[0]!.typedAttributes).toEqual({ ...OWN, 'k\ufffd': { array: [{ string: 'v\ufffd' }] }, ratio: { string: 'Infinity' }, low: { string: '-Infinity' } });
     // The record that could not be mapped whole goes as its text; the one that could not be mapped at all is set aside.
     expect(got[1]!.typedAttributes).toEqual(OWN);
+    expect(got[3]!.typedAttributes).toEqual({
+      ...OWN,
+      'exception.type': { string: 'KeyError' },
+      'exception.message': { string: "'half \ufffd'" },
+      'exception.stacktrace': { string: "Traceback (most recent call last):\nKeyError: 'half \ufffd'" },
+    });
+    // No message, no chain: neither attribute.
+    expect(got[4]!.typedAttributes).toEqual({ ...OWN, 'exception.type': { string: 'StopIteration' }, 'exception.stacktrace': { string: 'Traceback (most recent call last):\nStopIteration' } });
     expect(aside).toEqual([unmappable]);
   });
 
