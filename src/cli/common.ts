@@ -113,12 +113,8 @@ export async function resolveApiOptions(opts: ApiCliOptions, env: NodeJS.Process
   if (baseUrl === undefined || baseUrl.trim() === '') {
     throw new UsageError('no service URL: pass --api-url or set MLS_API_URL (or name a config with --config)');
   }
-  let url: URL;
-  try {
-    url = new URL(baseUrl.trim());
-  } catch {
-    throw new UsageError(`--api-url: not a valid URL: ${JSON.stringify(baseUrl)}`);
-  }
+  const url = URL.parse(baseUrl.trim());
+  if (!url) throw new UsageError(`--api-url: not a valid URL: ${JSON.stringify(baseUrl)}`);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new UsageError(`--api-url: expected an http:// or https:// URL, got ${url.protocol}`);
   }

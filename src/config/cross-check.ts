@@ -2,11 +2,10 @@
 //! backoffs whose bound is below their start, windows that could not advance, ids and names
 //! that must be unique, models that sinks name. They run on the raw (interpolated) input,
 //! so they are reported along with the problems of the fields themselves.
+import { isObj, type Obj } from './interpolate.js';
 import type { RawProblem } from './problems.js';
 import { Fail, parseDurationValue, show } from './units.js';
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /**
  * Checks that span several fields, on the raw (interpolated) input, so they run even when

@@ -91,12 +91,8 @@ export const SINK_CREDENTIALS =
 export function httpUrl(description: string, options: { stripSlash?: boolean; noQuery?: boolean; credentials?: string } = {}) {
   return leaf(description, { type: 'string', format: 'uri', pattern: '^https?://' }, (v) => {
     if (typeof v !== 'string' || v.trim() === '') return new Fail(`expected an http or https URL, got ${show(v)}`);
-    let url: URL;
-    try {
-      url = new URL(v.trim());
-    } catch {
-      return new Fail(`${show(v)} is not a URL; write e.g. https://api.example.com`);
-    }
+    const url = URL.parse(v.trim());
+    if (!url) return new Fail(`${show(v)} is not a URL; write e.g. https://api.example.com`);
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
       return new Fail(`${show(url.protocol)} is not supported; the URL must start with http:// or https://`);
     }
@@ -119,12 +115,8 @@ export function httpUrl(description: string, options: { stripSlash?: boolean; no
 export function proxyUrl(description: string) {
   const field = leaf<string | false>(description, { type: 'string', anyOf: [{ const: 'none' }, { format: 'uri', pattern: '^https?://' }] }, (v) => {
     if (typeof v === 'string' && v.trim() === 'none') return false;
-    let url: URL | undefined;
-    try {
-      url = typeof v === 'string' ? new URL(v.trim()) : undefined;
-    } catch {
-      // the value may hold credentials: it is not shown
-    }
+    // the value may hold credentials: it is not shown
+    const url = typeof v === 'string' ? URL.parse(v.trim()) : null;
     if (url?.protocol !== 'http:' && url?.protocol !== 'https:') {
       return new Fail('expected an http:// or https:// proxy URL such as http://proxy.example:3128, or none (the value is not shown because it may hold credentials)');
     }

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { SecretScrubber, registerSecret } from '../telemetry/secrets.js';
 import { crossCheck } from './cross-check.js';
-import { interpolate, type PathSegment } from './interpolate.js';
+import { interpolate, isObj, isUnder } from './interpolate.js';
 import { markedFields, secretStrings } from './marks.js';
 import { fillPlaceholders, type SchemaIssue } from './placeholders.js';
 import { joinModelsFile } from './models-file.js';
@@ -67,13 +67,6 @@ export interface ConfigParts {
 }
 
 const SECRET_VAR_RE = /TOKEN|SECRET|PASS|KEY|AUTH|CRED|SIGN/i;
-
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
-
-function startsWith(path: readonly PathSegment[], prefix: readonly PathSegment[]): boolean {
-  return prefix.length <= path.length && prefix.every((seg, i) => path[i] === seg);
-}
 
 /** Resolves a module specifier: paths starting with . or / are files (relative to `baseDir`), the rest package names. */
 function resolveModulePath(spec: string, baseDir: string): string {
@@ -163,7 +156,7 @@ export class ConfigLoader {
     // A value whose interpolation failed was replaced by '', so its own problem says it all;
     // a bad default is said once, at model_defaults.
     const failedPaths = interpolated.problems.map((p) => p.path);
-    const notShadowed = (p: RawProblem): boolean => !failedPaths.some((f) => startsWith(p.path, f)) && !interpolated.satisfied(p.path);
+    const notShadowed = (p: RawProblem): boolean => !failedPaths.some((f) => isUnder(p.path, f)) && !interpolated.satisfied(p.path);
     if (!parsed.success) problems.push(...issuesToProblems(parsed.error.issues).filter((p) => notShadowed(p) && !merged.inherited(p.path)));
     problems.push(...crossCheck(value, this.#parts.checkSink).filter(notShadowed));
     problems.push(...checkModelSettings(merged.value.models).filter(notShadowed));

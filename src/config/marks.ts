@@ -3,6 +3,7 @@
 //! folder). A field is marked where it is declared, by the building block that makes it,
 //! so a section or sink added later needs no list kept anywhere else.
 import { z } from 'zod';
+import { isObj } from './interpolate.js';
 
 /** What the loader does with a marked field. */
 export type FieldMark =
@@ -81,7 +82,6 @@ function partsOf(def: Def): readonly z.ZodType[] {
       return [];
   }
 }
-const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Whether an option of a discriminated union accepts `tag` as its discriminator. */
 function optionAccepts(option: z.ZodType, discriminator: string, tag: unknown): boolean {

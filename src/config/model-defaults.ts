@@ -2,10 +2,8 @@
 //! written, before validation. A model's own value wins; `settings` merge field by field.
 //! A default that is wrong is reported once, at `model_defaults.…`, not again for every
 //! model that inherits it.
-import type { PathSegment } from './interpolate.js';
+import { isObj, type Obj, type PathSegment } from './interpolate.js';
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** The config with defaults merged into its models, and which values came from the defaults. */
 export interface MergedDefaults {

@@ -5,13 +5,11 @@
 //! the file's models are reported with the file and the line they are on.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { interpolate, type PathSegment, type PlaceholderFill } from './interpolate.js';
+import { interpolate, isObj, type Obj, type PathSegment, type PlaceholderFill } from './interpolate.js';
 import { formatPath, type RawProblem } from './problems.js';
 import { show } from './units.js';
 import { readYaml, YamlSyntaxError, type YamlDocument } from './yaml.js';
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Most problems reported for one models file; a file in the wrong format would otherwise give one per line. */
 const MAX_FILE_PROBLEMS = 20;

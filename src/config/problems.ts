@@ -73,11 +73,6 @@ const ARTICLE: Record<string, string> = {
   record: 'a mapping',
 };
 
-function kind(input: unknown): string {
-  if (typeof input === 'number' || typeof input === 'boolean') return `${show(input)}`;
-  return show(input);
-}
-
 /**
  * Error map passed to `safeParse`: words zod's generic issues as `what is wrong; how to fix`.
  * An `unrecognized_keys` issue gets one line per key (split again by {@link issuesToProblems}).
@@ -87,19 +82,19 @@ export const configErrorMap: z.core.$ZodErrorMap = (iss) => {
     case 'invalid_type': {
       if (iss.input === undefined) return 'is required';
       const expected = ARTICLE[iss.expected] ?? iss.expected;
-      return `expected ${expected}, got ${kind(iss.input)}`;
+      return `expected ${expected}, got ${show(iss.input)}`;
     }
     case 'too_small': {
       if (iss.origin === 'string' && Number(iss.minimum) === 1) return 'expected a non-empty string';
       if (iss.origin === 'array') return `needs at least ${String(iss.minimum)} entr${Number(iss.minimum) === 1 ? 'y' : 'ies'}`;
-      return `${kind(iss.input)} is too small; the minimum is ${String(iss.minimum)}${iss.inclusive === false ? ' (exclusive)' : ''}`;
+      return `${show(iss.input)} is too small; the minimum is ${String(iss.minimum)}${iss.inclusive === false ? ' (exclusive)' : ''}`;
     }
     case 'too_big':
-      return `${kind(iss.input)} is too large; the maximum is ${String(iss.maximum)}${iss.inclusive === false ? ' (exclusive)' : ''}`;
+      return `${show(iss.input)} is too large; the maximum is ${String(iss.maximum)}${iss.inclusive === false ? ' (exclusive)' : ''}`;
     case 'invalid_value': {
       const values = iss.values.map(String);
       const guess = typeof iss.input === 'string' ? closest(iss.input, values) : undefined;
-      return `${kind(iss.input)} is not allowed; use one of ${values.join(', ')}${guess ? ` (did you mean ${guess}?)` : ''}`;
+      return `${show(iss.input)} is not allowed; use one of ${values.join(', ')}${guess ? ` (did you mean ${guess}?)` : ''}`;
     }
     case 'unrecognized_keys': {
       const shape = (iss.inst as { _zod?: { def?: { shape?: Record<string, unknown> } } } | undefined)?._zod?.def?.shape;
@@ -113,10 +108,10 @@ export const configErrorMap: z.core.$ZodErrorMap = (iss) => {
         const value = input && typeof input === 'object' ? input[iss.discriminator] : undefined;
         if (value === undefined) return `is required; use one of ${options.join(', ')}`;
         const guess = typeof value === 'string' ? closest(value, options) : undefined;
-        return `${kind(value)} is not a known ${iss.discriminator}; use one of ${options.join(', ')}${guess ? ` (did you mean ${guess}?)` : ''}`;
+        return `${show(value)} is not a known ${iss.discriminator}; use one of ${options.join(', ')}${guess ? ` (did you mean ${guess}?)` : ''}`;
       }
       const takes = unionTakes(iss.errors);
-      return takes.length > 0 ? `${kind(iss.input)} is not allowed; use ${takes.join(', or ')}` : undefined;
+      return takes.length > 0 ? `${show(iss.input)} is not allowed; use ${takes.join(', or ')}` : undefined;
     }
     default:
       return undefined;
