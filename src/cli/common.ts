@@ -225,3 +225,13 @@ export class OutputWriter {
     this.stream.off('error', this.onError);
   }
 }
+
+/** Writes `text` to `stream` as {@link OutputWriter.write} does, for a command that prints once. */
+export async function writeOutput(stream: NodeJS.WritableStream, text: string): Promise<void> {
+  const out = new OutputWriter(stream);
+  try {
+    await out.write(text);
+  } finally {
+    out.release();
+  }
+}

@@ -6,14 +6,13 @@ import { WindowGuard, type WindowLimits } from '../poller/window-guard.js';
 import { ApiClientError, ApiError } from '../api/errors.js';
 import type { ApiClient } from '../api/types.js';
 import { UsageError } from '../errors.js';
-import { systemClock, type Clock } from '../time/clock.js';
 import { formatDuration, parseDuration } from '../time/duration.js';
 import { msToNs, nsToMs, nsToMsCeil, parseEntryTime } from '../time/timestamp.js';
 import { sleepOrAbort as sleep } from '../time/backoff.js';
 import { OccurrenceFilter } from './occurrence-filter.js';
 import { processedOutput, rawOutput, type LogsFormat, type LogsOutput } from './logs-output.js';
 import { interruption, OutputClosedError, OutputWriter, refuseTokenFlag, resolveConnection, type CommandIo } from './common.js';
-import { DEFAULT_INTERVAL, DEFAULT_SINCE, type LogsCliOptions, type LogsDeps } from './logs-options.js';
+import { DEFAULT_INTERVAL, DEFAULT_SINCE, type LogsCliOptions } from './logs-options.js';
 
 /** Each follow poll re-reads at least this much before the previous `to`, for late lines. */
 const MIN_FOLLOW_OVERLAP_MS = 10_000;
@@ -142,12 +141,11 @@ async function fetchWindow(
 }
 
 /** Runs `mls logs` with parsed options. Resolves when done; failures are thrown. */
-export async function runLogs(opts: LogsCliOptions, io: CommandIo, deps: LogsDeps = {}): Promise<void> {
+export async function runLogs(opts: LogsCliOptions, io: CommandIo): Promise<void> {
   refuseTokenFlag(opts);
-  const clock = deps.clock ?? systemClock;
-  const p = plan(opts, clock.now());
+  const p = plan(opts, Date.now());
   const { api, config } = await resolveConnection(opts, io.env);
-  const client = (deps.createClient ?? (await import('../api/client.js')).createApiClient)(api);
+  const client = (await import('../api/client.js')).createApiClient(api);
   const out = new OutputWriter(io.stdout);
   const filter = new OccurrenceFilter();
   const output = p.process ? processedOutput(p.modelId, p.format, config?.processing) : rawOutput(p.modelId, p.format);
@@ -155,7 +153,7 @@ export async function runLogs(opts: LogsCliOptions, io: CommandIo, deps: LogsDep
     if (!p.follow) {
       await fetchWindow(client, p, p.fromMs, p.toMs!, filter, output, out, io, undefined);
     } else {
-      await follow(client, p, filter, output, out, io, clock);
+      await follow(client, p, filter, output, out, io);
     }
     await out.write(output.end());
   } catch (err) {
@@ -167,14 +165,14 @@ export async function runLogs(opts: LogsCliOptions, io: CommandIo, deps: LogsDep
   }
 }
 
-async function follow(client: ApiClient, p: Plan, filter: OccurrenceFilter, output: LogsOutput, out: OutputWriter, io: CommandIo, clock: Clock): Promise<void> {
+async function follow(client: ApiClient, p: Plan, filter: OccurrenceFilter, output: LogsOutput, out: OutputWriter, io: CommandIo): Promise<void> {
   const { signal, release } = interruption(io);
   const overlapMs = Math.max(MIN_FOLLOW_OVERLAP_MS, 2 * p.intervalMs);
   let fromMs = p.fromMs;
   let failing = false;
   try {
     while (!signal.aborted) {
-      const toMs = clock.now();
+      const toMs = Date.now();
       if (toMs > fromMs) {
         try {
           await fetchWindow(client, p, fromMs, toMs, filter, output, out, io, signal);

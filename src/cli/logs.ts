@@ -3,10 +3,10 @@
 //! runs (the other commands start without the page reader and the processing).
 import type { Command } from 'commander';
 import { addApiOptions, processIo, runCommand, type CommandIo } from './common.js';
-import { DEFAULT_INTERVAL, DEFAULT_SINCE, type LogsCliOptions, type LogsDeps } from './logs-options.js';
+import { DEFAULT_INTERVAL, DEFAULT_SINCE, type LogsCliOptions } from './logs-options.js';
 
 /** Adds `mls logs` to the program. */
-export function register(program: Command, io: CommandIo = processIo(), deps: LogsDeps = {}): void {
+export function register(program: Command, io: CommandIo = processIo()): void {
   const cmd = program
     .command('logs')
     .description('print the logs of a model for a time window, or follow them')
@@ -20,5 +20,5 @@ export function register(program: Command, io: CommandIo = processIo(), deps: Lo
     .option('--less-logs', 'ask the service for fewer logs (is_less_logs)')
     .option('--process', 'print records as the daemon ships them: tracebacks whole, levels from the text, JSON lines structured');
   addApiOptions(cmd);
-  cmd.action(runCommand(io, async (opts: LogsCliOptions) => (await import('./logs-run.js')).runLogs(opts, io, deps)));
+  cmd.action(runCommand(io, async (opts: LogsCliOptions) => (await import('./logs-run.js')).runLogs(opts, io)));
 }
