@@ -1,5 +1,6 @@
 //! Turns validation issues into one-line problems, `path: what is wrong; how to fix`,
 //! and supplies the error map that words zod's generic issues that way.
+import leven from 'leven';
 import type { z } from 'zod';
 import { show } from './units.js';
 import type { PathSegment } from './interpolate.js';
@@ -26,21 +27,6 @@ export function formatProblem(p: RawProblem): string {
   return `${formatPath(p.path)}: ${p.message}`;
 }
 
-/** Levenshtein distance, for "did you mean". */
-function distance(a: string, b: string): number {
-  const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let diag = prev[0]!;
-    prev[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const tmp = prev[j]!;
-      prev[j] = Math.min(prev[j]! + 1, prev[j - 1]! + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diag = tmp;
-    }
-  }
-  return prev[b.length]!;
-}
-
 /** The closest candidate to `word`, if it is close enough to be a likely typo. */
 export function closest(word: string, candidates: readonly string[]): string | undefined {
   const w = word.toLowerCase().replace(/-/g, '_');
@@ -49,7 +35,7 @@ export function closest(word: string, candidates: readonly string[]): string | u
   for (const c of candidates) {
     const lc = c.toLowerCase();
     // a prefix or extension of a key ("polling" for "poll") counts as one edit
-    const d = Math.min(distance(w, lc), w.length >= 3 && lc.length >= 3 && (w.startsWith(lc) || lc.startsWith(w)) ? 1 : Infinity);
+    const d = Math.min(leven(w, lc), w.length >= 3 && lc.length >= 3 && (w.startsWith(lc) || lc.startsWith(w)) ? 1 : Infinity);
     if (d < bestD) {
       bestD = d;
       best = c;
