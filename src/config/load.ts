@@ -68,11 +68,6 @@ export interface ConfigParts {
 
 const SECRET_VAR_RE = /TOKEN|SECRET|PASS|KEY|AUTH|CRED|SIGN/i;
 
-/** Resolves a module specifier: paths starting with . or / are files (relative to `baseDir`), the rest package names. */
-function resolveModulePath(spec: string, baseDir: string): string {
-  return spec.startsWith('.') || path.isAbsolute(spec) ? path.resolve(baseDir, spec) : spec;
-}
-
 /** Freezes `value` and everything reachable from it. */
 export function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
@@ -170,14 +165,11 @@ export class ConfigLoader {
     const apiFailed = problems.some((p) => p.path[0] === 'api' && (p.path[1] === 'token' || p.path[1] === 'token_file' || p.path.length === 1));
     const tokenStandsIn = noEnv && data !== undefined && data.api.token === undefined && (data.api.token_file === undefined || !existsSync(data.api.token_file));
     if (tokenStandsIn) token = STAND_IN_TOKEN;
-    else if (data && !apiFailed) {
-      const r = resolveToken(data.api, env);
+    // Without a parsed config, a missing token is reported too, so one run shows everything.
+    else if (!apiFailed && (data || (!noEnv && isObj(value.api) && value.api.token === undefined && value.api.token_file === undefined))) {
+      const r = resolveToken(data?.api ?? {}, env);
       if (r.problem) problems.push(r.problem);
       token = r.token;
-    } else if (!noEnv && !apiFailed && isObj(value.api) && value.api.token === undefined && value.api.token_file === undefined) {
-      // Report a missing token even when other parts are broken, so one run shows everything.
-      const r = resolveToken({}, env);
-      if (r.problem) problems.push(r.problem);
     }
 
     if (problems.length > 0 || !data || token === undefined) {
@@ -201,7 +193,8 @@ export class ConfigLoader {
   #resolvePaths(data: unknown, baseDir: string): void {
     for (const f of markedFields(this.#parts.schema, data)) {
       if (!('path' in f.mark) || typeof f.value !== 'string') continue;
-      f.set(f.mark.path === 'module' ? resolveModulePath(f.value, baseDir) : path.resolve(baseDir, f.value));
+      // A module specifier that does not start with . or / names a package.
+      if (f.mark.path === 'file' || f.value.startsWith('.') || path.isAbsolute(f.value)) f.set(path.resolve(baseDir, f.value));
     }
   }
 
