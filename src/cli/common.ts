@@ -3,10 +3,10 @@
 //! streams a command writes to, and the wrapper that turns a failure into a message and
 //! an exit code.
 import { once } from 'node:events';
-import { Option, type Command } from 'commander';
+import { CommanderError, Option, type Command } from 'commander';
 import type { ApiClientOptions } from '../api/client-options.js';
 import type { Config } from '../config/index.js';
-import { describeError, ExitCode, MlsError, UsageError } from '../errors.js';
+import { ConfigError, describeError, ExitCode, MlsError, UsageError } from '../errors.js';
 import { registerSecret, scrubSecrets } from '../telemetry/secrets.js';
 import { parseDuration } from '../time/duration.js';
 
@@ -169,21 +169,36 @@ export async function resolveConnection(opts: ApiCliOptions, env: NodeJS.Process
 }
 
 /**
- * Wraps a command action: an `MlsError` becomes `mls: <message>` on stderr and its exit
- * code; anything else is reported as unexpected, with exit code 1.
+ * Prints an error the way every command does and returns the exit code: an `MlsError` as
+ * `mls: <message>` (a config's problems each on a line) with its exit code; anything else as
+ * unexpected, with exit code 1 (and its stack, with `stack`). Commander printed its own.
  */
+export function reportError(err: unknown, stderr: NodeJS.WritableStream, options: { stack?: boolean } = {}): number {
+  if (err instanceof CommanderError) {
+    return ['commander.helpDisplayed', 'commander.version', 'commander.help'].includes(err.code) ? ExitCode.ok : ExitCode.usage;
+  }
+  if (!(err instanceof MlsError)) {
+    const what = options.stack && err instanceof Error ? (err.stack ?? err.message) : describeError(err);
+    stderr.write(`mls: unexpected error: ${scrubSecrets(what)}\n`);
+    return ExitCode.failure;
+  }
+  if (!(err instanceof ConfigError)) {
+    stderr.write(`mls: ${scrubSecrets(describeError(err))}\n`);
+    return err.exitCode;
+  }
+  stderr.write(`mls: ${scrubSecrets(err.message)}\n`);
+  // the message often lists the problems already
+  for (const p of err.problems) if (!err.message.includes(p)) stderr.write(`  ${scrubSecrets(p)}\n`);
+  return err.exitCode;
+}
+
+/** Wraps a command action: a failure is printed by {@link reportError}, and sets the exit code. */
 export function runCommand<A extends unknown[]>(io: CommandIo, fn: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
   return async (...args: A) => {
     try {
       await fn(...args);
     } catch (err) {
-      if (err instanceof MlsError) {
-        io.stderr.write(`mls: ${scrubSecrets(describeError(err))}\n`);
-        io.setExitCode(err.exitCode);
-      } else {
-        io.stderr.write(`mls: unexpected error: ${scrubSecrets(describeError(err))}\n`);
-        io.setExitCode(ExitCode.failure);
-      }
+      io.setExitCode(reportError(err, io.stderr));
     }
   };
 }
