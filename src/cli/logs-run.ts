@@ -12,7 +12,7 @@ import { sleepOrAbort as sleep } from '../time/backoff.js';
 import { OccurrenceFilter } from './occurrence-filter.js';
 import { processedOutput, rawOutput, type LogsFormat, type LogsOutput } from './logs-output.js';
 import { interruption, OutputClosedError, OutputWriter, refuseTokenFlag, resolveConnection, type CommandIo } from './common.js';
-import { DEFAULT_INTERVAL, DEFAULT_SINCE, type LogsCliOptions } from './logs-options.js';
+import { DEFAULT_SINCE, type LogsCliOptions } from './logs.js';
 
 /** Each follow poll re-reads at least this much before the previous `to`, for late lines. */
 const MIN_FOLLOW_OVERLAP_MS = 10_000;
@@ -54,13 +54,12 @@ interface Plan {
 function plan(opts: LogsCliOptions, nowMs: number): Plan {
   const modelId = opts.model.trim();
   if (modelId === '') throw new UsageError('--model: expected a model id');
-  const format = opts.output ?? 'ndjson';
+  const format = opts.output;
   if (format !== 'ndjson' && format !== 'text') throw new UsageError(`--output: expected ndjson or text, got ${JSON.stringify(format)}`);
   const follow = opts.follow === true;
-  const intervalText = opts.interval ?? DEFAULT_INTERVAL;
-  const intervalMs = parseDuration(intervalText);
+  const intervalMs = parseDuration(opts.interval);
   if (intervalMs === undefined || intervalMs < 100) {
-    throw new UsageError(`--interval: expected a duration of at least 100ms such as 2s, got ${JSON.stringify(intervalText)}`);
+    throw new UsageError(`--interval: expected a duration of at least 100ms such as 2s, got ${JSON.stringify(opts.interval)}`);
   }
   if (opts.since !== undefined && (opts.from !== undefined || opts.to !== undefined)) {
     throw new UsageError('--since cannot be combined with --from or --to');
