@@ -3,6 +3,7 @@
 //! fields every sink block takes. Sections and sink types are made from these.
 import { z } from 'zod';
 import { HTTP_TOKEN } from '../net/http-token.js';
+import { formatDuration } from '../time/duration.js';
 import { Fail, parseDurationValue, parseSizeValue, show } from './units.js';
 import { mark } from './marks.js';
 import type { RawProblem } from './problems.js';
@@ -48,6 +49,20 @@ export function scalar<T extends z.ZodType>(schema: T) {
     if (/^-?\d+(\.\d+)?$/.test(t)) return Number(t);
     return t === 'true' ? true : t === 'false' ? false : v;
   }, schema);
+}
+
+/**
+ * A check of a section: its duration `lower` is shorter than its duration `upper` (or as long,
+ * unless `strict`). It is made whenever both parsed, whatever else in the section is wrong,
+ * so that it is reported along with the problems of the fields themselves; at the key `at`.
+ */
+export function inOrder(lower: string, upper: string, o: { at: string; strict?: boolean; message: (lower: string, upper: string) => string }) {
+  const ms = (section: unknown, key: string): unknown => (section as Record<string, unknown>)[key];
+  return z.refine<Record<string, unknown>>((v) => (o.strict ? (v[lower] as number) < (v[upper] as number) : (v[lower] as number) <= (v[upper] as number)), {
+    path: [o.at],
+    when: (p) => typeof ms(p.value, lower) === 'number' && typeof ms(p.value, upper) === 'number',
+    error: (iss) => o.message(formatDuration(ms(iss.input, lower) as number), formatDuration(ms(iss.input, upper) as number)),
+  });
 }
 
 /** A duration (`500ms`, `10s`, `5m`, `1h`, `1d`, or compound `1h30m`), parsed to milliseconds. */

@@ -5,7 +5,7 @@
 //! of the sink types a build has, and the keys they add to `models[]`.
 import { z } from 'zod';
 import { Fail, parseDurationValue, parseListen, parseRateLimitValue, parseStartAtValue, show, type RateLimit, type StartAt } from './units.js';
-import { duration, filePath, httpUrl, leaf, proxyUrl, scalar, secret, size, text } from './fields.js';
+import { duration, filePath, httpUrl, inOrder, leaf, proxyUrl, scalar, secret, size, text } from './fields.js';
 import { WINDOW_LIMITS_DEFAULTS } from './defaults.js';
 import { processingSchema } from './processing.js';
 import { settingsApplySchema, settingsSchema } from './settings-fields.js';
@@ -43,6 +43,7 @@ const apiSchema = z
         base_delay: duration('First backoff delay; doubles on each attempt, with full jitter.', { positive: true }).prefault('250ms'),
         max_delay: duration('Upper bound of one backoff delay.', { positive: true }).prefault('30s'),
       })
+      .check(inOrder('base_delay', 'max_delay', { at: 'max_delay', message: () => 'is shorter than api.retry.base_delay; raise max_delay or lower base_delay' }))
       .prefault({})
       .describe('Retries of failed requests (network errors, 429, 5xx).'),
     max_response_bytes: size('Largest response body accepted from the service; larger responses are an error.', { positive: true }).prefault(
@@ -135,6 +136,19 @@ const pollSchema = z
       .prefault({})
       .describe('How spans before the checkpoint are read again to catch late entries.'),
   })
+  .check(
+    inOrder('lookback', 'max_window', {
+      at: 'lookback',
+      strict: true,
+      message: (lookback, maxWindow) =>
+        `must be shorter than poll.max_window, otherwise poll windows could not advance (lookback "${lookback}", max_window "${maxWindow}"); lower lookback or raise max_window`,
+    }),
+    inOrder('min_interval', 'interval', {
+      at: 'min_interval',
+      message: (minInterval, interval) =>
+        `is longer than poll.interval (min_interval "${minInterval}", interval "${interval}"); a quiet model is polled every interval and an active one every min_interval, so lower min_interval or raise interval`,
+    }),
+  )
   .describe('How often and how far back models are polled.');
 
 /** An entry of `models` without the keys that sink types add. */

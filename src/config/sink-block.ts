@@ -2,7 +2,7 @@
 //! of its retries and the models it receives. A sink type adds its own fields to these.
 import { z } from 'zod';
 import { Fail, show } from './units.js';
-import { duration, leaf, scalar, size, text } from './fields.js';
+import { duration, inOrder, leaf, scalar, size, text } from './fields.js';
 import { sinkProcessingFields } from './processing.js';
 
 const sinkName = leaf<string>(
@@ -42,6 +42,7 @@ export const sinkFields = (batch: BatchDefaults) => ({
       base_delay: duration('First delay after a failed send; doubles on each attempt.', { positive: true }).prefault('500ms'),
       max_delay: duration('Upper bound of the delay between attempts.', { positive: true }).prefault('60s'),
     })
+    .check(inOrder('base_delay', 'max_delay', { at: 'max_delay', message: () => 'is shorter than retry.base_delay; raise max_delay or lower base_delay' }))
     .prefault({})
     .describe('Backoff between attempts to send a batch that failed.'),
   models: z
