@@ -28,18 +28,14 @@ export function fetchStatusAt(url: string): Promise<DaemonStatus | undefined> {
   const { get } = process.getBuiltinModule('node:http');
   return new Promise((resolve, reject) => {
     const req = get(url, { timeout: 2_000 }, (res) => {
-      if (res.statusCode !== 200) {
-        res.resume();
-        resolve(undefined);
-        return;
-      }
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
       res.on('end', () => {
         try {
-          resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as DaemonStatus);
+          resolve(res.statusCode === 200 ? (JSON.parse(body) as DaemonStatus) : undefined);
         } catch (err) {
-          reject(err instanceof Error ? err : new Error(String(err)));
+          reject(err as Error);
         }
       });
       res.on('error', reject);
