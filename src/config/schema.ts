@@ -267,8 +267,6 @@ export interface ModelKeys {}
 
 /** One configured sink, any type. */
 export type SinkConfig = SinkConfigs[keyof SinkConfigs];
-/** The sink types. */
-export type SinkType = SinkConfig['type'];
 
 type ParsedConfig = z.output<ConfigSchema>;
 
@@ -283,6 +281,3 @@ export type ModelConfig = z.output<typeof baseModelSchema> & ModelKeys;
 
 /** A loaded, validated configuration (deeply frozen). Durations are ms, sizes bytes, paths absolute. */
 export type Config = Omit<ParsedConfig, 'api' | 'models' | 'sinks'> & { api: ApiConfig; models: ModelConfig[]; sinks: SinkConfig[] };
-
-/** Levels of the daemon's own log. */
-export type LogLevel = (typeof LOG_LEVELS)[number];
