@@ -59,28 +59,10 @@ type Def = {
 
 const defOf = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def;
 
-/** The schemas a schema is made of: what a wrapper wraps, a pipe's two ends, an object's fields, an array's items, a record's values, a union's options; none for a leaf. */
+/** The schemas a schema is made of: a pipe's two ends, what a wrapper wraps, an array's items, a record's values, an object's fields, a union's options; none for a leaf. */
 function partsOf(def: Def): readonly z.ZodType[] {
-  switch (def.type) {
-    case 'optional':
-    case 'nullable':
-    case 'default':
-    case 'prefault':
-    case 'readonly':
-      return [def.innerType!];
-    case 'pipe':
-      return [def.in!, def.out!];
-    case 'object':
-      return Object.values(def.shape!);
-    case 'array':
-      return [def.element!];
-    case 'record':
-      return [def.valueType!];
-    case 'union':
-      return def.options!;
-    default:
-      return [];
-  }
+  if (def.type === 'pipe') return [def.in!, def.out!];
+  return [def.innerType, def.element, def.valueType, ...Object.values(def.shape ?? {}), ...(def.options ?? [])].filter((part) => part !== undefined);
 }
 
 /** Whether an option of a discriminated union accepts `tag` as its discriminator. */
