@@ -250,3 +250,10 @@ export async function writeOutput(stream: NodeJS.WritableStream, text: string): 
     out.release();
   }
 }
+
+/** Rows of text in aligned columns under a heading, two spaces apart, for a person. */
+export function textTable(head: string[], rows: string[][]): string {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  return [line(head), ...rows.map(line)].join('\n') + '\n';
+}
