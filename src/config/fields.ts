@@ -65,6 +65,11 @@ export function inOrder(lower: string, upper: string, o: { at: string; strict?: 
   });
 }
 
+/** A section (or part of one) whose every key has a default: unknown keys refused, and left out it is `{}`. */
+export function section<T extends z.ZodRawShape>(description: string, shape: T) {
+  return z.strictObject(shape).prefault({} as never).describe(description);
+}
+
 /** A duration (`500ms`, `10s`, `5m`, `1h`, `1d`, or compound `1h30m`), parsed to milliseconds. */
 export function duration(description: string, options: { positive?: boolean } = {}) {
   return leaf(description, DURATION_JSON, (v) => parseDurationValue(v, { min: options.positive ? 1 : 0 }));
