@@ -44,11 +44,9 @@ interface Plan {
   fromMs: number;
   /** `undefined` when following. */
   toMs: number | undefined;
-  follow: boolean;
   intervalMs: number;
   format: LogsFormat;
   isLessLogs: boolean | undefined;
-  process: boolean;
 }
 
 function plan(opts: LogsCliOptions, nowMs: number): Plan {
@@ -86,7 +84,7 @@ function plan(opts: LogsCliOptions, nowMs: number): Plan {
     fromMs = nowMs - sinceMs;
     toMs = follow ? undefined : nowMs;
   }
-  return { modelId, fromMs, toMs, follow, intervalMs, format, isLessLogs: opts.lessLogs === true ? true : undefined, process: opts.process === true };
+  return { modelId, fromMs, toMs, intervalMs, format, isLessLogs: opts.lessLogs === true ? true : undefined };
 }
 
 /**
@@ -147,10 +145,10 @@ export async function runLogs(opts: LogsCliOptions, io: CommandIo): Promise<void
   const client = (await import('../api/client.js')).createApiClient(api);
   const out = new OutputWriter(io.stdout);
   const filter = new OccurrenceFilter();
-  const output = p.process ? processedOutput(p.modelId, p.format, config?.processing) : rawOutput(p.modelId, p.format);
+  const output = opts.process ? processedOutput(p.modelId, p.format, config?.processing) : rawOutput(p.modelId, p.format);
   try {
-    if (!p.follow) {
-      await fetchWindow(client, p, p.fromMs, p.toMs!, filter, output, out, io, undefined);
+    if (p.toMs !== undefined) {
+      await fetchWindow(client, p, p.fromMs, p.toMs, filter, output, out, io, undefined);
     } else {
       await follow(client, p, filter, output, out, io);
     }
@@ -188,12 +186,8 @@ async function follow(client: ApiClient, p: Plan, filter: OccurrenceFilter, outp
           failing = true;
         }
       }
-      try {
-        await sleep(p.intervalMs, signal);
-      } catch {
-        // The sleep rejects only when --follow is stopped (Ctrl-C): end the loop.
-        break;
-      }
+      // The sleep rejects only when --follow is stopped (Ctrl-C), which ends the loop.
+      await sleep(p.intervalMs, signal).catch(() => undefined);
     }
   } finally {
     release();
