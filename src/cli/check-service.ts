@@ -26,17 +26,16 @@ export interface ServiceCheck {
 const WINDOW_MS = 1_000;
 
 /** Checks every model of `config` with `client`; results in config order. Never rejects. */
-export async function checkService(client: ApiClient, config: Config, now: () => number = Date.now): Promise<ServiceCheck[]> {
+export async function checkService(client: ApiClient, config: Config): Promise<ServiceCheck[]> {
   const limit = config.poll.rate_limit;
   const queue = new PQueue({ concurrency: config.poll.concurrency, ...(limit ? { intervalCap: limit.count, interval: limit.perMs } : {}) });
   return Promise.all(
     config.models.map((m) =>
       queue.add(async (): Promise<ServiceCheck> => {
-        const toMs = now();
+        const toMs = Date.now();
         try {
           const page = await client.getLogs({ modelId: m.id, fromMs: toMs - WINDOW_MS, toMs, isLessLogs: m.is_less_logs ?? true });
-          const count = page.count;
-          return { modelId: m.id, verdict: 'ok', status: page.httpStatus, detail: `${count} entr${count === 1 ? 'y' : 'ies'} in the last second` };
+          return { modelId: m.id, verdict: 'ok', status: page.httpStatus, detail: `${page.count} entr${page.count === 1 ? 'y' : 'ies'} in the last second` };
         } catch (err) {
           return readFailure(m.id, err);
         }

@@ -35,13 +35,9 @@ function selectModels(config: Config, only: readonly string[]): DeclaredModel[] 
   return only.length === 0 ? declared : declared.filter((d) => only.includes(d.modelId));
 }
 
-/** What mls last applied, read without disturbing a running daemon; nothing when there is no state file yet. */
-function readApplied(statePath: string): Map<string, AppliedFields> {
-  return readStateFile(statePath, (reader) => reader.settings.appliedAll()) ?? new Map();
-}
-
+/** The plans of the models asked for, against what mls last applied (read without disturbing a running daemon; nothing without a state file yet). */
 function plansOf(config: Config, opts: SelectOptions & { all?: boolean }): ModelPlan[] {
-  const applied = readApplied(config.state.path);
+  const applied = readStateFile(config.state.path, (reader) => reader.settings.appliedAll()) ?? new Map<string, AppliedFields>();
   return selectModels(config, opts.model).map((m) => planModel(m, applied.get(m.modelId) ?? {}, { all: opts.all }));
 }
 
@@ -57,10 +53,7 @@ export async function runPlan(opts: SelectOptions & { all?: boolean; json?: bool
 export async function runApply(opts: SelectOptions & { all?: boolean; dryRun?: boolean; recordOnly?: boolean }, io: CommandIo): Promise<void> {
   if (opts.dryRun && opts.recordOnly) throw new UsageError('--dry-run and --record-only exclude each other; give one');
   const config = await loadConfig(opts.config, io.env);
-  if (opts.dryRun) {
-    await writeOutput(io.stdout, formatPlan(plansOf(config, opts), { dryRun: true }));
-    return;
-  }
+  if (opts.dryRun) return writeOutput(io.stdout, formatPlan(plansOf(config, opts), { dryRun: true }));
   const declared = selectModels(config, opts.model);
   const out = new OutputWriter(io.stdout);
   // Lines are written as results come; a reader that went away does not stop the apply.
