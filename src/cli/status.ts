@@ -27,16 +27,9 @@ export function register(program: Command): void {
       }
       if (!status) {
         if (!existsSync(config.state.path)) throw new StateError('MLS_ERR_STATE_MISSING', `state file ${config.state.path} does not exist yet (the daemon has not run with this config)`);
-        const [{ StateReader }, { buildStatus }] = await Promise.all([import('../journal/reader.js'), import('../daemon/status.js')]);
-        const reader = StateReader.open(config.state.path);
-        try {
-          status = buildStatus(reader, Date.now(), {
-            models: config.models.map((m) => m.id),
-            sinkTypes: new Map(config.sinks.map((s) => [s.name, s.type])),
-          });
-        } finally {
-          reader.close();
-        }
+        const [{ readStateFile }, { buildStatus }] = await Promise.all([import('../journal/reader.js'), import('../daemon/status.js')]);
+        const scope = { models: config.models.map((m) => m.id), sinkTypes: new Map(config.sinks.map((s) => [s.name, s.type])) };
+        status = readStateFile(config.state.path, (reader) => buildStatus(reader, Date.now(), scope))!;
       }
       process.stdout.write(scrubSecrets(opts.json ? `${JSON.stringify(status, null, 2)}\n` : renderStatus(status, source)));
     });
