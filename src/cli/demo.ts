@@ -54,7 +54,7 @@ export function register(program: Command): void {
 
 async function runDemo(o: { out: string; durationMs: number | undefined; modelCount: number; rate: number; content: ContentProfile; logFormat: LogFormat }): Promise<void> {
   prepareOutDir(o.out);
-  const [{ Daemon }, { startSimulator }, { StateReader }, { createLogger }, { startAdminServer }, { startControl }, { dump }, { createLogUpdate }] = await Promise.all([
+  const [{ Daemon }, { startSimulator }, { readStateFile }, { createLogger }, { startAdminServer }, { startControl }, { dump }, { createLogUpdate }] = await Promise.all([
     import('../daemon/index.js'),
     import('../simulator/index.js'),
     import('../journal/reader.js'),
@@ -145,9 +145,7 @@ async function runDemo(o: { out: string; durationMs: number | undefined; modelCo
   const truth = sim.groundTruth();
   const tracebacks = sim.tracebackEpisodes();
   await sim.close();
-  const store = StateReader.open(config.state.path);
-  const checkpoints = new Map(store.listCheckpoints().map((c) => [c.modelId, c]));
-  store.close();
+  const checkpoints = new Map((readStateFile(config.state.path, (reader) => reader.listCheckpoints()) ?? []).map((c) => [c.modelId, c]));
 
   // Everything before a model's re-read frontier for REREAD_AGE_MS was read when it was at
   // least that old, longer than the simulated ingestion delay: each such entry must be in the
