@@ -157,29 +157,22 @@ export function stringMap(description: string, options: { headers?: boolean; sec
     if (v === null || typeof v !== 'object' || Array.isArray(v)) return new Fail(`expected a mapping of names to values, got ${show(v)}`);
     const out: Record<string, string> = {};
     for (const [k, val] of Object.entries(v)) {
-      if (options.headers && !HTTP_TOKEN.test(k)) {
-        nested.push({ path: [k], message: 'is not a valid HTTP header name; use letters, digits and - (e.g. X-Api-Key)' });
-        continue;
-      }
-      if (k === '') {
-        nested.push({ path: [k], message: 'names must not be empty' });
-        continue;
-      }
-      if (typeof val === 'string') {
-        if (options.headers && /[\r\n]/.test(val)) {
-          nested.push({ path: [k], message: 'contains a line break, which HTTP headers cannot carry; remove it' });
-          continue;
-        }
-        out[k] = val;
-      } else if ((typeof val === 'number' && Number.isFinite(val)) || typeof val === 'boolean') {
-        out[k] = String(val);
-      } else {
-        nested.push({ path: [k], message: `expected a string, got ${options.headers ? 'another kind of value' : show(val)}` });
-      }
+      const problem = mapEntryProblem(k, val, options.headers === true);
+      if (problem === undefined) out[k] = String(val);
+      else nested.push({ path: [k], message: problem });
     }
     return out;
   });
   return options.secret ? mark(field, { secret: true }) : field;
+}
+
+/** What is wrong with one entry of a {@link stringMap}, if anything. */
+function mapEntryProblem(name: string, value: unknown, headers: boolean): string | undefined {
+  if (headers && !HTTP_TOKEN.test(name)) return 'is not a valid HTTP header name; use letters, digits and - (e.g. X-Api-Key)';
+  if (name === '') return 'names must not be empty';
+  if (typeof value === 'string') return headers && /[\r\n]/.test(value) ? 'contains a line break, which HTTP headers cannot carry; remove it' : undefined;
+  if ((typeof value === 'number' && Number.isFinite(value)) || typeof value === 'boolean') return undefined;
+  return `expected a string, got ${headers ? 'another kind of value' : show(value)}`;
 }
 
 /** Request headers (or gRPC metadata) whose values are secrets. */
