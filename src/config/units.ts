@@ -91,7 +91,6 @@ const START_HINT = 'use now, a duration back from now such as -1h, or an ISO tim
 
 /** Parses a start point: `now`, `-<duration>` or an ISO 8601 timestamp (with a zone, or a bare date meaning UTC midnight). */
 export function parseStartAtValue(value: unknown): StartAt | Fail {
-  if (value instanceof Date) return { kind: 'absolute', ms: value.getTime() };
   if (typeof value !== 'string') return new Fail(`expected a start point, got ${show(value)}; ${START_HINT}`);
   const text = value.trim();
   if (text === 'now') return { kind: 'now' };
