@@ -92,9 +92,7 @@ export function markedFields(schema: z.ZodType, value: unknown): MarkedField[] {
     switch (def.type) {
       case 'object':
         if (!isObj(v)) return;
-        for (const [key, field] of Object.entries(def.shape!)) {
-          walk(field, v[key], [...path, key], (x) => (v[key] = x));
-        }
+        for (const [key, field] of Object.entries(def.shape!)) walk(field, v[key], [...path, key], (x) => (v[key] = x));
         return;
       case 'array':
         if (!Array.isArray(v)) return;
