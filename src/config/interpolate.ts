@@ -68,14 +68,8 @@ function interpolateString(text: string, env: NodeJS.ProcessEnv, out: Interpolat
 function walk(value: unknown, env: NodeJS.ProcessEnv, out: Interpolated, path: PathSegment[], fill: PlaceholderFill | undefined): unknown {
   if (typeof value === 'string') return interpolateString(value, env, out, path, fill);
   if (Array.isArray(value)) return value.map((v, i) => walk(v, env, out, [...path, i], fill));
-  if (value !== null && typeof value === 'object') {
-    const result: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) {
-      // defineProperty, so a `__proto__` key stays a plain (and then rejected) key
-      Object.defineProperty(result, k, { value: walk(v, env, out, [...path, k], fill), enumerable: true, writable: true, configurable: true });
-    }
-    return result;
-  }
+  // Object.fromEntries defines its keys, so a `__proto__` key stays a plain (and then rejected) key
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v, env, out, [...path, k], fill)]));
   return value;
 }
 
