@@ -99,11 +99,9 @@ async function runInit(opts: InitOptions, io: CommandIo): Promise<void> {
   if (opts.apiUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(opts.apiUrl)) throw new UsageError(`--api-url: expected an http:// or https:// URL, got ${JSON.stringify(opts.apiUrl)}`);
   const text = starterConfig({ models, sink: opts.sink as StarterSink, apiUrl: opts.apiUrl });
   if (opts.output === undefined) return writeOutput(io.stdout, text);
-  try {
-    await writeFile(opts.output, text, { flag: opts.force ? 'w' : 'wx' });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new UsageError(`--output: ${opts.output} exists already; choose another path, or add --force to overwrite it`);
-    throw new UsageError(`--output: cannot write ${opts.output} (${(err as NodeJS.ErrnoException).code ?? String(err)})`, { cause: err });
-  }
+  await writeFile(opts.output, text, { flag: opts.force ? 'w' : 'wx' }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'EEXIST') throw new UsageError(`--output: ${opts.output} exists already; choose another path, or add --force to overwrite it`);
+    throw new UsageError(`--output: cannot write ${opts.output} (${err.code ?? String(err)})`, { cause: err });
+  });
   io.stderr.write(`mls: wrote ${opts.output}; next: mls validate --config ${opts.output}\n`);
 }

@@ -204,15 +204,11 @@ export class ConfigLoader {
    * listing every problem (a missing file or a YAML syntax error is one problem).
    */
   async load(file: string, env: NodeJS.ProcessEnv = process.env, options: Pick<ParseConfigOptions, 'noEnv' | 'onStandIns'> = {}): Promise<Config> {
-    let text: string;
-    try {
-      text = await readFile(file, 'utf8');
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      const why = code === 'ENOENT' ? 'does not exist' : code === 'EISDIR' ? 'is a directory' : `cannot be read (${code ?? String(err)})`;
+    const text = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+      const why = err.code === 'ENOENT' ? 'does not exist' : err.code === 'EISDIR' ? 'is a directory' : `cannot be read (${err.code ?? String(err)})`;
       const problem = `config file ${file} ${why}; pass the path of a YAML config file with --config`;
       throw new ConfigError(problem, [problem], { cause: err });
-    }
+    });
     return this.parse(parseYaml(text, file), { ...options, baseDir: path.dirname(path.resolve(file)), env, source: file });
   }
 }
