@@ -45,12 +45,10 @@ export function resolveToken(api: { token?: string | undefined; token_file?: str
     const r = readTokenFile(api.token_file);
     return r.problem ? { problem: { path: ['api', 'token_file'], message: r.problem } } : { token: r.token! };
   }
-  const fromEnv = env[TOKEN_ENV];
+  const fromEnv = env[TOKEN_ENV]?.replace(/(\r?\n)+$/, '');
   if (fromEnv !== undefined && fromEnv.trim() !== '') {
-    if (/[\r\n]/.test(fromEnv.replace(/(\r?\n)+$/, ''))) {
-      return { problem: { path: ['api', 'token'], message: `${TOKEN_ENV} contains a line break; it must hold only the token` } };
-    }
-    return { token: fromEnv.replace(/(\r?\n)+$/, '') };
+    if (/[\r\n]/.test(fromEnv)) return { problem: { path: ['api', 'token'], message: `${TOKEN_ENV} contains a line break; it must hold only the token` } };
+    return { token: fromEnv };
   }
   const credDir = env.CREDENTIALS_DIRECTORY;
   if (credDir) {
