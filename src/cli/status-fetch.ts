@@ -1,6 +1,7 @@
 //! How `mls status` asks a running daemon for its status: at the admin server's address, on
 //! loopback when the server listens on every interface.
 import { parseListen } from '../config/units.js';
+import type { IncomingMessage } from 'node:http';
 import type { DaemonStatus } from '../daemon/status.js';
 
 /** The URL of the admin server's `/status`, asked on loopback when `listen` names no host (`:9464`, where the server listens on loopback) or every interface (`0.0.0.0`, `[::]`). */
@@ -22,25 +23,16 @@ export function fetchStatus(listen: string): Promise<DaemonStatus | undefined> {
 }
 
 /** The status at `url` (a `/status` URL); as {@link fetchStatus}. */
-export function fetchStatusAt(url: string): Promise<DaemonStatus | undefined> {
+export async function fetchStatusAt(url: string): Promise<DaemonStatus | undefined> {
   // Not an `import`: importing `node:http` as a module loads Node's bundled undici for its
   // lazy exports, a noticeable part of a command that should answer within a second.
   const { get } = process.getBuiltinModule('node:http');
-  return new Promise((resolve, reject) => {
-    const req = get(url, { timeout: 2_000 }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => {
-        try {
-          resolve(res.statusCode === 200 ? (JSON.parse(body) as DaemonStatus) : undefined);
-        } catch (err) {
-          reject(err as Error);
-        }
-      });
-      res.on('error', reject);
-    });
+  const res = await new Promise<IncomingMessage>((resolve, reject) => {
+    const req = get(url, { timeout: 2_000 }, resolve);
     req.on('timeout', () => req.destroy(new Error('the admin server did not answer within 2 s')));
     req.on('error', reject);
   });
+  let body = '';
+  for await (const chunk of res.setEncoding('utf8')) body += chunk as string;
+  return res.statusCode === 200 ? (JSON.parse(body) as DaemonStatus) : undefined;
 }
