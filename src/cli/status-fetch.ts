@@ -1,5 +1,6 @@
 //! How `mls status` asks a running daemon for its status: at the admin server's address, on
 //! loopback when the server listens on every interface.
+import { once } from 'node:events';
 import { parseListen } from '../config/units.js';
 import type { IncomingMessage } from 'node:http';
 import type { DaemonStatus } from '../daemon/status.js';
@@ -27,11 +28,9 @@ export async function fetchStatusAt(url: string): Promise<DaemonStatus | undefin
   // Not an `import`: importing `node:http` as a module loads Node's bundled undici for its
   // lazy exports, a noticeable part of a command that should answer within a second.
   const { get } = process.getBuiltinModule('node:http');
-  const res = await new Promise<IncomingMessage>((resolve, reject) => {
-    const req = get(url, { timeout: 2_000 }, resolve);
-    req.on('timeout', () => req.destroy(new Error('the admin server did not answer within 2 s')));
-    req.on('error', reject);
-  });
+  const req = get(url, { timeout: 2_000 });
+  req.on('timeout', () => req.destroy(new Error('the admin server did not answer within 2 s')));
+  const [res] = (await once(req, 'response')) as [IncomingMessage];
   let body = '';
   for await (const chunk of res.setEncoding('utf8')) body += chunk as string;
   return res.statusCode === 200 ? (JSON.parse(body) as DaemonStatus) : undefined;
