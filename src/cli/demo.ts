@@ -128,8 +128,7 @@ async function runDemo(o: { out: string; durationMs: number | undefined; modelCo
     progressLine = `models ${st.models.length} · entries from the service ${st.journal.lastSeq} · delivered to every sink ${everywhere} · max lag ${lag.toFixed(1)}s · backlog ${Math.max(0, ...st.sinks.map((s) => s.backlogEntries))} entries`;
     if (draw) draw(progressLine);
     else process.stderr.write(`${progressLine}\n`);
-  }, draw ? 500 : 5_000);
-  progress.unref();
+  }, draw ? 500 : 5_000).unref();
 
   await new Promise<void>((done) => {
     if (o.durationMs !== undefined) setTimeout(done, o.durationMs).unref();
