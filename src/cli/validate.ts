@@ -35,10 +35,9 @@ export function register(program: Command): void {
       let standIns: StandIns | undefined;
       try {
         const config = await loadConfig(file, process.env, opts.env ? {} : { noEnv: true, onStandIns: (s) => (standIns = s) });
-        const names = config.sinks.map((s) => s.name).join(', ');
         const m = config.models.length;
         const s = config.sinks.length;
-        process.stdout.write(`config OK: ${m} model${m === 1 ? '' : 's'}, ${s} sink${s === 1 ? '' : 's'} (${names})\n`);
+        process.stdout.write(`config OK: ${m} model${m === 1 ? '' : 's'}, ${s} sink${s === 1 ? '' : 's'} (${config.sinks.map((sink) => sink.name).join(', ')})\n`);
         if (standIns) process.stdout.write(describeStandIns(standIns));
         process.exitCode = ExitCode.ok;
         if (opts.checkSinks) {
