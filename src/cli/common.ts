@@ -44,15 +44,9 @@ export function interruption(io: CommandIo): { signal: AbortSignal; release(): v
   if (io.signal !== undefined) return { signal: io.signal, release: () => {} };
   const controller = new AbortController();
   const stop = (): void => controller.abort(new Error('interrupted'));
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-  return {
-    signal: controller.signal,
-    release() {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-    },
-  };
+  const signals = ['SIGINT', 'SIGTERM'] as const;
+  for (const s of signals) process.once(s, stop);
+  return { signal: controller.signal, release: () => signals.forEach((s) => process.off(s, stop)) };
 }
 
 /** The connection options as commander parses them. */
@@ -223,14 +217,8 @@ export class OutputWriter {
 
   /** Writes `text`; resolves once the stream can take more. */
   async write(text: string): Promise<void> {
-    if (this.failure !== undefined) throw new OutputClosedError(this.failure);
-    if (text === '') return;
-    if (!this.stream.write(text)) {
-      try {
-        await once(this.stream, 'drain');
-      } catch (err) {
-        throw new OutputClosedError(err);
-      }
+    if (text !== '' && this.failure === undefined && !this.stream.write(text)) {
+      await once(this.stream, 'drain').catch((err: unknown) => (this.failure ??= err));
     }
     if (this.failure !== undefined) throw new OutputClosedError(this.failure);
   }
