@@ -171,18 +171,17 @@ export function reportError(err: unknown, stderr: NodeJS.WritableStream, options
   if (err instanceof CommanderError) {
     return ['commander.helpDisplayed', 'commander.version', 'commander.help'].includes(err.code) ? ExitCode.ok : ExitCode.usage;
   }
-  if (!(err instanceof MlsError)) {
+  if (err instanceof ConfigError) {
+    stderr.write(`mls: ${scrubSecrets(err.message)}\n`);
+    // the message often lists the problems already
+    for (const p of err.problems) if (!err.message.includes(p)) stderr.write(`  ${scrubSecrets(p)}\n`);
+  } else if (err instanceof MlsError) {
+    stderr.write(`mls: ${scrubSecrets(describeError(err))}\n`);
+  } else {
     const what = options.stack && err instanceof Error ? (err.stack ?? err.message) : describeError(err);
     stderr.write(`mls: unexpected error: ${scrubSecrets(what)}\n`);
     return ExitCode.failure;
   }
-  if (!(err instanceof ConfigError)) {
-    stderr.write(`mls: ${scrubSecrets(describeError(err))}\n`);
-    return err.exitCode;
-  }
-  stderr.write(`mls: ${scrubSecrets(err.message)}\n`);
-  // the message often lists the problems already
-  for (const p of err.problems) if (!err.message.includes(p)) stderr.write(`  ${scrubSecrets(p)}\n`);
   return err.exitCode;
 }
 
