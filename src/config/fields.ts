@@ -57,11 +57,11 @@ export function scalar<T extends z.ZodType>(schema: T) {
  * so that it is reported along with the problems of the fields themselves; at the key `at`.
  */
 export function inOrder(lower: string, upper: string, o: { at: string; strict?: boolean; message: (lower: string, upper: string) => string }) {
-  const ms = (section: unknown, key: string): unknown => (section as Record<string, unknown>)[key];
-  return z.refine<Record<string, unknown>>((v) => (o.strict ? (v[lower] as number) < (v[upper] as number) : (v[lower] as number) <= (v[upper] as number)), {
+  const ms = (section: unknown, key: string): number => (section as Record<string, number>)[key]!;
+  return z.refine<Record<string, unknown>>((v) => ms(v, lower) < ms(v, upper) || (!o.strict && ms(v, lower) === ms(v, upper)), {
     path: [o.at],
     when: (p) => typeof ms(p.value, lower) === 'number' && typeof ms(p.value, upper) === 'number',
-    error: (iss) => o.message(formatDuration(ms(iss.input, lower) as number), formatDuration(ms(iss.input, upper) as number)),
+    error: (iss) => o.message(formatDuration(ms(iss.input, lower)), formatDuration(ms(iss.input, upper))),
   });
 }
 
