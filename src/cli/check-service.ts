@@ -5,9 +5,10 @@
 //! meaning for a model is decided.
 import PQueue from 'p-queue';
 import { ApiAuthError, ApiClientError, ApiError } from '../api/errors.js';
-import type { ApiClient } from '../api/types.js';
+import { createApiClient } from '../api/client.js';
 import type { Config } from '../config/index.js';
 import { describeError, ExitCode } from '../errors.js';
+import { configClientOptions } from './config.js';
 
 /** What the service's answer says about one model. */
 export type ServiceVerdict = 'ok' | 'token refused' | 'unknown model' | 'refused' | 'no answer';
@@ -25,24 +26,29 @@ export interface ServiceCheck {
 /** The span asked for, ending now: short, so that the answer is small. */
 const WINDOW_MS = 1_000;
 
-/** Checks every model of `config` with `client`; results in config order. Never rejects. */
-export async function checkService(client: ApiClient, config: Config, now: () => number = Date.now): Promise<ServiceCheck[]> {
+/** Longest one model's check may take, retries included. */
+const CHECK_DEADLINE_MS = 15_000;
+
+/** Checks every model of `config` with the client the daemon would make; results in config order. Rejects only when no client can be made. */
+export async function checkService(config: Config): Promise<ServiceCheck[]> {
+  const options = await configClientOptions(config);
+  // A service that does not answer fails the check within this, not after the daemon's whole retry deadline.
+  const client = createApiClient({ ...options, retry: { ...options.retry, deadlineMs: Math.min(options.retry?.deadlineMs ?? Infinity, CHECK_DEADLINE_MS) } });
   const limit = config.poll.rate_limit;
   const queue = new PQueue({ concurrency: config.poll.concurrency, ...(limit ? { intervalCap: limit.count, interval: limit.perMs } : {}) });
   return Promise.all(
     config.models.map((m) =>
       queue.add(async (): Promise<ServiceCheck> => {
-        const toMs = now();
+        const toMs = Date.now();
         try {
           const page = await client.getLogs({ modelId: m.id, fromMs: toMs - WINDOW_MS, toMs, isLessLogs: m.is_less_logs ?? true });
-          const count = page.count;
-          return { modelId: m.id, verdict: 'ok', status: page.httpStatus, detail: `${count} entr${count === 1 ? 'y' : 'ies'} in the last second` };
+          return { modelId: m.id, verdict: 'ok', status: page.httpStatus, detail: `${page.count} entr${page.count === 1 ? 'y' : 'ies'} in the last second` };
         } catch (err) {
           return readFailure(m.id, err);
         }
       }),
     ),
-  );
+  ).finally(() => client.close());
 }
 
 /** How a failed request is read (the table of docs/commands.md). */

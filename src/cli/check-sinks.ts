@@ -18,7 +18,6 @@ export interface SinkCheck {
 
 /** Checks every sink of `config`, at once; results in config order. Never rejects. */
 export function checkSinks(config: Config, logger: SinkLogger): Promise<SinkCheck[]> {
-  const env = { models: config.models };
   return Promise.all(
     config.sinks.map(async (sc): Promise<SinkCheck> => {
       const result = (ok: boolean, detail?: string): SinkCheck => ({ name: sc.name, type: sc.type, ok, detail });
@@ -26,7 +25,7 @@ export function checkSinks(config: Config, logger: SinkLogger): Promise<SinkChec
       const late = (what: string) => result(false, `${what} did not finish within ${formatDuration(boundMs)}`);
       let built;
       try {
-        built = await within(() => sinkRegistry.build(sc, { name: sc.name, state: undefined, now: Date.now, logger, checkOnly: true }, env), boundMs);
+        built = await within(() => sinkRegistry.build(sc, { name: sc.name, state: undefined, now: Date.now, logger, checkOnly: true }, { models: config.models }), boundMs);
       } catch (err) {
         return result(false, `cannot be built: ${describeError(err)}`);
       }

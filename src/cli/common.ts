@@ -3,10 +3,10 @@
 //! streams a command writes to, and the wrapper that turns a failure into a message and
 //! an exit code.
 import { once } from 'node:events';
-import { Option, type Command } from 'commander';
+import { CommanderError, Option, type Command } from 'commander';
 import type { ApiClientOptions } from '../api/client-options.js';
 import type { Config } from '../config/index.js';
-import { describeError, ExitCode, MlsError, UsageError } from '../errors.js';
+import { ConfigError, describeError, ExitCode, MlsError, UsageError } from '../errors.js';
 import { registerSecret, scrubSecrets } from '../telemetry/secrets.js';
 import { parseDuration } from '../time/duration.js';
 
@@ -44,15 +44,9 @@ export function interruption(io: CommandIo): { signal: AbortSignal; release(): v
   if (io.signal !== undefined) return { signal: io.signal, release: () => {} };
   const controller = new AbortController();
   const stop = (): void => controller.abort(new Error('interrupted'));
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-  return {
-    signal: controller.signal,
-    release() {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-    },
-  };
+  const signals = ['SIGINT', 'SIGTERM'] as const;
+  for (const s of signals) process.once(s, stop);
+  return { signal: controller.signal, release: () => signals.forEach((s) => process.off(s, stop)) };
 }
 
 /** The connection options as commander parses them. */
@@ -113,12 +107,8 @@ export async function resolveApiOptions(opts: ApiCliOptions, env: NodeJS.Process
   if (baseUrl === undefined || baseUrl.trim() === '') {
     throw new UsageError('no service URL: pass --api-url or set MLS_API_URL (or name a config with --config)');
   }
-  let url: URL;
-  try {
-    url = new URL(baseUrl.trim());
-  } catch {
-    throw new UsageError(`--api-url: not a valid URL: ${JSON.stringify(baseUrl)}`);
-  }
+  const url = URL.parse(baseUrl.trim());
+  if (!url) throw new UsageError(`--api-url: not a valid URL: ${JSON.stringify(baseUrl)}`);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new UsageError(`--api-url: expected an http:// or https:// URL, got ${url.protocol}`);
   }
@@ -173,21 +163,35 @@ export async function resolveConnection(opts: ApiCliOptions, env: NodeJS.Process
 }
 
 /**
- * Wraps a command action: an `MlsError` becomes `mls: <message>` on stderr and its exit
- * code; anything else is reported as unexpected, with exit code 1.
+ * Prints an error the way every command does and returns the exit code: an `MlsError` as
+ * `mls: <message>` (a config's problems each on a line) with its exit code; anything else as
+ * unexpected, with exit code 1 (and its stack, with `stack`). Commander printed its own.
  */
+export function reportError(err: unknown, stderr: NodeJS.WritableStream, options: { stack?: boolean } = {}): number {
+  if (err instanceof CommanderError) {
+    return ['commander.helpDisplayed', 'commander.version', 'commander.help'].includes(err.code) ? ExitCode.ok : ExitCode.usage;
+  }
+  if (err instanceof ConfigError) {
+    stderr.write(`mls: ${scrubSecrets(err.message)}\n`);
+    // the message often lists the problems already
+    for (const p of err.problems) if (!err.message.includes(p)) stderr.write(`  ${scrubSecrets(p)}\n`);
+  } else if (err instanceof MlsError) {
+    stderr.write(`mls: ${scrubSecrets(describeError(err))}\n`);
+  } else {
+    const what = options.stack && err instanceof Error ? (err.stack ?? err.message) : describeError(err);
+    stderr.write(`mls: unexpected error: ${scrubSecrets(what)}\n`);
+    return ExitCode.failure;
+  }
+  return err.exitCode;
+}
+
+/** Wraps a command action: a failure is printed by {@link reportError}, and sets the exit code. */
 export function runCommand<A extends unknown[]>(io: CommandIo, fn: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
   return async (...args: A) => {
     try {
       await fn(...args);
     } catch (err) {
-      if (err instanceof MlsError) {
-        io.stderr.write(`mls: ${scrubSecrets(describeError(err))}\n`);
-        io.setExitCode(err.exitCode);
-      } else {
-        io.stderr.write(`mls: unexpected error: ${scrubSecrets(describeError(err))}\n`);
-        io.setExitCode(ExitCode.failure);
-      }
+      io.setExitCode(reportError(err, io.stderr));
     }
   };
 }
@@ -212,14 +216,8 @@ export class OutputWriter {
 
   /** Writes `text`; resolves once the stream can take more. */
   async write(text: string): Promise<void> {
-    if (this.failure !== undefined) throw new OutputClosedError(this.failure);
-    if (text === '') return;
-    if (!this.stream.write(text)) {
-      try {
-        await once(this.stream, 'drain');
-      } catch (err) {
-        throw new OutputClosedError(err);
-      }
+    if (text !== '' && this.failure === undefined && !this.stream.write(text)) {
+      await once(this.stream, 'drain').catch((err: unknown) => (this.failure ??= err));
     }
     if (this.failure !== undefined) throw new OutputClosedError(this.failure);
   }
@@ -228,4 +226,21 @@ export class OutputWriter {
   release(): void {
     this.stream.off('error', this.onError);
   }
+}
+
+/** Writes `text` to `stream` as {@link OutputWriter.write} does, for a command that prints once. */
+export async function writeOutput(stream: NodeJS.WritableStream, text: string): Promise<void> {
+  const out = new OutputWriter(stream);
+  try {
+    await out.write(text);
+  } finally {
+    out.release();
+  }
+}
+
+/** Rows of text in aligned columns under a heading, two spaces apart, for a person. */
+export function textTable(head: string[], rows: string[][]): string {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  return [line(head), ...rows.map(line)].join('\n') + '\n';
 }

@@ -60,8 +60,7 @@ export function demoReport(rawDir: string, recordsDir: string, truth: DemoTruth)
     const r = grouped.get(`${t.model_id} ${t.time}`);
     return r !== undefined && r.lines === t.lines && r.time_end === t.timeEnd;
   }).length;
-  const levels = new Map<string, number>();
-  for (const r of records.records) levels.set(r.level ?? 'none', (levels.get(r.level ?? 'none') ?? 0) + 1);
+  const levels = countOf(records.records.map((r) => r.level ?? 'none'));
   const example = records.records.find((r) => (r.lines ?? 0) >= 6);
   const json = records.records.find((r) => r.attributes !== undefined);
   const out = [
@@ -102,18 +101,22 @@ function indent(text: string, maxLines: number): string {
   return shown.map((l) => `    │ ${l}`).join('\n');
 }
 
+/** How many times each key occurs. */
+function countOf(keys: readonly string[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const k of keys) counts.set(k, (counts.get(k) ?? 0) + 1);
+  return counts;
+}
+
 /** Counts missing and duplicated keys: each key must appear in `got` as often as in `want` (keys only in `got` are entries not settled yet). */
 function compare(want: readonly string[], got: readonly string[]): { missing: number; duplicated: number } {
-  const expected = new Map<string, number>();
-  for (const k of want) expected.set(k, (expected.get(k) ?? 0) + 1);
-  const have = new Map<string, number>();
-  for (const k of got) if (expected.has(k)) have.set(k, (have.get(k) ?? 0) + 1);
+  const have = countOf(got);
   let missing = 0;
   let duplicated = 0;
-  for (const [k, n] of expected) {
+  for (const [k, n] of countOf(want)) {
     const g = have.get(k) ?? 0;
-    if (g < n) missing += n - g;
-    if (g > n) duplicated += g - n;
+    missing += Math.max(0, n - g);
+    duplicated += Math.max(0, g - n);
   }
   return { missing, duplicated };
 }

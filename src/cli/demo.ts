@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { demoReport } from './demo-report.js';
 import { join, relative, resolve } from 'node:path';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { logFormatOption } from './run.js';
 import type { LogFormat } from '../telemetry/logger.js';
 import { parseDuration, formatDuration } from '../time/duration.js';
@@ -26,7 +26,7 @@ interface DemoOptions {
   duration?: string;
   models: string;
   rate: string;
-  content: string;
+  content: ContentProfile;
   logFormat: LogFormat;
 }
 
@@ -39,7 +39,7 @@ export function register(program: Command): void {
     .option('--duration <d>', 'stop after this long (default: run until Ctrl-C)')
     .option('--models <n>', 'number of simulated models', '3')
     .option('--rate <n>', 'log entries per second per model', '20')
-    .option('--content <profile>', 'what the models write: python (a Python model server, one line per entry) or plain', 'python')
+    .addOption(new Option('--content <profile>', 'what the models write: python (a Python model server, one line per entry) or plain').choices(CONTENT_PROFILES).default('python'))
     .addOption(logFormatOption("the daemon's log lines").default('pretty'))
     .action(async (opts: DemoOptions) => {
       const durationMs = opts.duration === undefined ? undefined : parseDuration(opts.duration);
@@ -48,14 +48,13 @@ export function register(program: Command): void {
       const rate = Number(opts.rate);
       if (!Number.isInteger(modelCount) || modelCount < 1 || modelCount > 100) throw new UsageError('--models must be an integer from 1 to 100');
       if (!Number.isFinite(rate) || rate <= 0) throw new UsageError('--rate must be a positive number');
-      if (!(CONTENT_PROFILES as readonly string[]).includes(opts.content)) throw new UsageError(`--content must be one of ${CONTENT_PROFILES.join(', ')}, got ${JSON.stringify(opts.content)}`);
-      await runDemo({ out: resolve(opts.out), durationMs, modelCount, rate, content: opts.content as ContentProfile, logFormat: opts.logFormat });
+      await runDemo({ out: resolve(opts.out), durationMs, modelCount, rate, content: opts.content, logFormat: opts.logFormat });
     });
 }
 
 async function runDemo(o: { out: string; durationMs: number | undefined; modelCount: number; rate: number; content: ContentProfile; logFormat: LogFormat }): Promise<void> {
   prepareOutDir(o.out);
-  const [{ Daemon }, { startSimulator }, { StateReader }, { createLogger }, { startAdminServer }, { startControl }, { dump }, { createLogUpdate }] = await Promise.all([
+  const [{ Daemon }, { startSimulator }, { readStateFile }, { createLogger }, { startAdminServer }, { startControl }, { dump }, { createLogUpdate }] = await Promise.all([
     import('../daemon/index.js'),
     import('../simulator/index.js'),
     import('../journal/reader.js'),
@@ -129,8 +128,7 @@ async function runDemo(o: { out: string; durationMs: number | undefined; modelCo
     progressLine = `models ${st.models.length} · entries from the service ${st.journal.lastSeq} · delivered to every sink ${everywhere} · max lag ${lag.toFixed(1)}s · backlog ${Math.max(0, ...st.sinks.map((s) => s.backlogEntries))} entries`;
     if (draw) draw(progressLine);
     else process.stderr.write(`${progressLine}\n`);
-  }, draw ? 500 : 5_000);
-  progress.unref();
+  }, draw ? 500 : 5_000).unref();
 
   await new Promise<void>((done) => {
     if (o.durationMs !== undefined) setTimeout(done, o.durationMs).unref();
@@ -146,9 +144,7 @@ async function runDemo(o: { out: string; durationMs: number | undefined; modelCo
   const truth = sim.groundTruth();
   const tracebacks = sim.tracebackEpisodes();
   await sim.close();
-  const store = StateReader.open(config.state.path);
-  const checkpoints = new Map(store.listCheckpoints().map((c) => [c.modelId, c]));
-  store.close();
+  const checkpoints = new Map((readStateFile(config.state.path, (reader) => reader.listCheckpoints()) ?? []).map((c) => [c.modelId, c]));
 
   // Everything before a model's re-read frontier for REREAD_AGE_MS was read when it was at
   // least that old, longer than the simulated ingestion delay: each such entry must be in the

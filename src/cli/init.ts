@@ -5,7 +5,7 @@
 import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { UsageError } from '../errors.js';
-import { OutputWriter, processIo, runCommand, type CommandIo } from './common.js';
+import { processIo, runCommand, writeOutput, type CommandIo } from './common.js';
 
 /** The sink of the starter config, by type: its block's lines (indented for `sinks:`), with comments. */
 const SINKS = {
@@ -98,20 +98,10 @@ async function runInit(opts: InitOptions, io: CommandIo): Promise<void> {
   if (new Set(models).size !== models.length) throw new UsageError('--models: a model id is listed twice; list each once');
   if (opts.apiUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(opts.apiUrl)) throw new UsageError(`--api-url: expected an http:// or https:// URL, got ${JSON.stringify(opts.apiUrl)}`);
   const text = starterConfig({ models, sink: opts.sink as StarterSink, apiUrl: opts.apiUrl });
-  if (opts.output === undefined) {
-    const out = new OutputWriter(io.stdout);
-    try {
-      await out.write(text);
-    } finally {
-      out.release();
-    }
-    return;
-  }
-  try {
-    await writeFile(opts.output, text, { flag: opts.force ? 'w' : 'wx' });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new UsageError(`--output: ${opts.output} exists already; choose another path, or add --force to overwrite it`);
-    throw new UsageError(`--output: cannot write ${opts.output} (${(err as NodeJS.ErrnoException).code ?? String(err)})`, { cause: err });
-  }
+  if (opts.output === undefined) return writeOutput(io.stdout, text);
+  await writeFile(opts.output, text, { flag: opts.force ? 'w' : 'wx' }).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'EEXIST') throw new UsageError(`--output: ${opts.output} exists already; choose another path, or add --force to overwrite it`);
+    throw new UsageError(`--output: cannot write ${opts.output} (${err.code ?? String(err)})`, { cause: err });
+  });
   io.stderr.write(`mls: wrote ${opts.output}; next: mls validate --config ${opts.output}\n`);
 }

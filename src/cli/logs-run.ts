@@ -6,14 +6,13 @@ import { WindowGuard, type WindowLimits } from '../poller/window-guard.js';
 import { ApiClientError, ApiError } from '../api/errors.js';
 import type { ApiClient } from '../api/types.js';
 import { UsageError } from '../errors.js';
-import { systemClock, type Clock } from '../time/clock.js';
 import { formatDuration, parseDuration } from '../time/duration.js';
 import { msToNs, nsToMs, nsToMsCeil, parseEntryTime } from '../time/timestamp.js';
 import { sleepOrAbort as sleep } from '../time/backoff.js';
 import { OccurrenceFilter } from './occurrence-filter.js';
 import { processedOutput, rawOutput, type LogsFormat, type LogsOutput } from './logs-output.js';
 import { interruption, OutputClosedError, OutputWriter, refuseTokenFlag, resolveConnection, type CommandIo } from './common.js';
-import { DEFAULT_INTERVAL, DEFAULT_SINCE, type LogsCliOptions, type LogsDeps } from './logs-options.js';
+import { DEFAULT_SINCE, type LogsCliOptions } from './logs.js';
 
 /** Each follow poll re-reads at least this much before the previous `to`, for late lines. */
 const MIN_FOLLOW_OVERLAP_MS = 10_000;
@@ -45,23 +44,20 @@ interface Plan {
   fromMs: number;
   /** `undefined` when following. */
   toMs: number | undefined;
-  follow: boolean;
   intervalMs: number;
   format: LogsFormat;
   isLessLogs: boolean | undefined;
-  process: boolean;
 }
 
 function plan(opts: LogsCliOptions, nowMs: number): Plan {
   const modelId = opts.model.trim();
   if (modelId === '') throw new UsageError('--model: expected a model id');
-  const format = opts.output ?? 'ndjson';
+  const format = opts.output;
   if (format !== 'ndjson' && format !== 'text') throw new UsageError(`--output: expected ndjson or text, got ${JSON.stringify(format)}`);
   const follow = opts.follow === true;
-  const intervalText = opts.interval ?? DEFAULT_INTERVAL;
-  const intervalMs = parseDuration(intervalText);
+  const intervalMs = parseDuration(opts.interval);
   if (intervalMs === undefined || intervalMs < 100) {
-    throw new UsageError(`--interval: expected a duration of at least 100ms such as 2s, got ${JSON.stringify(intervalText)}`);
+    throw new UsageError(`--interval: expected a duration of at least 100ms such as 2s, got ${JSON.stringify(opts.interval)}`);
   }
   if (opts.since !== undefined && (opts.from !== undefined || opts.to !== undefined)) {
     throw new UsageError('--since cannot be combined with --from or --to');
@@ -88,7 +84,7 @@ function plan(opts: LogsCliOptions, nowMs: number): Plan {
     fromMs = nowMs - sinceMs;
     toMs = follow ? undefined : nowMs;
   }
-  return { modelId, fromMs, toMs, follow, intervalMs, format, isLessLogs: opts.lessLogs === true ? true : undefined, process: opts.process === true };
+  return { modelId, fromMs, toMs, intervalMs, format, isLessLogs: opts.lessLogs === true ? true : undefined };
 }
 
 /**
@@ -142,20 +138,19 @@ async function fetchWindow(
 }
 
 /** Runs `mls logs` with parsed options. Resolves when done; failures are thrown. */
-export async function runLogs(opts: LogsCliOptions, io: CommandIo, deps: LogsDeps = {}): Promise<void> {
+export async function runLogs(opts: LogsCliOptions, io: CommandIo): Promise<void> {
   refuseTokenFlag(opts);
-  const clock = deps.clock ?? systemClock;
-  const p = plan(opts, clock.now());
+  const p = plan(opts, Date.now());
   const { api, config } = await resolveConnection(opts, io.env);
-  const client = (deps.createClient ?? (await import('../api/client.js')).createApiClient)(api);
+  const client = (await import('../api/client.js')).createApiClient(api);
   const out = new OutputWriter(io.stdout);
   const filter = new OccurrenceFilter();
-  const output = p.process ? processedOutput(p.modelId, p.format, config?.processing) : rawOutput(p.modelId, p.format);
+  const output = opts.process ? processedOutput(p.modelId, p.format, config?.processing) : rawOutput(p.modelId, p.format);
   try {
-    if (!p.follow) {
-      await fetchWindow(client, p, p.fromMs, p.toMs!, filter, output, out, io, undefined);
+    if (p.toMs !== undefined) {
+      await fetchWindow(client, p, p.fromMs, p.toMs, filter, output, out, io, undefined);
     } else {
-      await follow(client, p, filter, output, out, io, clock);
+      await follow(client, p, filter, output, out, io);
     }
     await out.write(output.end());
   } catch (err) {
@@ -167,14 +162,14 @@ export async function runLogs(opts: LogsCliOptions, io: CommandIo, deps: LogsDep
   }
 }
 
-async function follow(client: ApiClient, p: Plan, filter: OccurrenceFilter, output: LogsOutput, out: OutputWriter, io: CommandIo, clock: Clock): Promise<void> {
+async function follow(client: ApiClient, p: Plan, filter: OccurrenceFilter, output: LogsOutput, out: OutputWriter, io: CommandIo): Promise<void> {
   const { signal, release } = interruption(io);
   const overlapMs = Math.max(MIN_FOLLOW_OVERLAP_MS, 2 * p.intervalMs);
   let fromMs = p.fromMs;
   let failing = false;
   try {
     while (!signal.aborted) {
-      const toMs = clock.now();
+      const toMs = Date.now();
       if (toMs > fromMs) {
         try {
           await fetchWindow(client, p, fromMs, toMs, filter, output, out, io, signal);
@@ -191,12 +186,8 @@ async function follow(client: ApiClient, p: Plan, filter: OccurrenceFilter, outp
           failing = true;
         }
       }
-      try {
-        await sleep(p.intervalMs, signal);
-      } catch {
-        // The sleep rejects only when --follow is stopped (Ctrl-C): end the loop.
-        break;
-      }
+      // The sleep rejects only when --follow is stopped (Ctrl-C), which ends the loop.
+      await sleep(p.intervalMs, signal).catch(() => undefined);
     }
   } finally {
     release();

@@ -21,9 +21,9 @@ if (major < REQUIRED[0] || (major === REQUIRED[0] && minor < REQUIRED[1])) {
 
 // Before the command's modules load: they are compiled from the cache a command before left.
 (await import('../runtime/compile-cache.js')).enableCompileCache();
-const { buildProgram, reportError } = await import('./program.js');
+const [{ buildProgram }, { reportError }] = await Promise.all([import('./program.js'), import('./common.js')]);
 try {
   await buildProgram().parseAsync(process.argv);
 } catch (err) {
-  process.exitCode = reportError(err);
+  process.exitCode = reportError(err, process.stderr, { stack: true });
 }

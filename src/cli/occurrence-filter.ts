@@ -34,16 +34,11 @@ export class OccurrenceFilter {
     const key = `${timePart}\u0000${entry.stream}\u0000${text}`;
     const seen = (this.seen.get(key) ?? 0) + 1;
     this.seen.set(key, seen);
-    const record = this.delivered.get(key);
-    if (record === undefined) {
-      this.delivered.set(key, { count: seen, ns: parsed.ok ? parsed.ns : fallbackNs });
-      return true;
-    }
-    if (seen > record.count) {
-      record.count = seen;
-      return true;
-    }
-    return false;
+    const record = this.delivered.get(key) ?? { count: 0, ns: parsed.ok ? parsed.ns : fallbackNs };
+    this.delivered.set(key, record);
+    if (seen <= record.count) return false;
+    record.count = seen;
+    return true;
   }
 
   /** Forgets lines older than `beforeNs`: no later fetch can return them again. */

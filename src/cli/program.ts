@@ -1,8 +1,6 @@
 //! The command tree of `mls`: one file per command, registered here.
 import { readFileSync } from 'node:fs';
-import { Command, CommanderError } from 'commander';
-import { ExitCode, MlsError, ConfigError, describeError } from '../errors.js';
-import { scrubSecrets } from '../telemetry/secrets.js';
+import { Command } from 'commander';
 import { register as registerRun } from './run.js';
 import { register as registerDemo } from './demo.js';
 import { register as registerValidate } from './validate.js';
@@ -32,24 +30,3 @@ export function buildProgram(): Command {
   for (const cmd of program.commands) cmd.exitOverride();
   return program;
 }
-
-/** Prints an error the way every command does and returns the exit code. */
-export function reportError(err: unknown): number {
-  if (err instanceof CommanderError) {
-    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return ExitCode.ok;
-    return ExitCode.usage;
-  }
-  if (err instanceof ConfigError) {
-    process.stderr.write(`mls: ${scrubSecrets(err.message)}\n`);
-    // the message often lists the problems already
-    for (const p of err.problems) if (!err.message.includes(p)) process.stderr.write(`  ${scrubSecrets(p)}\n`);
-    return err.exitCode;
-  }
-  if (err instanceof MlsError) {
-    process.stderr.write(`mls: ${scrubSecrets(describeError(err))}\n`);
-    return err.exitCode;
-  }
-  process.stderr.write(`mls: unexpected error: ${scrubSecrets(err instanceof Error ? (err.stack ?? err.message) : String(err))}\n`);
-  return ExitCode.failure;
-}
-

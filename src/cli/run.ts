@@ -108,8 +108,7 @@ export function waitForShutdown(o: { logger: import('pino').Logger; timeoutMs: n
       const timer = setTimeout(() => {
         o.logger.error({ timeoutMs: o.timeoutMs }, 'shutdown timed out; exiting (state is consistent; unfinished work is redone at the next start)');
         process.exit(1);
-      }, o.timeoutMs);
-      timer.unref();
+      }, o.timeoutMs).unref();
       const started = Date.now();
       o.stop().then(
         () => {
@@ -117,11 +116,10 @@ export function waitForShutdown(o: { logger: import('pino').Logger; timeoutMs: n
           process.off('SIGHUP', onHup);
           // Stopped, with everything flushed: the process ends once nothing holds it. What a
           // sink module left running (a socket, a timer) must not hold it much longer.
-          const linger = setTimeout(() => {
+          setTimeout(() => {
             o.logger.warn('stopped, but something still holds the process (a sink module?); exiting');
             process.exit(process.exitCode ?? 0);
-          }, Math.max(100, Math.min(LINGER_MS, o.timeoutMs - (Date.now() - started))));
-          linger.unref();
+          }, Math.max(100, Math.min(LINGER_MS, o.timeoutMs - (Date.now() - started)))).unref();
           resolve();
         },
         (err: unknown) => {

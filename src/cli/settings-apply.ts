@@ -1,18 +1,22 @@
-//! `mls settings plan|apply|history --config F`: model settings declared in the config
+//! What `mls settings` does. `update`: the settings given on the command line, sent to one
+//! model. `plan|apply|history --config F`: model settings declared in the config
 //! (`models[].settings`, `model_defaults`), planned against what mls last applied (kept in
 //! the state file), applied one request per model with only the fields that changed, and
 //! the history of applies. Apply writes the state file: directly when no daemon runs,
 //! through the running daemon's control socket otherwise.
-import type { Config } from '../config/index.js';
+import type { ModelSettings } from '../api/types.js';
+import { Fail, MAX_SETTING_INT, type Config } from '../config/index.js';
+import { parseSecondsValue } from '../config/settings-fields.js';
 import { ExitCode, MlsError, UsageError } from '../errors.js';
 import { readStateFile } from '../journal/reader.js';
 import { StateStore, type AppliedFields } from '../journal/store.js';
 import type { ApplySummary, ModelApplyResult } from '../settings/apply.js';
 import { declaredSettings, planModel, type DeclaredModel, type ModelPlan } from '../settings/plan.js';
-import { OutputWriter, type CommandIo } from './common.js';
+import { OutputWriter, refuseTokenFlag, resolveConnection, writeOutput, type CommandIo } from './common.js';
 import { configClientOptions, loadConfig } from './config.js';
 import { formatHistory, formatPlan, formatResult, formatSummary, planJson } from './settings-output.js';
 import { writeState } from './state-writer.js';
+import type { SettingsUpdateCliOptions } from './settings.js';
 
 /** The options every settings-as-code command takes. */
 export interface SelectOptions {
@@ -31,30 +35,17 @@ function selectModels(config: Config, only: readonly string[]): DeclaredModel[] 
   return only.length === 0 ? declared : declared.filter((d) => only.includes(d.modelId));
 }
 
-/** What mls last applied, read without disturbing a running daemon; nothing when there is no state file yet. */
-function readApplied(statePath: string): Map<string, AppliedFields> {
-  return readStateFile(statePath, (reader) => reader.settings.appliedAll()) ?? new Map();
-}
-
+/** The plans of the models asked for, against what mls last applied (read without disturbing a running daemon; nothing without a state file yet). */
 function plansOf(config: Config, opts: SelectOptions & { all?: boolean }): ModelPlan[] {
-  const applied = readApplied(config.state.path);
+  const applied = readStateFile(config.state.path, (reader) => reader.settings.appliedAll()) ?? new Map<string, AppliedFields>();
   return selectModels(config, opts.model).map((m) => planModel(m, applied.get(m.modelId) ?? {}, { all: opts.all }));
-}
-
-async function write(io: CommandIo, text: string): Promise<void> {
-  const out = new OutputWriter(io.stdout);
-  try {
-    await out.write(text);
-  } finally {
-    out.release();
-  }
 }
 
 /** Runs `mls settings plan`. */
 export async function runPlan(opts: SelectOptions & { all?: boolean; json?: boolean; detailedExitcode?: boolean }, io: CommandIo): Promise<void> {
   const config = await loadConfig(opts.config, io.env);
   const plans = plansOf(config, opts);
-  await write(io, opts.json ? planJson(plans) : formatPlan(plans));
+  await writeOutput(io.stdout, opts.json ? planJson(plans) : formatPlan(plans));
   if (opts.detailedExitcode) io.setExitCode(plans.some((p) => p.changes.length > 0) ? ExitCode.pending : ExitCode.ok);
 }
 
@@ -62,10 +53,7 @@ export async function runPlan(opts: SelectOptions & { all?: boolean; json?: bool
 export async function runApply(opts: SelectOptions & { all?: boolean; dryRun?: boolean; recordOnly?: boolean }, io: CommandIo): Promise<void> {
   if (opts.dryRun && opts.recordOnly) throw new UsageError('--dry-run and --record-only exclude each other; give one');
   const config = await loadConfig(opts.config, io.env);
-  if (opts.dryRun) {
-    await write(io, formatPlan(plansOf(config, opts), { dryRun: true }));
-    return;
-  }
+  if (opts.dryRun) return writeOutput(io.stdout, formatPlan(plansOf(config, opts), { dryRun: true }));
   const declared = selectModels(config, opts.model);
   const out = new OutputWriter(io.stdout);
   // Lines are written as results come; a reader that went away does not stop the apply.
@@ -110,5 +98,68 @@ async function applyDirectly(config: Config, declared: DeclaredModel[], opts: { 
 export async function runHistory(opts: { config: string; model?: string; json?: boolean }, io: CommandIo): Promise<void> {
   const config = await loadConfig(opts.config, io.env);
   const rows = readStateFile(config.state.path, (reader) => reader.settings.history(opts.model, 100_000)) ?? [];
-  await write(io, opts.json ? `${JSON.stringify(rows.map((r) => ({ time: new Date(r.atMs).toISOString(), model_id: r.modelId, outcome: r.outcome, fields: r.fields, details: r.details })), null, 2)}\n` : formatHistory(rows));
+  await writeOutput(io.stdout, opts.json ? `${JSON.stringify(rows.map((r) => ({ time: new Date(r.atMs).toISOString(), model_id: r.modelId, outcome: r.outcome, fields: r.fields, details: r.details })), null, 2)}\n` : formatHistory(rows));
+}
+
+function integer(flag: string, text: string): number {
+  const s = text.trim();
+  if (!/^\d+$/.test(s)) {
+    const what = /^-\d+$/.test(s) ? 'a negative number' : JSON.stringify(text);
+    throw new UsageError(`${flag}: expected a non-negative integer, got ${what}`);
+  }
+  const n = Number(s);
+  if (n > MAX_SETTING_INT) throw new UsageError(`${flag}: ${s} is too large (at most ${MAX_SETTING_INT})`);
+  return n;
+}
+
+/** Whole seconds, from `90` or a duration such as `90s` or `5m`, as the config takes them. */
+function seconds(flag: string, text: string): number {
+  const s = parseSecondsValue(text);
+  if (s instanceof Fail) throw new UsageError(`${flag}: ${s.message}`);
+  return s;
+}
+
+/**
+ * Builds the `data` object from the options, refusing an empty update, malformed or
+ * negative numbers, `min > max` and contradictory flags.
+ * @throws UsageError naming the option at fault.
+ */
+function buildSettings(opts: SettingsUpdateCliOptions): ModelSettings {
+  const data: ModelSettings = {};
+  if (opts.minReplica !== undefined) data.min_replica = integer('--min-replica', opts.minReplica);
+  if (opts.maxReplica !== undefined) data.max_replica = integer('--max-replica', opts.maxReplica);
+  if (data.min_replica !== undefined && data.max_replica !== undefined && data.min_replica > data.max_replica) {
+    throw new UsageError(`--min-replica (${data.min_replica}) must not exceed --max-replica (${data.max_replica})`);
+  }
+  if (opts.scaleDownDelay !== undefined) data.scale_down_delay = seconds('--scale-down-delay', opts.scaleDownDelay);
+  if (opts.inferenceTime !== undefined) data.inference_time = seconds('--inference-time', opts.inferenceTime);
+  if (opts.dedicated && opts.shared) throw new UsageError('--dedicated and --shared exclude each other; give one');
+  if (opts.dedicated) data.is_dedicated = true;
+  if (opts.shared) data.is_dedicated = false;
+  if (opts.machineType !== undefined) {
+    const t = opts.machineType.trim();
+    if (t === '') throw new UsageError('--machine-type: expected a machine type, got an empty value');
+    data.machine_type = t;
+  }
+  if (opts.containerConcurrency !== undefined) data.container_concurrency = integer('--container-concurrency', opts.containerConcurrency);
+  if (opts.ioTracking !== undefined) data.is_input_output_enabled = opts.ioTracking;
+  if (Object.keys(data).length === 0) {
+    throw new UsageError('nothing to update: give at least one setting, e.g. --min-replica 1 (see mls settings update --help)');
+  }
+  return data;
+}
+
+/** Runs `mls settings update` with parsed options. Failures are thrown. */
+export async function runSettingsUpdate(opts: SettingsUpdateCliOptions, io: CommandIo): Promise<void> {
+  refuseTokenFlag(opts);
+  const modelId = opts.model.trim();
+  if (modelId === '') throw new UsageError('--model: expected a model id');
+  const data = buildSettings(opts);
+  if (opts.dryRun) return writeOutput(io.stdout, `${JSON.stringify({ model_id: modelId, data }, null, 2)}\n`);
+  const client = (await import('../api/client.js')).createApiClient((await resolveConnection(opts, io.env)).api);
+  try {
+    await writeOutput(io.stdout, `${(await client.updateSettings(modelId, data)).details}\n`);
+  } finally {
+    await client.close();
+  }
 }

@@ -1,8 +1,9 @@
 //! What `mls settings plan`, `apply` and `history` print: one block or line per model,
 //! values as JSON (`machine_type="gpu-a10"`), and a plan for scripts (`--json`).
 import type { SettingsHistoryEntry } from '../journal/store.js';
+import { textTable } from './common.js';
 import type { ApplySummary, ModelApplyResult } from '../settings/apply.js';
-import type { ModelPlan } from '../settings/plan.js';
+import { dataOf, type ModelPlan } from '../settings/plan.js';
 
 /** `field=value …` of a set of fields. */
 export function formatFields(fields: Record<string, unknown>): string {
@@ -16,33 +17,14 @@ export const PLAN_NOTE = "(mls compares the config with what it last applied; ch
 
 /** The plan as text. */
 export function formatPlan(plans: readonly ModelPlan[], options: { dryRun?: boolean } = {}): string {
-  const lines: string[] = [];
-  let fields = 0;
-  let models = 0;
-  let upToDate = 0;
-  for (const p of plans) {
-    if (!p.declared) {
-      lines.push(`${p.modelId}: no settings declared`);
-      continue;
-    }
-    if (p.changes.length === 0) {
-      upToDate++;
-      lines.push(`${p.modelId}: up to date`);
-      continue;
-    }
-    models++;
-    fields += p.changes.length;
-    lines.push(`${p.modelId}: ${p.changes.length} field${p.changes.length === 1 ? '' : 's'} to send`);
-    for (const c of p.changes) {
-      lines.push(
-        c.from === undefined
-          ? `  + ${c.field}: ${JSON.stringify(c.to)} (never applied by mls)`
-          : c.from === c.to
-            ? `  = ${c.field}: ${JSON.stringify(c.to)} (sent again)`
-            : `  ~ ${c.field}: ${JSON.stringify(c.from)} -> ${JSON.stringify(c.to)}`,
-      );
-    }
-  }
+  const lines = plans.flatMap((p) => {
+    if (!p.declared) return [`${p.modelId}: no settings declared`];
+    if (p.changes.length === 0) return [`${p.modelId}: up to date`];
+    return [`${p.modelId}: ${p.changes.length} field${p.changes.length === 1 ? '' : 's'} to send`, ...p.changes.map(formatChange)];
+  });
+  const models = plans.filter((p) => p.changes.length > 0).length;
+  const fields = plans.reduce((n, p) => n + p.changes.length, 0);
+  const upToDate = plans.filter((p) => p.declared && p.changes.length === 0).length;
   const verb = options.dryRun ? 'Dry run, nothing sent' : 'Plan';
   lines.push(
     models === 0
@@ -53,13 +35,19 @@ export function formatPlan(plans: readonly ModelPlan[], options: { dryRun?: bool
   return `${lines.join('\n')}\n`;
 }
 
+function formatChange(c: ModelPlan['changes'][number]): string {
+  if (c.from === undefined) return `  + ${c.field}: ${JSON.stringify(c.to)} (never applied by mls)`;
+  if (c.from === c.to) return `  = ${c.field}: ${JSON.stringify(c.to)} (sent again)`;
+  return `  ~ ${c.field}: ${JSON.stringify(c.from)} -> ${JSON.stringify(c.to)}`;
+}
+
 /** The plan for scripts: `from` is null for a field mls never applied. */
 export function planJson(plans: readonly ModelPlan[]): string {
   const models = plans.map((p) => ({
     model_id: p.modelId,
     declared: p.declared,
     changes: p.changes.map((c) => ({ field: c.field, from: c.from ?? null, to: c.to })),
-    data: Object.fromEntries(p.changes.map((c) => [c.field, c.to])),
+    data: dataOf(p),
   }));
   return `${JSON.stringify({ pending: plans.some((p) => p.changes.length > 0), models }, null, 2)}\n`;
 }
@@ -92,8 +80,5 @@ export function formatSummary(s: ApplySummary): string {
 /** The history as a table, oldest first. */
 export function formatHistory(rows: readonly SettingsHistoryEntry[]): string {
   if (rows.length === 0) return 'no settings applied yet\n';
-  const table = [['TIME', 'MODEL', 'OUTCOME', 'FIELDS', 'DETAILS']];
-  for (const r of rows) table.push([new Date(r.atMs).toISOString(), r.modelId, r.outcome, formatFields(r.fields), r.details]);
-  const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
-  return `${table.map((row) => row.map((c, i) => (i === row.length - 1 ? c : c.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n')}\n`;
+  return textTable(['TIME', 'MODEL', 'OUTCOME', 'FIELDS', 'DETAILS'], rows.map((r) => [new Date(r.atMs).toISOString(), r.modelId, r.outcome, formatFields(r.fields), r.details]));
 }

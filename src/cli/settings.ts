@@ -1,12 +1,15 @@
-//! `mls settings update`: changes the settings of one model. Only the settings given on
-//! the command line are sent; every value is checked before any request is made.
+//! The definitions of `mls settings`: `update` changes the settings of one model (only the
+//! settings given on the command line are sent; every value is checked before any request is
+//! made); `plan`, `apply` and `history` work on the settings declared in the config. What they
+//! do is in settings-apply.ts, loaded when one of them runs: the other commands start without
+//! the state file's code.
 import type { Command } from 'commander';
-import type { ApiClientOptions } from '../api/client-options.js';
-import type { ApiClient, ModelSettings } from '../api/types.js';
-import { UsageError } from '../errors.js';
-import { parseDuration } from '../time/duration.js';
-import { registerSettingsAsCode } from './settings-as-code.js';
-import { addApiOptions, OutputWriter, processIo, refuseTokenFlag, resolveConnection, runCommand, type ApiCliOptions, type CommandIo } from './common.js';
+import { addApiOptions, configOption, processIo, runCommand, type ApiCliOptions, type CommandIo } from './common.js';
+import type { SelectOptions } from './settings-apply.js';
+
+const run = () => import('./settings-apply.js');
+
+const collect = (value: string, previous: string[]) => [...previous, value];
 
 /** Options of `mls settings update` as commander parses them. */
 export interface SettingsUpdateCliOptions extends ApiCliOptions {
@@ -23,16 +26,8 @@ export interface SettingsUpdateCliOptions extends ApiCliOptions {
   dryRun?: boolean;
 }
 
-/** What the command depends on besides its streams; tests replace parts. */
-export interface SettingsDeps {
-  createClient?: (options: ApiClientOptions) => ApiClient;
-}
-
-/** Largest value accepted for an integer setting (a signed 32-bit integer). */
-const MAX_INT = 2_147_483_647;
-
-/** Adds `mls settings update` to the program. */
-export function register(program: Command, io: CommandIo = processIo(), deps: SettingsDeps = {}): void {
+/** Adds `mls settings` and its commands to the program. */
+export function register(program: Command, io: CommandIo = processIo()): void {
   const settings = program.command('settings').description('change the settings of models: by hand (update), or as declared in the config (plan, apply, history)');
   const update = settings
     .command('update')
@@ -50,82 +45,30 @@ export function register(program: Command, io: CommandIo = processIo(), deps: Se
     .option('--no-io-tracking', 'disable input/output tracking')
     .option('--dry-run', 'print the request body and send nothing');
   addApiOptions(update);
-  update.action(runCommand(io, (opts: SettingsUpdateCliOptions) => runSettingsUpdate(opts, io, deps)));
-  registerSettingsAsCode(settings, io);
-}
-
-function integer(flag: string, text: string): number {
-  const s = text.trim();
-  if (!/^\d+$/.test(s)) {
-    const what = /^-\d+$/.test(s) ? 'a negative number' : JSON.stringify(text);
-    throw new UsageError(`${flag}: expected a non-negative integer, got ${what}`);
-  }
-  const n = Number(s);
-  if (n > MAX_INT) throw new UsageError(`${flag}: ${s} is too large (at most ${MAX_INT})`);
-  return n;
-}
-
-/** Whole seconds, from `90` or a duration such as `90s` or `5m`. */
-function seconds(flag: string, text: string): number {
-  const s = text.trim();
-  if (/^-?\d+$/.test(s)) return integer(flag, s);
-  const ms = parseDuration(s);
-  if (ms === undefined || ms % 1000 !== 0) {
-    throw new UsageError(`${flag}: expected whole seconds such as 300 or 5m, got ${JSON.stringify(text)}`);
-  }
-  return integer(flag, String(ms / 1000));
-}
-
-/**
- * Builds the `data` object from the options, refusing an empty update, malformed or
- * negative numbers, `min > max` and contradictory flags.
- * @throws UsageError naming the option at fault.
- */
-export function buildSettings(opts: SettingsUpdateCliOptions): ModelSettings {
-  const data: ModelSettings = {};
-  if (opts.minReplica !== undefined) data.min_replica = integer('--min-replica', opts.minReplica);
-  if (opts.maxReplica !== undefined) data.max_replica = integer('--max-replica', opts.maxReplica);
-  if (data.min_replica !== undefined && data.max_replica !== undefined && data.min_replica > data.max_replica) {
-    throw new UsageError(`--min-replica (${data.min_replica}) must not exceed --max-replica (${data.max_replica})`);
-  }
-  if (opts.scaleDownDelay !== undefined) data.scale_down_delay = seconds('--scale-down-delay', opts.scaleDownDelay);
-  if (opts.inferenceTime !== undefined) data.inference_time = seconds('--inference-time', opts.inferenceTime);
-  if (opts.dedicated && opts.shared) throw new UsageError('--dedicated and --shared exclude each other; give one');
-  if (opts.dedicated) data.is_dedicated = true;
-  if (opts.shared) data.is_dedicated = false;
-  if (opts.machineType !== undefined) {
-    const t = opts.machineType.trim();
-    if (t === '') throw new UsageError('--machine-type: expected a machine type, got an empty value');
-    data.machine_type = t;
-  }
-  if (opts.containerConcurrency !== undefined) data.container_concurrency = integer('--container-concurrency', opts.containerConcurrency);
-  if (opts.ioTracking !== undefined) data.is_input_output_enabled = opts.ioTracking;
-  if (Object.keys(data).length === 0) {
-    throw new UsageError('nothing to update: give at least one setting, e.g. --min-replica 1 (see mls settings update --help)');
-  }
-  return data;
-}
-
-/** Runs `mls settings update` with parsed options. Failures are thrown. */
-export async function runSettingsUpdate(opts: SettingsUpdateCliOptions, io: CommandIo, deps: SettingsDeps = {}): Promise<void> {
-  refuseTokenFlag(opts);
-  const modelId = opts.model.trim();
-  if (modelId === '') throw new UsageError('--model: expected a model id');
-  const data = buildSettings(opts);
-  const out = new OutputWriter(io.stdout);
-  try {
-    if (opts.dryRun) {
-      await out.write(`${JSON.stringify({ model_id: modelId, data }, null, 2)}\n`);
-      return;
-    }
-    const client = (deps.createClient ?? (await import('../api/client.js')).createApiClient)((await resolveConnection(opts, io.env)).api);
-    try {
-      const result = await client.updateSettings(modelId, data);
-      await out.write(`${result.details}\n`);
-    } finally {
-      await client.close();
-    }
-  } finally {
-    out.release();
-  }
+  update.action(runCommand(io, async (opts: SettingsUpdateCliOptions) => (await run()).runSettingsUpdate(opts, io)));
+  settings
+    .command('plan')
+    .description('show, for each model, the settings fields apply would send: those declared in the config that differ from what mls last applied')
+    .addOption(configOption())
+    .option('--model <id>', 'only this model (repeatable)', collect, [])
+    .option('--all', 'plan every declared field, not only those that changed')
+    .option('--json', 'print the plan as JSON')
+    .option('--detailed-exitcode', 'exit 0 when nothing is pending, 6 when changes are pending')
+    .action(runCommand(io, async (opts: SelectOptions & { all?: boolean; json?: boolean; detailedExitcode?: boolean }) => (await run()).runPlan(opts, io)));
+  settings
+    .command('apply')
+    .description('send each model the settings fields that changed since mls last applied them (one request per model), and record them')
+    .addOption(configOption())
+    .option('--model <id>', 'only this model (repeatable)', collect, [])
+    .option('--all', 'send every declared field, not only those that changed')
+    .option('--dry-run', 'print what would be sent; send and record nothing')
+    .option('--record-only', 'record the declared values as applied without sending them (adopt settings already in place)')
+    .action(runCommand(io, async (opts: SelectOptions & { all?: boolean; dryRun?: boolean; recordOnly?: boolean }) => (await run()).runApply(opts, io)));
+  settings
+    .command('history')
+    .description('list the settings applies mls made: time, model, outcome, fields, details')
+    .addOption(configOption())
+    .option('--model <id>', 'only this model')
+    .option('--json', 'print the history as JSON')
+    .action(runCommand(io, async (opts: { config: string; model?: string; json?: boolean }) => (await run()).runHistory(opts, io)));
 }

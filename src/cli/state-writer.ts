@@ -19,24 +19,21 @@ export interface StateWrite<T> {
 }
 
 /** Runs `how.direct` under the state file's lock, or `how.viaDaemon` when a daemon holds it. */
-export async function writeState<T>(statePath: string, how: StateWrite<T>, connectWaitMs = CONNECT_WAIT_MS): Promise<T> {
+export async function writeState<T>(statePath: string, how: StateWrite<T>): Promise<T> {
   let lock;
   try {
     lock = acquireStateLock(statePath);
   } catch (err) {
     if (!(err instanceof StateError) || err.code !== 'MLS_ERR_STATE_LOCKED') throw err;
     const path = controlSocketPath(statePath);
-    let conn: ControlConnection;
-    try {
-      conn = await connectControl(path, connectWaitMs);
-    } catch (cause) {
+    const conn = await connectControl(path, CONNECT_WAIT_MS).catch((cause: unknown) => {
       throw new StateError(
         'MLS_ERR_STATE_CONTROL',
         `${err.message.split(';')[0]}, and its control socket ${path} does not answer (${describeError(cause)}); ` +
           'see its log (a daemon of an older mls has no control socket), or stop it and try again',
         { cause },
       );
-    }
+    });
     try {
       return await how.viaDaemon(conn);
     } finally {

@@ -31,9 +31,7 @@ export function register(program: Command): void {
               `a new state file makes the daemon re-read every model from start_at (file sinks then receive those entries again)`,
           );
         }
-        const cps = store.listCheckpoints();
-        const size = store.journalSize();
-        return `state file ${path} is healthy: ${cps.length} model checkpoints, ${store.listSinks().length} sink cursors, ${size.entries} journal entries\n`;
+        return `state file ${path} is healthy: ${store.listCheckpoints().length} model checkpoints, ${store.listSinks().length} sink cursors, ${store.journalSize().entries} journal entries\n`;
       });
       process.stdout.write(said ?? `state file ${path} does not exist yet; the daemon creates it at its first start\n`);
     });

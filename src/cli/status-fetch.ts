@@ -1,6 +1,8 @@
 //! How `mls status` asks a running daemon for its status: at the admin server's address, on
 //! loopback when the server listens on every interface.
+import { once } from 'node:events';
 import { parseListen } from '../config/units.js';
+import type { IncomingMessage } from 'node:http';
 import type { DaemonStatus } from '../daemon/status.js';
 
 /** The URL of the admin server's `/status`, asked on loopback when `listen` names no host (`:9464`, where the server listens on loopback) or every interface (`0.0.0.0`, `[::]`). */
@@ -22,29 +24,14 @@ export function fetchStatus(listen: string): Promise<DaemonStatus | undefined> {
 }
 
 /** The status at `url` (a `/status` URL); as {@link fetchStatus}. */
-export function fetchStatusAt(url: string): Promise<DaemonStatus | undefined> {
+export async function fetchStatusAt(url: string): Promise<DaemonStatus | undefined> {
   // Not an `import`: importing `node:http` as a module loads Node's bundled undici for its
   // lazy exports, a noticeable part of a command that should answer within a second.
   const { get } = process.getBuiltinModule('node:http');
-  return new Promise((resolve, reject) => {
-    const req = get(url, { timeout: 2_000 }, (res) => {
-      if (res.statusCode !== 200) {
-        res.resume();
-        resolve(undefined);
-        return;
-      }
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        try {
-          resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')) as DaemonStatus);
-        } catch (err) {
-          reject(err instanceof Error ? err : new Error(String(err)));
-        }
-      });
-      res.on('error', reject);
-    });
-    req.on('timeout', () => req.destroy(new Error('the admin server did not answer within 2 s')));
-    req.on('error', reject);
-  });
+  const req = get(url, { timeout: 2_000 });
+  req.on('timeout', () => req.destroy(new Error('the admin server did not answer within 2 s')));
+  const [res] = (await once(req, 'response')) as [IncomingMessage];
+  let body = '';
+  for await (const chunk of res.setEncoding('utf8')) body += chunk as string;
+  return res.statusCode === 200 ? (JSON.parse(body) as DaemonStatus) : undefined;
 }

@@ -1,7 +1,7 @@
 //! `mls status --config F`: per-model checkpoints and per-sink cursors as a table. Asks
 //! the running daemon's admin server when there is one, else reads the state file.
 import type { Command } from 'commander';
-import { configOption } from './common.js';
+import { configOption, textTable } from './common.js';
 import { existsSync } from 'node:fs';
 import type { DaemonStatus } from '../daemon/status.js';
 import { StateError } from '../errors.js';
@@ -27,16 +27,9 @@ export function register(program: Command): void {
       }
       if (!status) {
         if (!existsSync(config.state.path)) throw new StateError('MLS_ERR_STATE_MISSING', `state file ${config.state.path} does not exist yet (the daemon has not run with this config)`);
-        const [{ StateReader }, { buildStatus }] = await Promise.all([import('../journal/reader.js'), import('../daemon/status.js')]);
-        const reader = StateReader.open(config.state.path);
-        try {
-          status = buildStatus(reader, Date.now(), {
-            models: config.models.map((m) => m.id),
-            sinkTypes: new Map(config.sinks.map((s) => [s.name, s.type])),
-          });
-        } finally {
-          reader.close();
-        }
+        const [{ readStateFile }, { buildStatus }] = await Promise.all([import('../journal/reader.js'), import('../daemon/status.js')]);
+        const scope = { models: config.models.map((m) => m.id), sinkTypes: new Map(config.sinks.map((s) => [s.name, s.type])) };
+        status = readStateFile(config.state.path, (reader) => buildStatus(reader, Date.now(), scope))!;
       }
       process.stdout.write(scrubSecrets(opts.json ? `${JSON.stringify(status, null, 2)}\n` : renderStatus(status, source)));
     });
@@ -52,10 +45,10 @@ export function renderStatus(st: DaemonStatus, source: string): string {
   const sinks = st.sinks.map((s) => [s.name, s.type, String(s.cursor), String(s.backlogEntries), String(s.deliveredEntries), String(s.droppedEntries), String(s.deadLetters), s.lastError ?? '']);
   return (
     `source: ${source}\ninstallation: ${st.installationId ?? '- (the daemon has not opened this state file yet)'}\n\n` +
-    table(['MODEL', 'WATERMARK', 'LAG', 'WINDOW IN PROGRESS', 'LAST ERROR'], models) +
+    textTable(['MODEL', 'WATERMARK', 'LAG', 'WINDOW IN PROGRESS', 'LAST ERROR'], models) +
     renderWindowEvents(st) +
     '\n' +
-    table(['SINK', 'TYPE', 'CURSOR', 'BACKLOG', 'DELIVERED', 'DROPPED', 'DEAD LETTERS', 'LAST ERROR'], sinks) +
+    textTable(['SINK', 'TYPE', 'CURSOR', 'BACKLOG', 'DELIVERED', 'DROPPED', 'DEAD LETTERS', 'LAST ERROR'], sinks) +
     `BACKLOG, DELIVERED and DROPPED count entries (log lines as the service returned them); processing may ship them as fewer records\n` +
     `\njournal: ${st.journal.entries} entries held until every sink has them (${st.journal.bytes} bytes); ${st.journal.lastSeq} entries journaled since the state file was made (last seq)\n`
   );
@@ -67,12 +60,6 @@ function renderWindowEvents(st: DaemonStatus): string {
   const abandoned = st.models.flatMap((m) => (m.abandonedWindows ?? []).map((w) => [m.id, `${iso(w.fromMs)} .. ${iso(w.toMs)}`, w.reason, String(w.pages), iso(w.atMs)]));
   let out = '';
   if (splits.length > 0) out += `\nwindows cut short (poll.window_limits, api.max_response_bytes): ${splits.join(', ')}\n`;
-  if (abandoned.length > 0) out += `\nwindows abandoned at a window limit (entries on pages not read were skipped):\n${table(['MODEL', 'WINDOW', 'REASON', 'PAGES', 'AT'], abandoned)}`;
+  if (abandoned.length > 0) out += `\nwindows abandoned at a window limit (entries on pages not read were skipped):\n${textTable(['MODEL', 'WINDOW', 'REASON', 'PAGES', 'AT'], abandoned)}`;
   return out;
-}
-
-function table(head: string[], rows: string[][]): string {
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
-  return [line(head), ...rows.map(line)].join('\n') + '\n';
 }

@@ -1,12 +1,10 @@
-//! Checks of the config as written that span several fields: the token given twice,
-//! backoffs whose bound is below their start, windows that could not advance, ids and names
-//! that must be unique, models that sinks name. They run on the raw (interpolated) input,
+//! Checks of the config as written that span several sections or entries: the token given
+//! twice, ids and names that must be unique, models that sinks name. (Checks within one
+//! section are the schema's: fields.ts `inOrder`.) They run on the raw (interpolated) input,
 //! so they are reported along with the problems of the fields themselves.
+import { isObj, type Obj } from './interpolate.js';
 import type { RawProblem } from './problems.js';
-import { Fail, parseDurationValue, show } from './units.js';
-
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+import { show } from './units.js';
 
 /**
  * Checks that span several fields, on the raw (interpolated) input, so they run even when
@@ -15,41 +13,9 @@ const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !
  */
 export function crossCheck(raw: Obj, checkSink?: (block: Obj) => RawProblem[]): RawProblem[] {
   const problems: RawProblem[] = [];
-  const dur = (v: unknown, dflt: string): number | undefined => {
-    const r = parseDurationValue(v ?? dflt);
-    return r instanceof Fail ? undefined : r;
-  };
-
   const api = isObj(raw.api) ? raw.api : undefined;
   if (api && api.token !== undefined && api.token_file !== undefined) {
     problems.push({ path: ['api', 'token_file'], message: 'is set together with api.token; set only one of them' });
-  }
-  if (api && isObj(api.retry)) {
-    const base = dur(api.retry.base_delay, '250ms');
-    const max = dur(api.retry.max_delay, '30s');
-    if (base !== undefined && max !== undefined && max < base) {
-      problems.push({ path: ['api', 'retry', 'max_delay'], message: 'is shorter than api.retry.base_delay; raise max_delay or lower base_delay' });
-    }
-  }
-
-  const poll = isObj(raw.poll) ? raw.poll : raw.poll === undefined ? {} : undefined;
-  if (poll) {
-    const lookback = dur(poll.lookback, '5m');
-    const maxWindow = dur(poll.max_window, '1h');
-    if (lookback !== undefined && maxWindow !== undefined && lookback >= maxWindow) {
-      problems.push({
-        path: ['poll', 'lookback'],
-        message: `must be shorter than poll.max_window, otherwise poll windows could not advance (lookback ${show(poll.lookback ?? '5m')}, max_window ${show(poll.max_window ?? '1h')}); lower lookback or raise max_window`,
-      });
-    }
-    const interval = dur(poll.interval, '10s');
-    const minInterval = poll.min_interval === undefined ? undefined : dur(poll.min_interval, '1s');
-    if (interval !== undefined && minInterval !== undefined && minInterval > interval) {
-      problems.push({
-        path: ['poll', 'min_interval'],
-        message: `is longer than poll.interval (min_interval ${show(poll.min_interval)}, interval ${show(poll.interval ?? '10s')}); a quiet model is polled every interval and an active one every min_interval, so lower min_interval or raise interval`,
-      });
-    }
   }
 
   const modelIds = new Map<string, number>();
@@ -94,13 +60,6 @@ export function crossCheck(raw: Obj, checkSink?: (block: Obj) => RawProblem[]): 
           }
           seen.add(id);
         });
-      }
-      if (isObj(s.retry)) {
-        const base = dur(s.retry.base_delay, '500ms');
-        const max = dur(s.retry.max_delay, '60s');
-        if (base !== undefined && max !== undefined && max < base) {
-          problems.push({ path: ['sinks', i, 'retry', 'max_delay'], message: 'is shorter than retry.base_delay; raise max_delay or lower base_delay' });
-        }
       }
       if (checkSink) for (const p of checkSink(s)) problems.push({ path: ['sinks', i, ...p.path], message: p.message });
     });

@@ -3,6 +3,7 @@
 //! fields every sink block takes. Sections and sink types are made from these.
 import { z } from 'zod';
 import { HTTP_TOKEN } from '../net/http-token.js';
+import { formatDuration } from '../time/duration.js';
 import { Fail, parseDurationValue, parseSizeValue, show } from './units.js';
 import { mark } from './marks.js';
 import type { RawProblem } from './problems.js';
@@ -50,6 +51,25 @@ export function scalar<T extends z.ZodType>(schema: T) {
   }, schema);
 }
 
+/**
+ * A check of a section: its duration `lower` is shorter than its duration `upper` (or as long,
+ * unless `strict`). It is made whenever both parsed, whatever else in the section is wrong,
+ * so that it is reported along with the problems of the fields themselves; at the key `at`.
+ */
+export function inOrder(lower: string, upper: string, o: { at: string; strict?: boolean; message: (lower: string, upper: string) => string }) {
+  const ms = (section: unknown, key: string): number => (section as Record<string, number>)[key]!;
+  return z.refine<Record<string, unknown>>((v) => ms(v, lower) < ms(v, upper) || (!o.strict && ms(v, lower) === ms(v, upper)), {
+    path: [o.at],
+    when: (p) => typeof ms(p.value, lower) === 'number' && typeof ms(p.value, upper) === 'number',
+    error: (iss) => o.message(formatDuration(ms(iss.input, lower)), formatDuration(ms(iss.input, upper))),
+  });
+}
+
+/** A section (or part of one) whose every key has a default: unknown keys refused, and left out it is `{}`. */
+export function section<T extends z.ZodRawShape>(description: string, shape: T) {
+  return z.strictObject(shape).prefault({} as never).describe(description);
+}
+
 /** A duration (`500ms`, `10s`, `5m`, `1h`, `1d`, or compound `1h30m`), parsed to milliseconds. */
 export function duration(description: string, options: { positive?: boolean } = {}) {
   return leaf(description, DURATION_JSON, (v) => parseDurationValue(v, { min: options.positive ? 1 : 0 }));
@@ -91,12 +111,8 @@ export const SINK_CREDENTIALS =
 export function httpUrl(description: string, options: { stripSlash?: boolean; noQuery?: boolean; credentials?: string } = {}) {
   return leaf(description, { type: 'string', format: 'uri', pattern: '^https?://' }, (v) => {
     if (typeof v !== 'string' || v.trim() === '') return new Fail(`expected an http or https URL, got ${show(v)}`);
-    let url: URL;
-    try {
-      url = new URL(v.trim());
-    } catch {
-      return new Fail(`${show(v)} is not a URL; write e.g. https://api.example.com`);
-    }
+    const url = URL.parse(v.trim());
+    if (!url) return new Fail(`${show(v)} is not a URL; write e.g. https://api.example.com`);
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
       return new Fail(`${show(url.protocol)} is not supported; the URL must start with http:// or https://`);
     }
@@ -119,12 +135,8 @@ export function httpUrl(description: string, options: { stripSlash?: boolean; no
 export function proxyUrl(description: string) {
   const field = leaf<string | false>(description, { type: 'string', anyOf: [{ const: 'none' }, { format: 'uri', pattern: '^https?://' }] }, (v) => {
     if (typeof v === 'string' && v.trim() === 'none') return false;
-    let url: URL | undefined;
-    try {
-      url = typeof v === 'string' ? new URL(v.trim()) : undefined;
-    } catch {
-      // the value may hold credentials: it is not shown
-    }
+    // the value may hold credentials: it is not shown
+    const url = typeof v === 'string' ? URL.parse(v.trim()) : null;
     if (url?.protocol !== 'http:' && url?.protocol !== 'https:') {
       return new Fail('expected an http:// or https:// proxy URL such as http://proxy.example:3128, or none (the value is not shown because it may hold credentials)');
     }
@@ -145,29 +157,22 @@ export function stringMap(description: string, options: { headers?: boolean; sec
     if (v === null || typeof v !== 'object' || Array.isArray(v)) return new Fail(`expected a mapping of names to values, got ${show(v)}`);
     const out: Record<string, string> = {};
     for (const [k, val] of Object.entries(v)) {
-      if (options.headers && !HTTP_TOKEN.test(k)) {
-        nested.push({ path: [k], message: 'is not a valid HTTP header name; use letters, digits and - (e.g. X-Api-Key)' });
-        continue;
-      }
-      if (k === '') {
-        nested.push({ path: [k], message: 'names must not be empty' });
-        continue;
-      }
-      if (typeof val === 'string') {
-        if (options.headers && /[\r\n]/.test(val)) {
-          nested.push({ path: [k], message: 'contains a line break, which HTTP headers cannot carry; remove it' });
-          continue;
-        }
-        out[k] = val;
-      } else if ((typeof val === 'number' && Number.isFinite(val)) || typeof val === 'boolean') {
-        out[k] = String(val);
-      } else {
-        nested.push({ path: [k], message: `expected a string, got ${options.headers ? 'another kind of value' : show(val)}` });
-      }
+      const problem = mapEntryProblem(k, val, options.headers === true);
+      if (problem === undefined) out[k] = String(val);
+      else nested.push({ path: [k], message: problem });
     }
     return out;
   });
   return options.secret ? mark(field, { secret: true }) : field;
+}
+
+/** What is wrong with one entry of a {@link stringMap}, if anything. */
+function mapEntryProblem(name: string, value: unknown, headers: boolean): string | undefined {
+  if (headers && !HTTP_TOKEN.test(name)) return 'is not a valid HTTP header name; use letters, digits and - (e.g. X-Api-Key)';
+  if (name === '') return 'names must not be empty';
+  if (typeof value === 'string') return headers && /[\r\n]/.test(value) ? 'contains a line break, which HTTP headers cannot carry; remove it' : undefined;
+  if ((typeof value === 'number' && Number.isFinite(value)) || typeof value === 'boolean') return undefined;
+  return `expected a string, got ${headers ? 'another kind of value' : show(value)}`;
 }
 
 /** Request headers (or gRPC metadata) whose values are secrets. */

@@ -3,24 +3,20 @@
 //! are joined to it by the command line (`cli/config.ts`).
 export {
   buildConfigSchema,
-  type ConfigSchema,
   type SinkSchema,
   type Config,
-  type ApiConfig,
   type ModelConfig,
   type ModelKeys,
   type SinkConfig,
   type SinkConfigs,
-  type SinkType,
-  type LogLevel,
 } from './schema.js';
-export { ConfigLoader, parseYaml, deepFreeze, STAND_IN_TOKEN, type ConfigParts, type ParseConfigOptions, type StandIns } from './load.js';
-export { TOKEN_ENV, TOKEN_CREDENTIAL } from './token.js';
-export { duration, filePath, httpUrl, leaf, proxyUrl, scalar, secret, secretHeaders, size, stringMap, text, SINK_CREDENTIALS, type JsonMeta } from './fields.js';
-export { sinkFields, REQUEST_BATCHES, WRITE_BATCHES, type BatchDefaults, type SinkBlock } from './sink-block.js';
-export { mark, markedFields, type FieldMark, type MarkedField } from './marks.js';
+export { ConfigLoader, parseYaml, type ParseConfigOptions, type StandIns } from './load.js';
+export { TOKEN_CREDENTIAL } from './token.js';
+export { duration, filePath, httpUrl, leaf, proxyUrl, scalar, secret, secretHeaders, size, stringMap, text, SINK_CREDENTIALS } from './fields.js';
+export { sinkFields, REQUEST_BATCHES, WRITE_BATCHES, type SinkBlock } from './sink-block.js';
+export { mark, markedFields } from './marks.js';
 export { formatProblem, type RawProblem } from './problems.js';
-export { Fail, show, parseFileModeValue, parseListen, type ListenAddress, type RateLimit, type StartAt } from './units.js';
+export { Fail, show, parseFileModeValue, parseListen, type RateLimit, type StartAt } from './units.js';
 export {
   SETTINGS_FIELDS,
   MAX_SETTING_INT,

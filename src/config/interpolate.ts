@@ -3,19 +3,24 @@
 //! Without the environment (`mls validate --no-env`) an unset variable is filled with a
 //! placeholder instead of being a problem, and the value it lands in is recorded.
 
+import type { RawProblem } from './problems.js';
+
 /** One path segment: a mapping key or a list index. */
 export type PathSegment = string | number;
 
-/** A problem found while interpolating, located by its path. */
-export interface InterpolationProblem {
-  path: PathSegment[];
-  message: string;
-}
+/** A mapping of the config as written. */
+export type Obj = Record<string, unknown>;
+
+/** Whether `v` is a mapping (not a list, not null). */
+export const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** Whether `path` is `prefix` or below it. */
+export const isUnder = (path: readonly PropertyKey[], prefix: readonly PathSegment[]): boolean => prefix.length <= path.length && prefix.every((seg, i) => path[i] === seg);
 
 /** Result of {@link interpolate}. */
 export interface Interpolated {
   value: unknown;
-  problems: InterpolationProblem[];
+  problems: RawProblem[];
   /** Every value substituted from the environment, with the variable it came from. */
   substituted: { name: string; value: string }[];
   /** Values in which an unset variable was filled by the placeholder, with the variables (only with `fill`). */
@@ -63,14 +68,8 @@ function interpolateString(text: string, env: NodeJS.ProcessEnv, out: Interpolat
 function walk(value: unknown, env: NodeJS.ProcessEnv, out: Interpolated, path: PathSegment[], fill: PlaceholderFill | undefined): unknown {
   if (typeof value === 'string') return interpolateString(value, env, out, path, fill);
   if (Array.isArray(value)) return value.map((v, i) => walk(v, env, out, [...path, i], fill));
-  if (value !== null && typeof value === 'object') {
-    const result: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) {
-      // defineProperty, so a `__proto__` key stays a plain (and then rejected) key
-      Object.defineProperty(result, k, { value: walk(v, env, out, [...path, k], fill), enumerable: true, writable: true, configurable: true });
-    }
-    return result;
-  }
+  // Object.fromEntries defines its keys, so a `__proto__` key stays a plain (and then rejected) key
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v, env, out, [...path, k], fill)]));
   return value;
 }
 

@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { SecretScrubber, registerSecret } from '../telemetry/secrets.js';
 import { crossCheck } from './cross-check.js';
-import { interpolate, type PathSegment } from './interpolate.js';
+import { interpolate, isObj, isUnder } from './interpolate.js';
 import { markedFields, secretStrings } from './marks.js';
 import { fillPlaceholders, type SchemaIssue } from './placeholders.js';
 import { joinModelsFile } from './models-file.js';
@@ -67,18 +67,6 @@ export interface ConfigParts {
 }
 
 const SECRET_VAR_RE = /TOKEN|SECRET|PASS|KEY|AUTH|CRED|SIGN/i;
-
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
-
-function startsWith(path: readonly PathSegment[], prefix: readonly PathSegment[]): boolean {
-  return prefix.length <= path.length && prefix.every((seg, i) => path[i] === seg);
-}
-
-/** Resolves a module specifier: paths starting with . or / are files (relative to `baseDir`), the rest package names. */
-function resolveModulePath(spec: string, baseDir: string): string {
-  return spec.startsWith('.') || path.isAbsolute(spec) ? path.resolve(baseDir, spec) : spec;
-}
 
 /** Freezes `value` and everything reachable from it. */
 export function deepFreeze<T>(value: T): T {
@@ -163,7 +151,7 @@ export class ConfigLoader {
     // A value whose interpolation failed was replaced by '', so its own problem says it all;
     // a bad default is said once, at model_defaults.
     const failedPaths = interpolated.problems.map((p) => p.path);
-    const notShadowed = (p: RawProblem): boolean => !failedPaths.some((f) => startsWith(p.path, f)) && !interpolated.satisfied(p.path);
+    const notShadowed = (p: RawProblem): boolean => !failedPaths.some((f) => isUnder(p.path, f)) && !interpolated.satisfied(p.path);
     if (!parsed.success) problems.push(...issuesToProblems(parsed.error.issues).filter((p) => notShadowed(p) && !merged.inherited(p.path)));
     problems.push(...crossCheck(value, this.#parts.checkSink).filter(notShadowed));
     problems.push(...checkModelSettings(merged.value.models).filter(notShadowed));
@@ -177,14 +165,11 @@ export class ConfigLoader {
     const apiFailed = problems.some((p) => p.path[0] === 'api' && (p.path[1] === 'token' || p.path[1] === 'token_file' || p.path.length === 1));
     const tokenStandsIn = noEnv && data !== undefined && data.api.token === undefined && (data.api.token_file === undefined || !existsSync(data.api.token_file));
     if (tokenStandsIn) token = STAND_IN_TOKEN;
-    else if (data && !apiFailed) {
-      const r = resolveToken(data.api, env);
+    // Without a parsed config, a missing token is reported too, so one run shows everything.
+    else if (!apiFailed && (data || (!noEnv && isObj(value.api) && value.api.token === undefined && value.api.token_file === undefined))) {
+      const r = resolveToken(data?.api ?? {}, env);
       if (r.problem) problems.push(r.problem);
       token = r.token;
-    } else if (!noEnv && !apiFailed && isObj(value.api) && value.api.token === undefined && value.api.token_file === undefined) {
-      // Report a missing token even when other parts are broken, so one run shows everything.
-      const r = resolveToken({}, env);
-      if (r.problem) problems.push(r.problem);
     }
 
     if (problems.length > 0 || !data || token === undefined) {
@@ -208,7 +193,8 @@ export class ConfigLoader {
   #resolvePaths(data: unknown, baseDir: string): void {
     for (const f of markedFields(this.#parts.schema, data)) {
       if (!('path' in f.mark) || typeof f.value !== 'string') continue;
-      f.set(f.mark.path === 'module' ? resolveModulePath(f.value, baseDir) : path.resolve(baseDir, f.value));
+      // A module specifier that does not start with . or / names a package.
+      if (f.mark.path === 'file' || f.value.startsWith('.') || path.isAbsolute(f.value)) f.set(path.resolve(baseDir, f.value));
     }
   }
 
@@ -218,15 +204,11 @@ export class ConfigLoader {
    * listing every problem (a missing file or a YAML syntax error is one problem).
    */
   async load(file: string, env: NodeJS.ProcessEnv = process.env, options: Pick<ParseConfigOptions, 'noEnv' | 'onStandIns'> = {}): Promise<Config> {
-    let text: string;
-    try {
-      text = await readFile(file, 'utf8');
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      const why = code === 'ENOENT' ? 'does not exist' : code === 'EISDIR' ? 'is a directory' : `cannot be read (${code ?? String(err)})`;
+    const text = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+      const why = err.code === 'ENOENT' ? 'does not exist' : err.code === 'EISDIR' ? 'is a directory' : `cannot be read (${err.code ?? String(err)})`;
       const problem = `config file ${file} ${why}; pass the path of a YAML config file with --config`;
       throw new ConfigError(problem, [problem], { cause: err });
-    }
+    });
     return this.parse(parseYaml(text, file), { ...options, baseDir: path.dirname(path.resolve(file)), env, source: file });
   }
 }

@@ -3,6 +3,7 @@
 //! folder). A field is marked where it is declared, by the building block that makes it,
 //! so a section or sink added later needs no list kept anywhere else.
 import { z } from 'zod';
+import { isObj } from './interpolate.js';
 
 /** What the loader does with a marked field. */
 export type FieldMark =
@@ -58,30 +59,11 @@ type Def = {
 
 const defOf = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def;
 
-/** The schemas a schema is made of: what a wrapper wraps, a pipe's two ends, an object's fields, an array's items, a record's values, a union's options; none for a leaf. */
+/** The schemas a schema is made of: a pipe's two ends, what a wrapper wraps, an array's items, a record's values, an object's fields, a union's options; none for a leaf. */
 function partsOf(def: Def): readonly z.ZodType[] {
-  switch (def.type) {
-    case 'optional':
-    case 'nullable':
-    case 'default':
-    case 'prefault':
-    case 'readonly':
-      return [def.innerType!];
-    case 'pipe':
-      return [def.in!, def.out!];
-    case 'object':
-      return Object.values(def.shape!);
-    case 'array':
-      return [def.element!];
-    case 'record':
-      return [def.valueType!];
-    case 'union':
-      return def.options!;
-    default:
-      return [];
-  }
+  if (def.type === 'pipe') return [def.in!, def.out!];
+  return [def.innerType, def.element, def.valueType, ...Object.values(def.shape ?? {}), ...(def.options ?? [])].filter((part) => part !== undefined);
 }
-const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Whether an option of a discriminated union accepts `tag` as its discriminator. */
 function optionAccepts(option: z.ZodType, discriminator: string, tag: unknown): boolean {
@@ -110,9 +92,7 @@ export function markedFields(schema: z.ZodType, value: unknown): MarkedField[] {
     switch (def.type) {
       case 'object':
         if (!isObj(v)) return;
-        for (const [key, field] of Object.entries(def.shape!)) {
-          walk(field, v[key], [...path, key], (x) => (v[key] = x));
-        }
+        for (const [key, field] of Object.entries(def.shape!)) walk(field, v[key], [...path, key], (x) => (v[key] = x));
         return;
       case 'array':
         if (!Array.isArray(v)) return;

@@ -5,13 +5,11 @@
 //! the file's models are reported with the file and the line they are on.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { interpolate, type PathSegment, type PlaceholderFill } from './interpolate.js';
+import { interpolate, isObj, type Obj, type PathSegment, type PlaceholderFill } from './interpolate.js';
 import { formatPath, type RawProblem } from './problems.js';
 import { show } from './units.js';
 import { readYaml, YamlSyntaxError, type YamlDocument } from './yaml.js';
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Most problems reported for one models file; a file in the wrong format would otherwise give one per line. */
 const MAX_FILE_PROBLEMS = 20;
@@ -22,7 +20,6 @@ export type ModelsFileFormat = 'yaml' | 'text';
 /** One model read from the file: the entry as the inline `models` would hold it, and where it is. */
 interface FileModel {
   entry: unknown;
-  line: number;
   /** The line of the value at `rest` below the entry (YAML only), else the entry's own line. */
   lineOf(rest: readonly PathSegment[]): number;
 }
@@ -73,7 +70,7 @@ function readText(file: string, text: string): ModelsFileRead {
       out.problems.push(fileProblem(file, line, `${show(id)} is not one model id; write one id per line (settings per model need a YAML file: *.yaml, a list of entries like those of models)`));
       return;
     }
-    out.models.push({ entry: { id }, line, lineOf: () => line });
+    out.models.push({ entry: { id }, lineOf: () => line });
   });
   return out;
 }
@@ -109,10 +106,8 @@ function readYamlList(file: string, text: string, env: NodeJS.ProcessEnv, fill: 
   items.forEach((item, i) => {
     const line = lineOf(i, []);
     if (failed.has(i)) return;
-    if (typeof item === 'string') {
-      out.models.push({ entry: { id: item }, line, lineOf: () => line });
-    } else if (isObj(item)) {
-      out.models.push({ entry: item, line, lineOf: (rest) => lineOf(i, rest) });
+    if (typeof item === 'string' || isObj(item)) {
+      out.models.push({ entry: typeof item === 'string' ? { id: item } : item, lineOf: (rest) => lineOf(i, rest) });
     } else if (typeof item === 'number' || typeof item === 'boolean') {
       out.problems.push(fileProblem(file, line, `${show(item)} is not a model id; quote it ("${String(item)}") so that YAML reads it as text`));
     } else {
@@ -203,10 +198,10 @@ export function joinModelsFile(value: Obj, baseDir: string, env: NodeJS.ProcessE
     if (typeof id === 'string') {
       const first = seen.get(id);
       if (first !== undefined) {
-        problems.push(fileProblem(file, m.line, `model ${show(id)} is already listed ${first}; list each model once: remove one of the two`));
+        problems.push(fileProblem(file, m.lineOf([]), `model ${show(id)} is already listed ${first}; list each model once: remove one of the two`));
         continue;
       }
-      seen.set(id, `on line ${m.line} of ${path.basename(file)}`);
+      seen.set(id, `on line ${m.lineOf([])} of ${path.basename(file)}`);
     }
     origin.set(inline.length, m);
     inline.push(m.entry);

@@ -4,7 +4,7 @@
 //! then satisfies every check that needs its value, while every other check runs on the rest
 //! of the file as usual. A value that no stand-in makes valid (`ftp://${HOST}`) is wrong
 //! whatever the variable holds, and its problem is reported.
-import { interpolate, type Interpolated, type PathSegment } from './interpolate.js';
+import { interpolate, isUnder, type Interpolated, type PathSegment } from './interpolate.js';
 
 /** Stand-ins for an unset variable, in the order they are tried. */
 const STAND_INS = ['placeholder', '1', '1s', 'true', 'http://placeholder.invalid', '127.0.0.1:1', 'none'] as const;
@@ -20,8 +20,6 @@ export interface FilledConfig extends Interpolated {
   /** Whether a problem at `path` is about a value a stand-in satisfied: a check that needs a variable's value. */
   satisfied(path: readonly PathSegment[]): boolean;
 }
-
-const under = (path: readonly PropertyKey[], prefix: readonly PathSegment[]): boolean => prefix.length <= path.length && prefix.every((seg, i) => path[i] === seg);
 
 /**
  * Interpolates `raw` with an empty environment, choosing for each value that holds an unset
@@ -40,7 +38,7 @@ export function fillPlaceholders(raw: unknown, issues: (value: unknown) => reado
     let changed = false;
     for (const { path } of result.placeholders) {
       const k = key(path);
-      const issue = found.find((i) => under(i.path, path));
+      const issue = found.find((i) => isUnder(i.path, path));
       if (issue === undefined || hopeless.has(k)) continue;
       const rest = (queue.get(k) ?? [...STAND_INS]).slice(1);
       const allowed = issue.values?.find((v): v is string => typeof v === 'string');
@@ -58,7 +56,7 @@ export function fillPlaceholders(raw: unknown, issues: (value: unknown) => reado
     }
     if (!changed) {
       const held = result.placeholders.map((p) => p.path).filter((p) => !hopeless.has(key(p)));
-      return { ...result, satisfied: (path) => held.some((p) => under(path, p)) };
+      return { ...result, satisfied: (path) => held.some((p) => isUnder(path, p)) };
     }
   }
 }

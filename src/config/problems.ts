@@ -1,5 +1,6 @@
 //! Turns validation issues into one-line problems, `path: what is wrong; how to fix`,
 //! and supplies the error map that words zod's generic issues that way.
+import leven from 'leven';
 import type { z } from 'zod';
 import { show } from './units.js';
 import type { PathSegment } from './interpolate.js';
@@ -26,21 +27,6 @@ export function formatProblem(p: RawProblem): string {
   return `${formatPath(p.path)}: ${p.message}`;
 }
 
-/** Levenshtein distance, for "did you mean". */
-function distance(a: string, b: string): number {
-  const prev = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let diag = prev[0]!;
-    prev[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const tmp = prev[j]!;
-      prev[j] = Math.min(prev[j]! + 1, prev[j - 1]! + 1, diag + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diag = tmp;
-    }
-  }
-  return prev[b.length]!;
-}
-
 /** The closest candidate to `word`, if it is close enough to be a likely typo. */
 export function closest(word: string, candidates: readonly string[]): string | undefined {
   const w = word.toLowerCase().replace(/-/g, '_');
@@ -49,7 +35,7 @@ export function closest(word: string, candidates: readonly string[]): string | u
   for (const c of candidates) {
     const lc = c.toLowerCase();
     // a prefix or extension of a key ("polling" for "poll") counts as one edit
-    const d = Math.min(distance(w, lc), w.length >= 3 && lc.length >= 3 && (w.startsWith(lc) || lc.startsWith(w)) ? 1 : Infinity);
+    const d = Math.min(leven(w, lc), w.length >= 3 && lc.length >= 3 && (w.startsWith(lc) || lc.startsWith(w)) ? 1 : Infinity);
     if (d < bestD) {
       bestD = d;
       best = c;
@@ -73,11 +59,6 @@ const ARTICLE: Record<string, string> = {
   record: 'a mapping',
 };
 
-function kind(input: unknown): string {
-  if (typeof input === 'number' || typeof input === 'boolean') return `${show(input)}`;
-  return show(input);
-}
-
 /**
  * Error map passed to `safeParse`: words zod's generic issues as `what is wrong; how to fix`.
  * An `unrecognized_keys` issue gets one line per key (split again by {@link issuesToProblems}).
@@ -87,19 +68,19 @@ export const configErrorMap: z.core.$ZodErrorMap = (iss) => {
     case 'invalid_type': {
       if (iss.input === undefined) return 'is required';
       const expected = ARTICLE[iss.expected] ?? iss.expected;
-      return `expected ${expected}, got ${kind(iss.input)}`;
+      return `expected ${expected}, got ${show(iss.input)}`;
     }
     case 'too_small': {
       if (iss.origin === 'string' && Number(iss.minimum) === 1) return 'expected a non-empty string';
       if (iss.origin === 'array') return `needs at least ${String(iss.minimum)} entr${Number(iss.minimum) === 1 ? 'y' : 'ies'}`;
-      return `${kind(iss.input)} is too small; the minimum is ${String(iss.minimum)}${iss.inclusive === false ? ' (exclusive)' : ''}`;
+      return `${show(iss.input)} is too small; the minimum is ${String(iss.minimum)}${iss.inclusive === false ? ' (exclusive)' : ''}`;
     }
     case 'too_big':
-      return `${kind(iss.input)} is too large; the maximum is ${String(iss.maximum)}${iss.inclusive === false ? ' (exclusive)' : ''}`;
+      return `${show(iss.input)} is too large; the maximum is ${String(iss.maximum)}${iss.inclusive === false ? ' (exclusive)' : ''}`;
     case 'invalid_value': {
       const values = iss.values.map(String);
       const guess = typeof iss.input === 'string' ? closest(iss.input, values) : undefined;
-      return `${kind(iss.input)} is not allowed; use one of ${values.join(', ')}${guess ? ` (did you mean ${guess}?)` : ''}`;
+      return `${show(iss.input)} is not allowed; use one of ${values.join(', ')}${guess ? ` (did you mean ${guess}?)` : ''}`;
     }
     case 'unrecognized_keys': {
       const shape = (iss.inst as { _zod?: { def?: { shape?: Record<string, unknown> } } } | undefined)?._zod?.def?.shape;
@@ -113,10 +94,10 @@ export const configErrorMap: z.core.$ZodErrorMap = (iss) => {
         const value = input && typeof input === 'object' ? input[iss.discriminator] : undefined;
         if (value === undefined) return `is required; use one of ${options.join(', ')}`;
         const guess = typeof value === 'string' ? closest(value, options) : undefined;
-        return `${kind(value)} is not a known ${iss.discriminator}; use one of ${options.join(', ')}${guess ? ` (did you mean ${guess}?)` : ''}`;
+        return `${show(value)} is not a known ${iss.discriminator}; use one of ${options.join(', ')}${guess ? ` (did you mean ${guess}?)` : ''}`;
       }
       const takes = unionTakes(iss.errors);
-      return takes.length > 0 ? `${kind(iss.input)} is not allowed; use ${takes.join(', or ')}` : undefined;
+      return takes.length > 0 ? `${show(iss.input)} is not allowed; use ${takes.join(', or ')}` : undefined;
     }
     default:
       return undefined;

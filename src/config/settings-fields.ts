@@ -48,7 +48,6 @@ export function parseSecondsValue(v: unknown): number | Fail {
   } else {
     const ms = parseDurationValue(v);
     if (ms instanceof Fail) return new Fail(`${ms.message.split(';')[0]}; ${hint}`);
-    if (ms % 1000 !== 0) return new Fail(`${show(v)} is not a whole number of seconds; ${hint}`);
     seconds = ms / 1000;
   }
   if (!Number.isInteger(seconds)) return new Fail(`${show(v)} is not a whole number of seconds; ${hint}`);

@@ -2,7 +2,7 @@
 //! of its retries and the models it receives. A sink type adds its own fields to these.
 import { z } from 'zod';
 import { Fail, show } from './units.js';
-import { duration, leaf, scalar, size, text } from './fields.js';
+import { duration, inOrder, leaf, scalar, section, size, text } from './fields.js';
 import { sinkProcessingFields } from './processing.js';
 
 const sinkName = leaf<string>(
@@ -29,21 +29,15 @@ export interface BatchDefaults {
  */
 export const sinkFields = (batch: BatchDefaults) => ({
   name: sinkName,
-  batch: z
-    .strictObject({
-      max_entries: scalar(z.number().int().min(1).default(batch.maxEntries)).describe('Most entries in one batch.'),
-      max_bytes: size('Most bytes (of log text) in one batch.', { positive: true }).prefault(batch.maxBytes),
-      max_delay: duration('Longest time an entry waits for its batch to fill.', { positive: true }).prefault('1s'),
-    })
-    .prefault({})
-    .describe('How entries are grouped before they are sent.'),
-  retry: z
-    .strictObject({
-      base_delay: duration('First delay after a failed send; doubles on each attempt.', { positive: true }).prefault('500ms'),
-      max_delay: duration('Upper bound of the delay between attempts.', { positive: true }).prefault('60s'),
-    })
-    .prefault({})
-    .describe('Backoff between attempts to send a batch that failed.'),
+  batch: section('How entries are grouped before they are sent.', {
+    max_entries: scalar(z.number().int().min(1).default(batch.maxEntries)).describe('Most entries in one batch.'),
+    max_bytes: size('Most bytes (of log text) in one batch.', { positive: true }).prefault(batch.maxBytes),
+    max_delay: duration('Longest time an entry waits for its batch to fill.', { positive: true }).prefault('1s'),
+  }),
+  retry: section('Backoff between attempts to send a batch that failed.', {
+    base_delay: duration('First delay after a failed send; doubles on each attempt.', { positive: true }).prefault('500ms'),
+    max_delay: duration('Upper bound of the delay between attempts.', { positive: true }).prefault('60s'),
+  }).check(inOrder('base_delay', 'max_delay', { at: 'max_delay', message: () => 'is shorter than retry.base_delay; raise max_delay or lower base_delay' })),
   models: z
     .array(text('A configured model id.'))
     .min(1)

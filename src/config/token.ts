@@ -1,6 +1,6 @@
 //! Where the API token comes from: `api.token`, `api.token_file`, `$MLS_API_TOKEN`, then
 //! the systemd credential `mls-api-token`, first found wins.
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { RawProblem } from './problems.js';
 
@@ -14,7 +14,7 @@ export const MAX_TOKEN_FILE_BYTES = 64 * 1024;
 
 /**
  * The token held by `file`, or what is wrong with it. Only a regular file is read (opened
- * without blocking, so a FIFO with no writer cannot hang the start), and only up to
+ * without blocking, so a FIFO with no writer cannot hang the start), of at most
  * {@link MAX_TOKEN_FILE_BYTES}.
  */
 export function readTokenFile(file: string): { token?: string; problem?: string } {
@@ -22,12 +22,10 @@ export function readTokenFile(file: string): { token?: string; problem?: string 
   let fd: number | undefined;
   try {
     fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
-    if (!fstatSync(fd).isFile()) return { problem: `${file} is not a regular file (a FIFO, a device or a folder); write the token into a file` };
-    const buffer = Buffer.alloc(MAX_TOKEN_FILE_BYTES + 1);
-    let size = 0;
-    for (let n = 1; n > 0 && size < buffer.length; size += n) n = readSync(fd, buffer, size, buffer.length - size, size);
-    if (size > MAX_TOKEN_FILE_BYTES) return { problem: `${file} is larger than ${MAX_TOKEN_FILE_BYTES / 1024} KiB; it must hold only the token` };
-    content = buffer.toString('utf8', 0, size);
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) return { problem: `${file} is not a regular file (a FIFO, a device or a folder); write the token into a file` };
+    if (stat.size > MAX_TOKEN_FILE_BYTES) return { problem: `${file} is larger than ${MAX_TOKEN_FILE_BYTES / 1024} KiB; it must hold only the token` };
+    content = readFileSync(fd, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? 'error';
     return { problem: `cannot read ${file} (${code}); check the path and its permissions` };
@@ -47,12 +45,10 @@ export function resolveToken(api: { token?: string | undefined; token_file?: str
     const r = readTokenFile(api.token_file);
     return r.problem ? { problem: { path: ['api', 'token_file'], message: r.problem } } : { token: r.token! };
   }
-  const fromEnv = env[TOKEN_ENV];
+  const fromEnv = env[TOKEN_ENV]?.replace(/(\r?\n)+$/, '');
   if (fromEnv !== undefined && fromEnv.trim() !== '') {
-    if (/[\r\n]/.test(fromEnv.replace(/(\r?\n)+$/, ''))) {
-      return { problem: { path: ['api', 'token'], message: `${TOKEN_ENV} contains a line break; it must hold only the token` } };
-    }
-    return { token: fromEnv.replace(/(\r?\n)+$/, '') };
+    if (/[\r\n]/.test(fromEnv)) return { problem: { path: ['api', 'token'], message: `${TOKEN_ENV} contains a line break; it must hold only the token` } };
+    return { token: fromEnv };
   }
   const credDir = env.CREDENTIALS_DIRECTORY;
   if (credDir) {

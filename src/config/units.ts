@@ -46,17 +46,6 @@ export function parseDurationValue(value: unknown, options: { min?: number } = {
   return ms;
 }
 
-const SIZE_UNITS: Record<string, number> = {
-  b: 1,
-  kb: 1e3,
-  mb: 1e6,
-  gb: 1e9,
-  tb: 1e12,
-  kib: 1024,
-  mib: 1024 ** 2,
-  gib: 1024 ** 3,
-  tib: 1024 ** 4,
-};
 const SIZE_HINT = 'use a whole number of bytes or e.g. 512KiB, 64MiB, 1GiB (units B KB MB GB KiB MiB GiB)';
 
 /** Parses a size (integer bytes, or a number with a unit such as `64MiB`) into bytes. */
@@ -66,10 +55,11 @@ export function parseSizeValue(value: unknown, options: { min?: number } = {}): 
     if (!Number.isSafeInteger(value)) return new Fail(`${show(value)} is not a whole number of bytes; ${SIZE_HINT}`);
     bytes = value;
   } else if (typeof value === 'string') {
-    const m = /^(\d+(?:\.\d+)?)\s*([A-Za-z]*)$/.exec(value.trim());
-    const unit = m ? (m[2] === '' ? 1 : SIZE_UNITS[m[2]!.toLowerCase()]) : undefined;
-    if (!m || unit === undefined) return new Fail(`${show(value)} is not a size; ${SIZE_HINT}`);
-    bytes = Math.round(Number(m[1]) * unit);
+    // KB, MB… count in thousands, KiB, MiB… in 1024s (any case)
+    const m = /^(\d+(?:\.\d+)?)\s*(?:([kmgt])(i?)b|b)?$/i.exec(value.trim());
+    if (!m) return new Fail(`${show(value)} is not a size; ${SIZE_HINT}`);
+    const power = m[2] ? 'kmgt'.indexOf(m[2].toLowerCase()) + 1 : 0;
+    bytes = Math.round(Number(m[1]) * (m[3] ? 1024 : 1000) ** power);
   } else {
     return new Fail(`expected a size, got ${show(value)}; ${SIZE_HINT}`);
   }
@@ -101,7 +91,6 @@ const START_HINT = 'use now, a duration back from now such as -1h, or an ISO tim
 
 /** Parses a start point: `now`, `-<duration>` or an ISO 8601 timestamp (with a zone, or a bare date meaning UTC midnight). */
 export function parseStartAtValue(value: unknown): StartAt | Fail {
-  if (value instanceof Date) return { kind: 'absolute', ms: value.getTime() };
   if (typeof value !== 'string') return new Fail(`expected a start point, got ${show(value)}; ${START_HINT}`);
   const text = value.trim();
   if (text === 'now') return { kind: 'now' };

@@ -53,12 +53,18 @@ export function readYaml(text: string): YamlDocument {
   if (docs.length > 1) throw new YamlSyntaxError(undefined, undefined, `the text holds ${docs.length} YAML documents (separated by ---); write one`);
   const value = docs[0];
   checkAliases(value);
-  let places: Places | undefined;
+  let root: Place | undefined | null;
   return {
     value,
     lineOf: (path) => {
-      places ??= new Places(text, events);
-      return places.lineOf(path);
+      root ??= placesOf(text, events) ?? null;
+      let node = root ?? undefined;
+      for (const seg of path) {
+        const next = node?.kids?.get(seg);
+        if (!next) break;
+        node = next;
+      }
+      return node?.line;
     },
   };
 }
@@ -92,128 +98,64 @@ function checkAliases(value: unknown): void {
   }
 }
 
-/** Where each node starts, rebuilt from the parser's events when a line is asked for. */
+/** Where a node starts, and the nodes below it: a sequence's by index, a mapping's by key. */
 interface Place {
-  at: number;
-  /** Items of a sequence, or values of a mapping. */
-  kids?: Place[];
-  /** Keys of a mapping (undefined for a key that is not a scalar), in the order of `kids`. */
-  keys?: (string | undefined)[];
+  line: number;
+  kids?: Map<string | number, Place>;
 }
 
-class Places {
-  readonly #text: string;
-  readonly #root: Place | undefined;
-  #lineStarts: number[] | undefined;
-
-  constructor(text: string, events: readonly Event[]) {
-    this.#text = text;
-    this.#root = this.#build(events);
-  }
-
-  #build(events: readonly Event[]): Place | undefined {
-    const text = this.#text;
-    let root: Place | undefined;
-    // Open collections; a mapping alternates between expecting a key and its value.
-    const open: { place: Place; key: string | undefined; wantsKey: boolean }[] = [];
-    let end = 0; // where the last node seen ends: an empty scalar (null) has no offset of its own
-    const add = (place: Place, key: string | undefined): void => {
-      const top = open[open.length - 1];
-      if (!top) {
-        root ??= place;
-        return;
-      }
-      if (top.place.keys) {
-        if (top.wantsKey) {
-          top.key = key;
-          top.wantsKey = false;
-          return;
-        }
-        top.place.keys.push(top.key);
-        top.wantsKey = true;
-      }
-      top.place.kids!.push(place);
-    };
-    for (const e of events) {
-      switch (e.type) {
-        case EVENT_ID.SEQUENCE:
-        case EVENT_ID.MAPPING: {
-          const at = firstOffset(e.anchorStart, e.tagStart, e.start);
-          const place: Place = e.type === EVENT_ID.MAPPING ? { at, kids: [], keys: [] } : { at, kids: [] };
-          end = Math.max(end, at + 1);
-          add(place, undefined);
-          open.push({ place, key: undefined, wantsKey: true });
-          break;
-        }
-        case EVENT_ID.SCALAR: {
-          const at = firstOffset(e.anchorStart, e.tagStart, e.valueStart);
-          const place: Place = { at: at >= 0 ? at : nextContent(text, end) };
-          if (e.valueEnd >= 0) end = Math.max(end, e.valueEnd);
-          add(place, getScalarValue(text, e));
-          break;
-        }
-        case EVENT_ID.ALIAS:
-          end = Math.max(end, e.anchorEnd);
-          add({ at: e.anchorStart }, undefined);
-          break;
-        case EVENT_ID.POP:
-          open.pop();
-          break;
-        default:
-          break;
-      }
+/** The places of the document's nodes, rebuilt from the parser's events when a line is asked for. */
+function placesOf(text: string, events: readonly Event[]): Place | undefined {
+  let root: Place | undefined;
+  // Open collections; `n` counts a sequence's items, and a mapping's keys and values.
+  const open: { place: Place; mapping: boolean; n: number; key?: string | undefined }[] = [];
+  // Nodes come in the order of the text, so lines are counted on as they go.
+  let line = 1;
+  let counted = 0;
+  const lineAt = (offset: number): number => {
+    for (; counted < offset; counted++) if (text.charCodeAt(counted) === 0x0a) line++;
+    return line;
+  };
+  let end = 0; // where the last node seen ends: an empty scalar (null) has no offset of its own
+  const add = (at: number, key?: string, kids?: Place['kids']): Place => {
+    const place: Place = { line: lineAt(at), kids };
+    const top = open.at(-1);
+    if (!top) root ??= place;
+    else if (!top.mapping) top.place.kids!.set(top.n++, place);
+    else if (top.n++ % 2 === 0) top.key = key;
+    else if (top.key !== undefined) top.place.kids!.set(top.key, place);
+    return place;
+  };
+  for (const e of events) {
+    if (e.type === EVENT_ID.SEQUENCE || e.type === EVENT_ID.MAPPING) {
+      const at = firstOffset(e.anchorStart, e.tagStart, e.start);
+      end = Math.max(end, at + 1);
+      open.push({ place: add(at, undefined, new Map()), mapping: e.type === EVENT_ID.MAPPING, n: 0 });
+    } else if (e.type === EVENT_ID.SCALAR) {
+      const at = firstOffset(e.anchorStart, e.tagStart, e.valueStart);
+      add(at >= 0 ? at : nextContent(text, end), getScalarValue(text, e));
+      if (e.valueEnd >= 0) end = Math.max(end, e.valueEnd);
+    } else if (e.type === EVENT_ID.ALIAS) {
+      end = Math.max(end, e.anchorEnd);
+      add(e.anchorStart);
+    } else if (e.type === EVENT_ID.POP) {
+      open.pop();
     }
-    return root;
   }
-
-  lineOf(path: readonly (string | number)[]): number | undefined {
-    if (!this.#root) return undefined;
-    let node: Place = this.#root;
-    for (const seg of path) {
-      const i: number = typeof seg === 'number' ? (node.keys ? -1 : seg) : (node.keys?.lastIndexOf(seg) ?? -1);
-      const next: Place | undefined = i >= 0 ? node.kids?.[i] : undefined;
-      if (!next) break;
-      node = next;
-    }
-    return this.#line(node.at);
-  }
-
-  #line(offset: number): number {
-    const starts = (this.#lineStarts ??= lineStarts(this.#text));
-    let lo = 0;
-    let hi = starts.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (starts[mid]! <= offset) lo = mid;
-      else hi = mid - 1;
-    }
-    return lo + 1;
-  }
+  return root;
 }
 
 /** The first of the offsets that is present (the parser gives -1 for an absent one). */
 function firstOffset(...offsets: number[]): number {
-  for (const o of offsets) if (o >= 0) return o;
-  return -1;
+  return offsets.find((o) => o >= 0) ?? -1;
 }
+
+/** Blanks, and comments (a `#` at the start or after a blank), from where the last node ended. */
+const BLANKS = /(?:[ \t\r\n]|(?<![^ \t\r\n])#[^\n]*)*/y;
 
 /** The offset of the next character at or after `from` that is neither blank nor in a comment. */
 function nextContent(text: string, from: number): number {
-  let i = from;
-  while (i < text.length) {
-    const c = text.charCodeAt(i);
-    if (c === 0x23 /* # */ && (i === 0 || /\s/.test(text[i - 1]!))) {
-      const nl = text.indexOf('\n', i);
-      if (nl < 0) return text.length;
-      i = nl + 1;
-    } else if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) i++;
-    else return i;
-  }
-  return Math.max(0, text.length - 1);
-}
-
-function lineStarts(text: string): number[] {
-  const starts = [0];
-  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
-  return starts;
+  BLANKS.lastIndex = from;
+  BLANKS.exec(text);
+  return Math.min(BLANKS.lastIndex, text.length - 1);
 }

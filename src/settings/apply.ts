@@ -5,6 +5,7 @@
 //! models go on.
 import type { ApiClient, ModelSettings } from '../api/types.js';
 import { ExitCode, MlsError, describeError } from '../errors.js';
+import type { AppliedSettings } from '../journal/applied-settings.js';
 import type { AppliedFields, SettingsOutcome } from '../journal/store.js';
 import { scrubSecrets } from '../telemetry/secrets.js';
 import { dataOf, planModel, type DeclaredModel } from './plan.js';
@@ -43,16 +44,11 @@ export interface ApplyRequest {
   recordOnly?: boolean;
 }
 
-/** The part of the state file an apply reads and writes. */
-export interface SettingsRecord {
-  applied(modelId: string): AppliedFields;
-  record(modelId: string, fields: AppliedFields, outcome: SettingsOutcome, details: string): void;
-}
-
 /** What an apply uses. */
 export interface ApplyDeps {
   client: Pick<ApiClient, 'updateSettings'>;
-  state: SettingsRecord;
+  /** The part of the state file an apply reads and writes. */
+  state: Pick<AppliedSettings, 'applied' | 'record'>;
   /** Stops the apply: the request in flight counts as not applied, later models are not sent. */
   signal?: AbortSignal;
   /** Called with each model's result as soon as it is known. */
