@@ -16,7 +16,6 @@ import { ModelHealth } from './model-health.js';
 import { fetchWindow, releasePage, type WindowFetchContext, type WindowFetchDeps, type WindowFetchSettings } from './fetch-window.js';
 import { Abandoner } from './abandon.js';
 import type { Pollable, PollScheduler, ScheduleHandle } from './poll-scheduler.js';
-import { planningFor } from './planning.js';
 
 /** Settings of one model's poller. */
 export interface ModelPollerSettings extends PlannerSettings, WindowFetchSettings {
@@ -149,7 +148,9 @@ export class ModelPoller implements Pollable {
 
   /** The settings to plan with: the configured ones, with the settle, first age and period of now. */
   private planningSettings(): PlannerSettings {
-    return planningFor(this.d.settings, this.delays.settleMs, this.periodMs, this.delays.firstAgeMs);
+    const s = this.d.settings;
+    const reread = s.reread?.mode === 'sparse' ? { ...s.reread, firstAgeMs: this.delays.firstAgeMs } : s.reread;
+    return { ...s, settleMs: this.delays.settleMs, pollEveryMs: this.periodMs, ...(reread ? { reread } : {}) };
   }
 
   /**
