@@ -99,7 +99,7 @@ export class RunningPollers {
         settings: settingsOf(m),
         store,
         client: this.d.client,
-        schedule: (fn, kind) => this.fair.add(m.id, fn, kind),
+        schedule: (fn, kind, signal) => this.fair.add(m.id, fn, kind, signal),
         nextPoll: (cycle) => this.cadence.next(m.id, cycle, this.d.clock.now()),
         waitForRoom,
         onAppend,

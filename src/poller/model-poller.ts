@@ -13,8 +13,7 @@ import { showStartAt } from './start-at.js';
 import { StateWriteRetry, isStateError } from '../journal/state-errors.js';
 import { IngestDelays } from './auto-settle.js';
 import { ModelHealth } from './model-health.js';
-import { fetchWindow, releasePage, type WindowFetchContext, type WindowFetchDeps, type WindowFetchSettings } from './fetch-window.js';
-import { Abandoner } from './abandon.js';
+import { fetchWindow, type WindowFetchContext, type WindowFetchDeps, type WindowFetchSettings } from './fetch-window.js';
 import type { Pollable, PollScheduler, ScheduleHandle } from './poll-scheduler.js';
 
 /** Settings of one model's poller. */
@@ -106,8 +105,7 @@ export class ModelPoller implements Pollable {
       paused: 'could not write the state file (disk full?); polling of this model pauses and resumes from its checkpoint',
       resumed: 'state file writable again; polling resumed',
     });
-    const stop = this.stopController.signal;
-    this.fetchContext = { d, health: this.health, windowEvents: this.windowEvents, delays: this.delays, counters: this.counters, cycle: this.cycleFigures, stop, abandon: new Abandoner(stop, releasePage) };
+    this.fetchContext = { d, health: this.health, windowEvents: this.windowEvents, delays: this.delays, counters: this.counters, cycle: this.cycleFigures, stop: this.stopController.signal };
   }
 
   get modelId(): string {
