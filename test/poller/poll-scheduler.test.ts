@@ -3,7 +3,7 @@
 // one that waits without end starts only when moved; a removed one never starts again, and
 // its removal waits for the cycle running. Thousands due together start a few hundred a turn.
 import { describe, expect, it } from 'vitest';
-import { PollScheduler, type Pollable } from '../../src/poller/poll-scheduler.js';
+import { PollScheduler, gridTimer, pollGridMs, type Pollable } from '../../src/poller/poll-scheduler.js';
 import { VirtualTime } from '../helpers/virtual-time.js';
 
 const T0 = 1_000_000;
@@ -102,5 +102,48 @@ describe('poll scheduler', () => {
     expect(started).toBe(2_000);
     expect(s.running).toBe(2_000);
     void s.stop();
+  });
+});
+
+describe('grid timer', () => {
+  it('ends each sleep on the first grid point at or after its own end, never before', async () => {
+    const grid = 40;
+    const t = gridTimer(grid);
+    const signal = new AbortController().signal;
+    const started = performance.now();
+    const ends = await Promise.all([5, 17, 33, 41, 79].map(async (ms) => {
+      await t.sleep(ms, signal);
+      return { ms, at: performance.now() - started };
+    }));
+    for (const { ms, at } of ends) {
+      expect(at).toBeGreaterThanOrEqual(ms - 1);
+      expect(at).toBeLessThan(ms + grid + 30);
+    }
+  });
+
+  it('wakes sleepers that fall in the same grid step together', async () => {
+    const t = gridTimer(100);
+    const signal = new AbortController().signal;
+    // Align to just after a grid point so both sleeps end in the same step.
+    await t.sleep(0, signal);
+    const woke: number[] = [];
+    await Promise.all([10, 60].map((ms) => t.sleep(ms, signal).then(() => woke.push(performance.now()))));
+    expect(Math.abs(woke[0]! - woke[1]!)).toBeLessThan(5);
+  });
+
+  it('an abort ends the sleep at once', async () => {
+    const ac = new AbortController();
+    const started = performance.now();
+    const aborted = gridTimer(20).sleep(10_000, ac.signal).then(() => performance.now() - started);
+    ac.abort();
+    expect(await aborted).toBeLessThan(50);
+  });
+
+  it('uses a tenth of the poll interval as the grid, at most a second', () => {
+    expect(pollGridMs(10_000)).toBe(1_000);
+    expect(pollGridMs(60_000)).toBe(1_000);
+    expect(pollGridMs(1_000)).toBe(100);
+    expect(pollGridMs(10)).toBe(1);
+    expect(() => gridTimer(0)).toThrow(RangeError);
   });
 });
