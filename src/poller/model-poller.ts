@@ -108,10 +108,6 @@ export class ModelPoller implements Pollable {
     this.fetchContext = { d, health: this.health, windowEvents: this.windowEvents, delays: this.delays, counters: this.counters, cycle: this.cycleFigures, stop: this.stopController.signal };
   }
 
-  get modelId(): string {
-    return this.d.modelId;
-  }
-
   /** Whether the model's checkpoint has stopped moving: the token was refused, or a page is over the size limit. */
   get stopped(): boolean {
     return this.health.stopped;
