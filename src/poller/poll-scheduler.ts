@@ -3,29 +3,26 @@
 //! async loop per model kept its frames, promises, closures and listeners alive through every
 //! pause (a large share of the heap), and made them again at every poll.
 //!
-//! The scheduler sleeps on a timer grid until the earliest due time, then starts the cycles
-//! due, a few hundred per turn of the event loop. Sleeps end on the grid so that the models
-//! due in the same grid step are polled together: a burst of requests a few times a second
-//! costs far less CPU (on both ends of the connection) than the same requests spread evenly,
-//! one wake-up each. The entries are scanned at each wake-up: a pass over ten thousand due
-//! times a few times a second costs less than keeping them ordered.
+//! The entries wait in slots of a time grid, by the grid point at or after their due time:
+//! the scheduler sleeps until the earliest slot, then starts the cycles in it, a few hundred
+//! per turn of the event loop. So the models due in the same grid step are polled together:
+//! a burst of requests a few times a second costs far less CPU (on both ends of the
+//! connection) than the same requests spread evenly, one wake-up each.
 import { sleep } from '../time/backoff.js';
 
-/** The sleeps of the poll scheduler: {@link gridTimer}, or virtual time in tests. */
+/** The sleeps of the poll scheduler and the grid its wake-ups fall on: {@link gridTimer}, or virtual time in tests. */
 export interface PollTimer {
+  /** Grid step (ms): a cycle starts at the first grid point at or after its due time. */
+  readonly gridMs: number;
   /** Resolves after `ms`, or early (without error) when `signal` aborts. */
   sleep(ms: number, signal: AbortSignal): Promise<void>;
 }
 
-/** Sleeps that end at the first point of a grid of `gridMs` (on the monotonic clock) at or after their own end. */
+/** The daemon's timer: a grid of `gridMs` on the monotonic clock. */
 export function gridTimer(gridMs: number): PollTimer {
   if (!(gridMs > 0)) throw new RangeError(`gridMs must be positive, got ${gridMs}`);
-  return {
-    sleep(ms, signal) {
-      const now = performance.now();
-      return sleep(Math.ceil((now + Math.max(0, ms)) / gridMs) * gridMs - now, signal);
-    },
-  };
+  // A millisecond more: timers may fire up to one early on the monotonic clock.
+  return { gridMs, sleep: (ms, signal) => sleep(ms + 1, signal) };
 }
 
 /** The grid for a poll interval: a tenth of it, at most a second. */
@@ -68,14 +65,14 @@ const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(reso
 
 /** The due times of all pollables, and the one loop that starts their cycles. */
 export class PollScheduler {
-  /** The entries waiting for their cycle (not running, not removed). */
-  private readonly waiting = new Set<Entry>();
+  /** The entries waiting for their cycle (not running, not removed), by their grid point (in steps). */
+  private readonly slots = new Map<number, Set<Entry>>();
   private readonly stopper = new AbortController();
   private loop: Promise<void> | undefined;
   private inFlight = 0;
-  /** Ends the loop's sleep early: aborted when something comes due before the sleep's end. */
+  /** Ends the loop's sleep early: aborted when something comes due before the slot it sleeps for. */
   private wakeUp = new AbortController();
-  private sleepsUntil = Number.NEGATIVE_INFINITY;
+  private sleepsUntilSlot = Number.NEGATIVE_INFINITY;
 
   /**
    * @param timer the sleeps of the loop (the daemon's grid, or virtual time in tests)
@@ -115,34 +112,33 @@ export class PollScheduler {
 
   private async run(): Promise<void> {
     const signal = this.stopper.signal;
+    const grid = this.timer.gridMs;
     // From the next turn: what is added together (a config's models) starts together.
     await nextTurn();
     while (!signal.aborted) {
-      const now = this.now();
+      const reached = Math.floor(this.now() / grid);
       const due: Entry[] = [];
       let next = Number.POSITIVE_INFINITY;
-      for (const e of this.waiting) {
-        if (e.at <= now) due.push(e);
-        else if (e.at < next) next = e.at;
+      for (const [slot, entries] of this.slots) {
+        if (slot <= reached) for (const e of entries) due.push(e);
+        else if (slot < next) next = slot;
       }
-      if (due.length === 0) {
-        // Nothing due soon: look again within a minute (a timer far longer would overflow).
-        const wait = Math.min(IDLE_MS, next - now);
-        this.wakeUp = new AbortController();
-        this.sleepsUntil = now + wait;
-        await this.timer.sleep(wait, this.wakeUp.signal);
+      // The grid wakes many at once: started a few hundred at a time, so that requests go out
+      // while the rest start.
+      for (const e of due.slice(0, TURN)) this.start(e);
+      if (due.length > TURN) {
+        await nextTurn();
         continue;
       }
-      // The grid wakes many at once: started a few hundred at a time, the earliest first, so
-      // that requests go out while the rest start.
-      due.sort((a, b) => a.at - b.at);
-      for (const e of due.slice(0, TURN)) this.start(e);
-      if (due.length > TURN) await nextTurn();
+      // Nothing due soon: look again within a minute (a timer far longer would overflow).
+      this.wakeUp = new AbortController();
+      this.sleepsUntilSlot = next;
+      await this.timer.sleep(Math.min(IDLE_MS, next * grid - this.now()), this.wakeUp.signal);
     }
   }
 
   private start(entry: Entry): void {
-    this.waiting.delete(entry);
+    this.unwait(entry);
     this.inFlight++;
     entry.running = entry.p.cycle().then(
       (wait) => this.ended(entry, wait),
@@ -158,21 +154,37 @@ export class PollScheduler {
     this.wait(entry);
   }
 
+  private slotOf(entry: Entry): number {
+    return Math.ceil(entry.at / this.timer.gridMs);
+  }
+
   private wait(entry: Entry): void {
-    this.waiting.add(entry);
-    // A new earliest due time: the loop's sleep is for a later one.
-    if (entry.at < this.sleepsUntil) this.wakeUp.abort();
+    const slot = this.slotOf(entry);
+    let entries = this.slots.get(slot);
+    if (!entries) this.slots.set(slot, (entries = new Set()));
+    entries.add(entry);
+    // A new earliest slot: the loop's sleep is for a later one.
+    if (slot < this.sleepsUntilSlot) this.wakeUp.abort();
+  }
+
+  /** Takes a waiting entry out of its slot; false when it was not waiting. */
+  private unwait(entry: Entry): boolean {
+    const slot = this.slotOf(entry);
+    const entries = this.slots.get(slot);
+    if (!entries?.delete(entry)) return false;
+    if (entries.size === 0) this.slots.delete(slot);
+    return true;
   }
 
   private moveEarlier(entry: Entry, at: number): void {
-    if (!this.waiting.has(entry) || !(at < entry.at)) return;
+    if (!(at < entry.at) || !this.unwait(entry)) return;
     entry.at = at;
-    if (at < this.sleepsUntil) this.wakeUp.abort();
+    this.wait(entry);
   }
 
   private async remove(entry: Entry): Promise<void> {
     entry.removed = true;
-    this.waiting.delete(entry);
+    this.unwait(entry);
     await entry.running;
   }
 }

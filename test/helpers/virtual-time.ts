@@ -12,6 +12,9 @@ export class VirtualTime implements PollTimer {
     this.t = startMs;
   }
 
+  /** No grid: each cycle starts at its own due time. */
+  readonly gridMs = 1;
+
   /** The current virtual time (epoch ms). */
   readonly now = (): number => this.t;
 
