@@ -98,7 +98,7 @@ export class RunningPollers {
         settings: settingsOf(m),
         store,
         client: this.d.client,
-        schedule: (fn, kind, signal) => this.fair.add(m.id, fn, kind, signal),
+        schedule: (fn, kind) => this.fair.add(m.id, fn, kind),
         nextPoll: (cycle) => this.cadence.next(m.id, cycle, this.d.clock.now()),
         waitForRoom,
         onAppend,

@@ -89,15 +89,11 @@ export class FairSchedule {
     this.usage = new UsageMeter(Math.max(1, Math.ceil(intervalMs / 1000)));
   }
 
-  /**
-   * Runs `fn` under the queue's limits, in its class, behind the requests of models that sent
-   * fewer lately. When `signal` aborts, the request leaves the queue, or, once started, is no
-   * longer waited for: the promise rejects with the signal's reason at once.
-   */
-  add<T>(modelId: string, fn: () => Promise<T>, kind: RequestKind = 'fresh', signal?: AbortSignal): Promise<T> {
+  /** Runs `fn` under the queue's limits, in its class, behind the requests of models that sent fewer lately. */
+  add<T>(modelId: string, fn: () => Promise<T>, kind: RequestKind = 'fresh'): Promise<T> {
     const before = this.note(modelId);
     const priority = before === 0 ? FLOOR : (kind === 'fresh' ? FRESH : REREAD) - before;
-    return this.queue.add(() => this.timed(fn), { priority, signal });
+    return this.queue.add(() => this.timed(fn), { priority });
   }
 
   /** Forgets a model (removed by a reload). */

@@ -11,6 +11,7 @@ import { preparePage } from './prepare.js';
 import type { Checkpoint, PageCommit, PageToCommit, StateStore, WindowStart } from '../journal/store.js';
 import type { Metrics, ModelCounters } from '../telemetry/metrics.js';
 import type { PlannedWindow } from './planner.js';
+import type { Abandoner } from './abandon.js';
 import { MIN_CAPPED_SPAN_MS, WindowGuard, shortenedWindow, type WindowLimits } from './window-guard.js';
 import type { WindowEvents } from './window-events.js';
 import type { IngestDelays } from './auto-settle.js';
@@ -30,11 +31,8 @@ export interface WindowFetchDeps {
   settings: WindowFetchSettings;
   store: StateStore;
   client: ApiClient;
-  /**
-   * Runs a request under the global concurrency and rate limits; `kind` is what it reads.
-   * Rejects at once when `signal` aborts, whether the request waits for its turn or runs.
-   */
-  schedule<T>(fn: () => Promise<T>, kind: RequestKind, signal: AbortSignal): Promise<T>;
+  /** Runs a request under the global concurrency and rate limits; `kind` is what it reads. */
+  schedule<T>(fn: () => Promise<T>, kind: RequestKind): Promise<T>;
   /** Undefined when the journal has room for another page now, else resolves when it has (backpressure). */
   waitForRoom(signal: AbortSignal): Promise<void> | undefined;
   /** Called after each committed page that appended entries. */
@@ -71,8 +69,12 @@ export interface WindowFetchContext {
   cycle: { appended: boolean; requests: number };
   /** Aborted when the poller stops: the page in flight still finishes and commits. */
   stop: AbortSignal;
+  /** Stops waiting for a request when `stop` aborts; a page that comes later is dropped ({@link releasePage}). */
+  abandon: Abandoner<LogsPage>;
 }
 
+/** A page that arrived after its fetch was abandoned: dropped, nothing holds on to it. */
+export const releasePage = (): void => undefined;
 const ignore = (): void => undefined;
 
 /** How a window fetch ended. */
@@ -99,14 +101,11 @@ export async function fetchWindow(ctx: WindowFetchContext, cp: Checkpoint, begin
     // Stopping aborts the request, its retries and their waits, or its turn in the queue; a page already received still commits.
     const signal = ctx.stop;
     ctx.cycle.requests++;
-    const p = d.schedule(
-      () => {
-        sentAtMs ??= d.clock.now();
-        return d.client.getLogs({ modelId, fromMs: window.fromMs, toMs: window.toMs, isLessLogs: d.settings.isLessLogs, nextToken }, signal);
-      },
-      kind,
-      signal,
-    );
+    const scheduled = d.schedule(() => {
+      sentAtMs ??= d.clock.now();
+      return d.client.getLogs({ modelId, fromMs: window.fromMs, toMs: window.toMs, isLessLogs: d.settings.isLessLogs, nextToken }, signal);
+    }, kind);
+    const p = ctx.abandon.wrap(scheduled);
     p.catch(ignore); // handled where it is awaited
     return p;
   };

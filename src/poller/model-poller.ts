@@ -13,7 +13,8 @@ import { showStartAt } from './start-at.js';
 import { StateWriteRetry, isStateError } from '../journal/state-errors.js';
 import { IngestDelays } from './auto-settle.js';
 import { ModelHealth } from './model-health.js';
-import { fetchWindow, type WindowFetchContext, type WindowFetchDeps, type WindowFetchSettings } from './fetch-window.js';
+import { fetchWindow, releasePage, type WindowFetchContext, type WindowFetchDeps, type WindowFetchSettings } from './fetch-window.js';
+import { Abandoner } from './abandon.js';
 import type { Pollable, PollScheduler, ScheduleHandle } from './poll-scheduler.js';
 
 /** Settings of one model's poller. */
@@ -105,7 +106,8 @@ export class ModelPoller implements Pollable {
       paused: 'could not write the state file (disk full?); polling of this model pauses and resumes from its checkpoint',
       resumed: 'state file writable again; polling resumed',
     });
-    this.fetchContext = { d, health: this.health, windowEvents: this.windowEvents, delays: this.delays, counters: this.counters, cycle: this.cycleFigures, stop: this.stopController.signal };
+    const stop = this.stopController.signal;
+    this.fetchContext = { d, health: this.health, windowEvents: this.windowEvents, delays: this.delays, counters: this.counters, cycle: this.cycleFigures, stop, abandon: new Abandoner(stop, releasePage) };
   }
 
   /** Whether the model's checkpoint has stopped moving: the token was refused, or a page is over the size limit. */

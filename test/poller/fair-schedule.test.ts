@@ -47,24 +47,6 @@ describe('fair schedule', () => {
     expect(fair.rates().requestsPerSec).toBe(6);
   });
 
-  it('a stopped model\'s requests leave the queue, and one that runs is no longer waited for', async () => {
-    const queue = new PQueue({ concurrency: 1 });
-    const fair = new FairSchedule(queue, 1_000, () => 0);
-    const stop = new AbortController();
-    let answer!: (page: string) => void;
-    const running = fair.add('a', () => new Promise<string>((resolve) => (answer = resolve)), 'fresh', stop.signal);
-    let queuedRan = false;
-    const queued = fair.add('a', async () => void (queuedRan = true), 'fresh', stop.signal);
-    const other = fair.add('b', async () => 'b');
-    stop.abort(new Error('stopped'));
-    await expect(running).rejects.toThrow('stopped');
-    await expect(queued).rejects.toThrow('stopped');
-    // The other model's request runs without waiting for the abandoned one to answer.
-    await expect(other).resolves.toBe('b');
-    answer('a page that comes too late');
-    expect(queuedRan).toBe(false);
-  });
-
   it('the request queue runs poll.concurrency requests at once, and starts poll.rate_limit per its span', async () => {
     vi.useFakeTimers();
     const started: number[] = [];
