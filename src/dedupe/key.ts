@@ -17,14 +17,6 @@
 //! State files written before this hash keep their dedupe buckets under the earlier one
 //! (cyrb53 over UTF-16 code units, {@link legacyContentHash}); see dedupe/buckets.ts.
 
-/** The persisted identity of an entry within one model. */
-export interface EntryKey {
-  /** Exact entry time in nanoseconds since the epoch. */
-  timeNs: bigint;
-  /** 53-bit hash of stream and log text (a safe integer, stored as a SQLite INTEGER). */
-  hash: number;
-}
-
 const P1 = 2654435761;
 const P2 = 2246822519;
 const P3 = 3266489917;
