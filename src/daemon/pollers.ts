@@ -177,7 +177,7 @@ export class RunningPollers {
 
   /** Whether a model's poller is paused (its checkpoint does not move): its token was refused, or a page is over the size limit. */
   modelPaused(modelId: string): boolean {
-    return this.pollers.get(modelId)?.stopped ?? false;
+    return this.pollers.get(modelId)?.health.stopped ?? false;
   }
 
   /** `api.max_response_bytes` changed: a model paused by a page over the limit tries again. */
@@ -204,7 +204,7 @@ export class RunningPollers {
   health(): { errors: Map<string, string | undefined>; windows: Map<string, ModelWindowEvents> } {
     const all = [...this.pollers];
     return {
-      errors: new Map(all.map(([id, p]) => [id, p.lastError?.message])),
+      errors: new Map(all.map(([id, p]) => [id, p.health.lastError?.message])),
       windows: new Map(all.map(([id, p]) => [id, { splits: p.windowEvents.splits, abandoned: [...p.windowEvents.abandoned] }])),
     };
   }

@@ -60,8 +60,8 @@ export class ModelPoller implements Pollable {
   private clockWarned = false;
   private readonly stateRetry: StateWriteRetry;
   private prunedAt = -Infinity;
-  /** Failures, pauses and the last error. */
-  private readonly health: ModelHealth;
+  /** Failures, pauses (`stopped`: the checkpoint does not move) and the last error, for status output. */
+  readonly health: ModelHealth;
   /** Windows cut short or abandoned, token cycles: for status output. */
   readonly windowEvents: WindowEvents;
   /** This model's per-model metrics (plain numbers, exported at scrape time). */
@@ -108,16 +108,6 @@ export class ModelPoller implements Pollable {
     });
     const stop = this.stopController.signal;
     this.fetchContext = { d, health: this.health, windowEvents: this.windowEvents, delays: this.delays, counters: this.counters, cycle: this.cycleFigures, stop, abandon: new Abandoner(stop, releasePage) };
-  }
-
-  /** Whether the model's checkpoint has stopped moving: the token was refused, or a page is over the size limit. */
-  get stopped(): boolean {
-    return this.health.stopped;
-  }
-
-  /** Last error, for status output. */
-  get lastError(): { code: string; message: string; atMs: number } | undefined {
-    return this.health.lastError;
   }
 
   /** Starts polling (once): the first cycle is due at once. */
