@@ -19,7 +19,10 @@
 //!   re-read at the configured age still comes, so an entry visible within that age never
 //!   waits for the read at `lookback`.
 
-/** The poll settings the planner needs (milliseconds). */
+/**
+ * The poll settings the planner needs (milliseconds). A settings object is never changed
+ * once planned with (the planner keeps the re-reads it derives from it); new settings, a new object.
+ */
 export interface PlannerSettings {
   lookbackMs: number;
   settleMs: number;
@@ -120,8 +123,17 @@ export function rereadAges(s: PlannerSettings, agesMs: readonly number[]): numbe
  */
 const EARLY_KEY = '0';
 
+/** The re-reads by the settings they were made for: planned at every poll of every model. */
+const slotsBySettings = new WeakMap<PlannerSettings, Slot[]>();
+
 /** The re-reads of the sparse schedule, with one at `firstAgeMs` first if it is due. */
 function slots(s: PlannerSettings, reread: { agesMs: readonly number[]; firstAgeMs?: number | undefined }): Slot[] {
+  let made = slotsBySettings.get(s);
+  if (!made) slotsBySettings.set(s, (made = makeSlots(s, reread)));
+  return made;
+}
+
+function makeSlots(s: PlannerSettings, reread: { agesMs: readonly number[]; firstAgeMs?: number | undefined }): Slot[] {
   const interval = Math.max(1, s.intervalMs ?? 1);
   const every = Math.max(1, s.pollEveryMs ?? interval);
   const ages = rereadAges(s, reread.agesMs);
