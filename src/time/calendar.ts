@@ -14,7 +14,7 @@ export function daysFromCivil(year: number, month: number, day: number): number 
   return new Date(0).setUTCFullYear(year, month - 1, day) / 86_400_000;
 }
 
+/** Days in a month of a proleptic Gregorian year: the day before the first of the next month. */
 export function daysInMonth(year: number, month: number): number {
-  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+  return new Date(new Date(0).setUTCFullYear(year, month, 0)).getUTCDate();
 }
