@@ -192,16 +192,6 @@ export class Daemon {
     });
   }
 
-  /**
-   * Asks that `modelId` be polled every `poll.min_interval` until `untilMs` (epoch ms of the
-   * daemon's clock), whatever its polls return: for a caller that needs the model's
-   * checkpoint to move soon (e.g. a multiline group held open until the checkpoint passes
-   * its last line). See {@link RunningPollers.hurry}.
-   */
-  hurry(modelId: string, untilMs: number): boolean {
-    return this.pollers.hurry(modelId, untilMs);
-  }
-
   /** Liveness: the daemon's periodic work ran within the last 10 seconds, and it is not stopping. */
   loopAlive(): boolean {
     return this.heartbeat.alive() && this.stopPromise === undefined;
@@ -301,7 +291,4 @@ export class Daemon {
       this.heartbeat.release();
     }
   }
-
-  /** Waits `ms` (test and demo helper). */
-  static sleep = sleep;
 }

@@ -10,8 +10,7 @@ import type { ApiClient } from '../api/types.js';
 import type { PageCommit, PageToCommit, StartAtRecord, StateStore } from '../journal/store.js';
 import { ModelPoller } from '../poller/model-poller.js';
 import { FairSchedule, requestQueue } from '../poller/fair-schedule.js';
-import { TickTimer, pollGridMs, type PollTimer } from '../poller/tick-timer.js';
-import { PollScheduler } from '../poller/poll-scheduler.js';
+import { PollScheduler, gridTimer, pollGridMs, type PollTimer } from '../poller/poll-scheduler.js';
 import { PollCadence, budgetShortfall } from '../poller/cadence.js';
 import { logStartAtChanges, showStartAt, startAtChanges } from '../poller/start-at.js';
 import { resolveStart } from '../time/start-at.js';
@@ -65,7 +64,7 @@ export class RunningPollers {
       concurrency: poll.concurrency,
     });
     this.fair = new FairSchedule(this.queue, poll.interval, d.monotonicNow, (ms) => this.cadence.noteLatency(ms));
-    this.scheduler = new PollScheduler(d.timer ?? new TickTimer(pollGridMs(this.minIntervalMs)), d.monotonicNow);
+    this.scheduler = new PollScheduler(d.timer ?? gridTimer(pollGridMs(this.minIntervalMs)), d.monotonicNow);
   }
 
   /** Starts a poller for each model of `config` that has none; returns the ids of those started. */
@@ -178,7 +177,7 @@ export class RunningPollers {
 
   /** Whether a model's poller is paused (its checkpoint does not move): its token was refused, or a page is over the size limit. */
   modelPaused(modelId: string): boolean {
-    return this.pollers.get(modelId)?.stopped ?? false;
+    return this.pollers.get(modelId)?.health.stopped ?? false;
   }
 
   /** `api.max_response_bytes` changed: a model paused by a page over the limit tries again. */
@@ -205,7 +204,7 @@ export class RunningPollers {
   health(): { errors: Map<string, string | undefined>; windows: Map<string, ModelWindowEvents> } {
     const all = [...this.pollers];
     return {
-      errors: new Map(all.map(([id, p]) => [id, p.lastError?.message])),
+      errors: new Map(all.map(([id, p]) => [id, p.health.lastError?.message])),
       windows: new Map(all.map(([id, p]) => [id, { splits: p.windowEvents.splits, abandoned: [...p.windowEvents.abandoned] }])),
     };
   }

@@ -17,14 +17,6 @@
 //! State files written before this hash keep their dedupe buckets under the earlier one
 //! (cyrb53 over UTF-16 code units, {@link legacyContentHash}); see dedupe/buckets.ts.
 
-/** The persisted identity of an entry within one model. */
-export interface EntryKey {
-  /** Exact entry time in nanoseconds since the epoch. */
-  timeNs: bigint;
-  /** 53-bit hash of stream and log text (a safe integer, stored as a SQLite INTEGER). */
-  hash: number;
-}
-
 const P1 = 2654435761;
 const P2 = 2246822519;
 const P3 = 3266489917;
@@ -96,55 +88,27 @@ function textHash(v: DataView, p: number, end: number, seed: number, out: Float6
 /** Room for one hash, for the forms that return it. */
 const HASH_OUT = new Float64Array(1);
 
+const utf8 = new TextEncoder();
 /** Reused room for the UTF-8 of strings hashed from objects. */
 let scratch = new Uint8Array(4096);
 let scratchView = new DataView(scratch.buffer);
-
-/**
- * Writes `s[1, s.length - 1)` (a JSON string without its quotes: no lone surrogates) as
- * UTF-8 at `at` of the scratch; returns the end.
- */
-function encodeInto(s: string, at: number): number {
-  const need = at + 3 * s.length;
-  if (need > scratch.length) {
-    let n = scratch.length;
-    while (n < need) n *= 2;
-    const grown = new Uint8Array(n);
-    grown.set(scratch.subarray(0, at));
-    scratch = grown;
-    scratchView = new DataView(scratch.buffer);
-  }
-  const out = scratch;
-  for (let i = 1; i < s.length - 1; i++) {
-    let c = s.charCodeAt(i);
-    if (c < 0x80) {
-      out[at++] = c;
-    } else if (c < 0x800) {
-      out[at++] = 0xc0 | (c >> 6);
-      out[at++] = 0x80 | (c & 0x3f);
-    } else if (c >= 0xd800 && c < 0xdc00) {
-      c = 0x10000 + ((c - 0xd800) << 10) + (s.charCodeAt(++i) - 0xdc00);
-      out[at++] = 0xf0 | (c >> 18);
-      out[at++] = 0x80 | ((c >> 12) & 0x3f);
-      out[at++] = 0x80 | ((c >> 6) & 0x3f);
-      out[at++] = 0x80 | (c & 0x3f);
-    } else {
-      out[at++] = 0xe0 | (c >> 12);
-      out[at++] = 0x80 | ((c >> 6) & 0x3f);
-      out[at++] = 0x80 | (c & 0x3f);
-    }
-  }
-  return at;
-}
 
 /**
  * Hash of the stream and text of an entry, from strings. The same number as
  * {@link asciiContentHashInto} writes for the same strings held as JSON in a body.
  */
 export function contentHash(stream: string, log: string): number {
-  const logAt = encodeInto(JSON.stringify(stream), 0);
-  const end = encodeInto(JSON.stringify(log), logAt);
-  textHash(scratchView, logAt, end, streamSeed(scratch, 0, logAt), HASH_OUT, 0);
+  const s = JSON.stringify(stream);
+  const l = JSON.stringify(log);
+  // JSON.stringify escapes lone surrogates, so the UTF-8 is at most 3 bytes a code unit.
+  if (3 * (s.length + l.length) > scratch.length) {
+    scratch = new Uint8Array(2 ** Math.ceil(Math.log2(3 * (s.length + l.length))));
+    scratchView = new DataView(scratch.buffer);
+  }
+  const streamEnd = utf8.encodeInto(s, scratch).written;
+  const end = streamEnd + utf8.encodeInto(l, scratch.subarray(streamEnd)).written;
+  // Without the quotes of either string.
+  textHash(scratchView, streamEnd + 1, end - 1, streamSeed(scratch, 1, streamEnd - 1), HASH_OUT, 0);
   return HASH_OUT[0]!;
 }
 

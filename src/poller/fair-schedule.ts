@@ -26,46 +26,37 @@ const REREAD = 1_000_000;
 
 /** Requests sent and time spent in requests, per second, over the last interval. */
 class UsageMeter {
-  private readonly started: Float64Array;
-  private readonly busyMs: Float64Array;
-  private second = Number.NEGATIVE_INFINITY;
+  /** By second (epoch ms ÷ 1000), the seconds of the last interval only. */
+  private readonly bySecond = new Map<number, { started: number; busyMs: number }>();
 
-  constructor(private readonly seconds: number) {
-    this.started = new Float64Array(seconds);
-    this.busyMs = new Float64Array(seconds);
-  }
+  constructor(private readonly seconds: number) {}
 
-  start(nowMs: number): void {
-    this.started[this.roll(nowMs)]! += 1;
-  }
-
-  finish(nowMs: number, ms: number): void {
-    this.busyMs[this.roll(nowMs)]! += ms;
+  add(nowMs: number, started: number, busyMs: number): void {
+    const second = Math.floor(nowMs / 1000);
+    let usage = this.bySecond.get(second);
+    if (!usage) {
+      this.forgetBefore(second);
+      this.bySecond.set(second, (usage = { started: 0, busyMs: 0 }));
+    }
+    usage.started += started;
+    usage.busyMs += busyMs;
   }
 
   /** Requests per second and mean requests in flight, over the last `seconds` seconds. */
   rates(nowMs: number): { requestsPerSec: number; inFlight: number } {
-    this.roll(nowMs);
+    this.forgetBefore(Math.floor(nowMs / 1000));
     let n = 0;
     let busy = 0;
-    for (let i = 0; i < this.seconds; i++) {
-      n += this.started[i]!;
-      busy += this.busyMs[i]!;
+    for (const usage of this.bySecond.values()) {
+      n += usage.started;
+      busy += usage.busyMs;
     }
     return { requestsPerSec: n / this.seconds, inFlight: busy / (this.seconds * 1000) };
   }
 
-  private roll(nowMs: number): number {
-    const s = Math.floor(nowMs / 1000);
-    if (s > this.second) {
-      for (let k = Math.max(this.second + 1, s - this.seconds + 1); k <= s; k++) {
-        const i = ((k % this.seconds) + this.seconds) % this.seconds;
-        this.started[i] = 0;
-        this.busyMs[i] = 0;
-      }
-      this.second = s;
-    }
-    return ((s % this.seconds) + this.seconds) % this.seconds;
+  /** Drops the seconds that are out of the interval ending with `second`. */
+  private forgetBefore(second: number): void {
+    for (const s of this.bySecond.keys()) if (s <= second - this.seconds) this.bySecond.delete(s);
   }
 }
 
@@ -108,12 +99,12 @@ export class FairSchedule {
 
   private async timed<T>(fn: () => Promise<T>): Promise<T> {
     const start = this.now();
-    this.usage.start(start);
+    this.usage.add(start, 1, 0);
     try {
       return await fn();
     } finally {
       const end = this.now();
-      this.usage.finish(end, end - start);
+      this.usage.add(end, 0, end - start);
       this.onLatency?.(end - start);
     }
   }

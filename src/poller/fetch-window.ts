@@ -73,10 +73,6 @@ export interface WindowFetchContext {
   abandon: Abandoner<LogsPage>;
 }
 
-const DONE: FetchOutcome = Object.freeze({ kind: 'done' });
-const STOPPED: FetchOutcome = Object.freeze({ kind: 'stopped' });
-const SHORTENED: FetchOutcome = Object.freeze({ kind: 'shortened' });
-
 /** A page that arrived after its fetch was abandoned: dropped, nothing holds on to it. */
 export const releasePage = (): void => undefined;
 const ignore = (): void => undefined;
@@ -118,20 +114,20 @@ export async function fetchWindow(ctx: WindowFetchContext, cp: Checkpoint, begin
   let prefetched: Promise<LogsPage> | undefined;
   for (;;) {
     // Stopping: a next page already requested is awaited (the abort ends it at once unless it has arrived, and then it commits).
-    if (ctx.stop.aborted && !prefetched) return STOPPED;
+    if (ctx.stop.aborted && !prefetched) return { kind: 'stopped' };
     const room = d.waitForRoom(ctx.stop);
     if (room) {
       const waitStart = performance.now();
       await room;
       guard.exclude(performance.now() - waitStart);
     }
-    if (ctx.stop.aborted && !prefetched) return STOPPED;
+    if (ctx.stop.aborted && !prefetched) return { kind: 'stopped' };
     let page: LogsPage;
     try {
       page = await (prefetched ?? request(token));
     } catch (err) {
       prefetched = undefined;
-      if (ctx.stop.aborted) return STOPPED; // aborted by stop(): not a failure
+      if (ctx.stop.aborted) return { kind: 'stopped' }; // aborted by stop(): not a failure
       if (token !== undefined && err instanceof ApiClientError && err.status === 400 && restarts < 3) {
         // The token expired or is unknown (e.g. the service restarted): fetch the window again.
         restarts++;
@@ -144,7 +140,7 @@ export async function fetchWindow(ctx: WindowFetchContext, cp: Checkpoint, begin
       }
       if (err instanceof ApiResponseTooLargeError) {
         // One entry (or one page) too large for the limit: isolate it in ever shorter windows.
-        return ctx.windowEvents.shorten(window, begin, 'too_large', { size: err.size, limitBytes: err.limitBytes }) ? SHORTENED : { kind: 'too_large', error: err };
+        return ctx.windowEvents.shorten(window, begin, 'too_large', { size: err.size, limitBytes: err.limitBytes }) ? { kind: 'shortened' } : { kind: 'too_large', error: err };
       }
       return { kind: 'failed', retryInMs: ctx.health.fetchError(err) };
     }
@@ -177,7 +173,7 @@ export async function fetchWindow(ctx: WindowFetchContext, cp: Checkpoint, begin
     if (verdict.kind === 'limit') {
       if (!abandon) {
         ctx.windowEvents.shorten(window, undefined, verdict.reason, { pages: guard.pagesRead, elapsedMs: Math.round(guard.elapsedMs) });
-        return SHORTENED;
+        return { kind: 'shortened' };
       }
       ctx.windowEvents.abandon(window, verdict.reason, guard.pagesRead);
     }
@@ -188,7 +184,7 @@ export async function fetchWindow(ctx: WindowFetchContext, cp: Checkpoint, begin
       if (logger.isLevelEnabled('debug')) {
         logger.debug({ model: modelId, from: new Date(window.fromMs).toISOString(), to: new Date(window.toMs).toISOString(), pages: pageCount + 1 }, 'window done');
       }
-      return DONE;
+      return { kind: 'done' };
     }
     pageCount++;
     token = page.nextToken;

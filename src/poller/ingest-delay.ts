@@ -23,30 +23,20 @@ const ITERATIONS = 40;
 /** Ratio of the starting weights of neighbouring buckets (short delays first). */
 const START_RATIO = 0.5;
 
+/** The first bucket whose upper edge passes `test`; the open last bucket when none does. */
+function firstBucketWhere(test: (upperEdge: number) => boolean): number {
+  const edge = DELAY_EDGES_MS.findIndex((e, i) => i > 0 && test(e));
+  return edge < 0 ? LAST : edge - 1;
+}
+
 /** The bucket holding delay `ms` (its upper edge is ≥ ms). */
 export function bucketAtOrAbove(ms: number): number {
-  if (!(ms > 0)) return 0;
-  let lo = 0;
-  let hi = LAST;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (DELAY_EDGES_MS[mid + 1]! >= ms) hi = mid;
-    else lo = mid + 1;
-  }
-  return lo;
+  return ms > 0 ? firstBucketWhere((e) => e >= ms) : 0;
 }
 
 /** The first bucket holding delays above `ms`. */
 function bucketAbove(ms: number): number {
-  if (ms < 0) return 0;
-  let lo = 0;
-  let hi = LAST;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (DELAY_EDGES_MS[mid + 1]! > ms) hi = mid;
-    else lo = mid + 1;
-  }
-  return lo;
+  return firstBucketWhere((e) => e > ms);
 }
 
 /** Options of {@link DelayEstimator}. */
@@ -67,9 +57,8 @@ export class DelayEstimator {
   private readonly pairs = new Map<number, number>();
   private total = 0;
   private readonly memory: number;
-  /** Estimated mass per bucket, recomputed lazily (into {@link DelayEstimator.massBuf}). */
+  /** Estimated mass per bucket, recomputed lazily. */
   private mass: Float64Array | undefined;
-  private massBuf: Float64Array | undefined;
 
   constructor(options: DelayEstimatorOptions = {}) {
     this.memory = options.memory ?? 5_000;
@@ -136,59 +125,33 @@ export class DelayEstimator {
   /** The self-consistency (EM) iteration over the observed bucket ranges. */
   private estimate(): Float64Array {
     if (this.mass) return this.mass;
-    // Recomputed after each page of an active model: one array per estimator, scratch shared.
-    const p = (this.massBuf ??= new Float64Array(BUCKETS));
-    let w = 1;
-    for (let j = 0; j < BUCKETS; j++, w *= START_RATIO) p[j] = w;
+    const p = new Float64Array(BUCKETS).map((_, j) => START_RATIO ** j);
     normalise(p);
-    if (this.total > 0) {
-      const cum = SCRATCH_CUM;
-      const factor = SCRATCH_FACTOR;
-      // The ranges as flat arrays: iterating the map 40 times would allocate an entry each time.
-      let n = 0;
-      const total = this.total;
-      this.pairs.forEach((v, k) => {
-        SCRATCH_LO[n] = Math.floor(k / 64);
-        SCRATCH_HI[n] = k % 64;
-        SCRATCH_SHARE[n] = v / total;
-        n++;
-      });
-      cum[0] = 0;
-      for (let it = 0; it < ITERATIONS; it++) {
-        for (let j = 0; j < BUCKETS; j++) cum[j + 1] = cum[j]! + p[j]!;
-        factor.fill(0);
-        for (let r = 0; r < n; r++) {
-          const lo = SCRATCH_LO[r]!;
-          const hi = SCRATCH_HI[r]!;
-          const s = cum[hi + 1]! - cum[lo]!;
-          if (s <= 0) continue;
-          const share = SCRATCH_SHARE[r]! / s;
-          factor[lo] = factor[lo]! + share;
-          factor[hi + 1] = factor[hi + 1]! - share;
-        }
-        let f = 0;
-        for (let j = 0; j < BUCKETS; j++) {
-          f += factor[j]!;
-          p[j] = p[j]! * f;
-        }
-        normalise(p);
+    const ranges = [...this.pairs].map(([key, weight]) => ({ lo: Math.floor(key / 64), hi: key % 64, share: weight / this.total }));
+    const cum = new Float64Array(BUCKETS + 1);
+    const factor = new Float64Array(BUCKETS + 1);
+    for (let it = 0; it < ITERATIONS && ranges.length > 0; it++) {
+      for (let j = 0; j < BUCKETS; j++) cum[j + 1] = cum[j]! + p[j]!;
+      factor.fill(0);
+      for (const { lo, hi, share } of ranges) {
+        const s = cum[hi + 1]! - cum[lo]!;
+        if (s <= 0) continue;
+        factor[lo]! += share / s;
+        factor[hi + 1]! -= share / s;
       }
+      let f = 0;
+      for (let j = 0; j < BUCKETS; j++) {
+        f += factor[j]!;
+        p[j]! *= f;
+      }
+      normalise(p);
     }
     this.mass = p;
     return p;
   }
 }
 
-const SCRATCH_CUM = new Float64Array(BUCKETS + 1);
-const SCRATCH_FACTOR = new Float64Array(BUCKETS + 1);
-/** Every (first bucket, last bucket) pair there can be. */
-const SCRATCH_LO = new Uint8Array(64 * 64);
-const SCRATCH_HI = new Uint8Array(64 * 64);
-const SCRATCH_SHARE = new Float64Array(64 * 64);
-
 function normalise(p: Float64Array): void {
-  let s = 0;
-  // An index loop: `for…of` over a typed array made an iterator each time, 41 times per estimate.
-  for (let j = 0; j < p.length; j++) s += p[j]!;
-  if (s > 0) for (let j = 0; j < p.length; j++) p[j] = p[j]! / s;
+  const s = p.reduce((sum, v) => sum + v, 0);
+  if (s > 0) p.forEach((v, j) => (p[j] = v / s));
 }

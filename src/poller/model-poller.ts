@@ -16,7 +16,6 @@ import { ModelHealth } from './model-health.js';
 import { fetchWindow, releasePage, type WindowFetchContext, type WindowFetchDeps, type WindowFetchSettings } from './fetch-window.js';
 import { Abandoner } from './abandon.js';
 import type { Pollable, PollScheduler, ScheduleHandle } from './poll-scheduler.js';
-import { planningFor } from './planning.js';
 
 /** Settings of one model's poller. */
 export interface ModelPollerSettings extends PlannerSettings, WindowFetchSettings {
@@ -61,8 +60,8 @@ export class ModelPoller implements Pollable {
   private clockWarned = false;
   private readonly stateRetry: StateWriteRetry;
   private prunedAt = -Infinity;
-  /** Failures, pauses and the last error. */
-  private readonly health: ModelHealth;
+  /** Failures, pauses (`stopped`: the checkpoint does not move) and the last error, for status output. */
+  readonly health: ModelHealth;
   /** Windows cut short or abandoned, token cycles: for status output. */
   readonly windowEvents: WindowEvents;
   /** This model's per-model metrics (plain numbers, exported at scrape time). */
@@ -111,20 +110,6 @@ export class ModelPoller implements Pollable {
     this.fetchContext = { d, health: this.health, windowEvents: this.windowEvents, delays: this.delays, counters: this.counters, cycle: this.cycleFigures, stop, abandon: new Abandoner(stop, releasePage) };
   }
 
-  get modelId(): string {
-    return this.d.modelId;
-  }
-
-  /** Whether the model's checkpoint has stopped moving: the token was refused, or a page is over the size limit. */
-  get stopped(): boolean {
-    return this.health.stopped;
-  }
-
-  /** Last error, for status output. */
-  get lastError(): { code: string; message: string; atMs: number } | undefined {
-    return this.health.lastError;
-  }
-
   /** Starts polling (once): the first cycle is due at once. */
   start(): void {
     if (this.stopping || this.handle) return; // removed before its turn to start came
@@ -149,7 +134,9 @@ export class ModelPoller implements Pollable {
 
   /** The settings to plan with: the configured ones, with the settle, first age and period of now. */
   private planningSettings(): PlannerSettings {
-    return planningFor(this.d.settings, this.delays.settleMs, this.periodMs, this.delays.firstAgeMs);
+    const s = this.d.settings;
+    const reread = s.reread?.mode === 'sparse' ? { ...s.reread, firstAgeMs: this.delays.firstAgeMs } : s.reread;
+    return { ...s, settleMs: this.delays.settleMs, pollEveryMs: this.periodMs, ...(reread ? { reread } : {}) };
   }
 
   /**

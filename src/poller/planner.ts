@@ -19,11 +19,9 @@
 //!   re-read at the configured age still comes, so an entry visible within that age never
 //!   waits for the read at `lookback`.
 
-import { decodeFrontiers, encodeFrontiers } from './plan-state.js';
-
 /**
  * The poll settings the planner needs (milliseconds). A settings object is never changed
- * once planned with (the planner keeps what it derives from it); new settings, a new object.
+ * once planned with (the planner keeps the re-reads it derives from it); new settings, a new object.
  */
 export interface PlannerSettings {
   lookbackMs: number;
@@ -106,7 +104,7 @@ function planSliding(cp: PlannerCheckpoint, nowMs: number, s: PlannerSettings): 
 }
 
 /** One re-read of the sparse schedule: where its frontier is kept, and its age now. */
-export interface Slot {
+interface Slot {
   /** Key of its frontier in the plan state: the configured age, or {@link EARLY_KEY}. */
   key: string;
   ageMs: number;
@@ -114,23 +112,10 @@ export interface Slot {
   chunkMs: number;
 }
 
-const agesCache = new WeakMap<readonly number[], { lookbackMs: number; ages: readonly number[] }>();
-
 /** The configured ages at which spans are read again, ascending, ending with the lookback. */
-export function rereadAges(s: PlannerSettings, agesMs: readonly number[]): readonly number[] {
-  // Planned at every poll of every model: computed once per settings.
-  const hit = agesCache.get(agesMs);
-  if (hit && hit.lookbackMs === s.lookbackMs) return hit.ages;
-  const ages = [...new Set([...agesMs.filter((a) => a > 0 && a < s.lookbackMs), s.lookbackMs])].sort((a, b) => a - b);
-  agesCache.set(agesMs, { lookbackMs: s.lookbackMs, ages });
-  return ages;
+export function rereadAges(s: PlannerSettings, agesMs: readonly number[]): number[] {
+  return [...new Set([...agesMs.filter((a) => a > 0 && a < s.lookbackMs), s.lookbackMs])].sort((a, b) => a - b);
 }
-
-/**
- * Slot lists by the settings object they were made for: planned at every poll of every model,
- * and pollers with the same figures share one settings object (poller/planning.ts).
- */
-const slotsBySettings = new WeakMap<PlannerSettings, { reread: object; slots: Slot[] }>();
 
 /**
  * Where the frontier of the re-read at the learned age is kept, whatever that age: no
@@ -138,17 +123,19 @@ const slotsBySettings = new WeakMap<PlannerSettings, { reread: object; slots: Sl
  */
 const EARLY_KEY = '0';
 
+/** The re-reads by the settings they were made for: planned at every poll of every model. */
+const slotsBySettings = new WeakMap<PlannerSettings, Slot[]>();
+
 /** The re-reads of the sparse schedule, with one at `firstAgeMs` first if it is due. */
 function slots(s: PlannerSettings, reread: { agesMs: readonly number[]; firstAgeMs?: number | undefined }): Slot[] {
-  const mine = slotsBySettings.get(s);
-  if (mine !== undefined && mine.reread === reread) return mine.slots;
-  const interval = Math.max(1, s.intervalMs ?? 1);
-  const made = makeSlots(s, reread, interval, Math.max(1, s.pollEveryMs ?? interval));
-  slotsBySettings.set(s, { reread, slots: made });
+  let made = slotsBySettings.get(s);
+  if (!made) slotsBySettings.set(s, (made = makeSlots(s, reread)));
   return made;
 }
 
-function makeSlots(s: PlannerSettings, reread: { agesMs: readonly number[]; firstAgeMs?: number | undefined }, interval: number, every: number): Slot[] {
+function makeSlots(s: PlannerSettings, reread: { agesMs: readonly number[]; firstAgeMs?: number | undefined }): Slot[] {
+  const interval = Math.max(1, s.intervalMs ?? 1);
+  const every = Math.max(1, s.pollEveryMs ?? interval);
   const ages = rereadAges(s, reread.agesMs);
   const made = ages.map((age) => ({ key: String(age), ageMs: age, chunkMs: Math.min(Math.max(interval, age / 5), s.maxWindowMs) }));
   const early = reread.firstAgeMs;
@@ -167,9 +154,29 @@ function makeSlots(s: PlannerSettings, reread: { agesMs: readonly number[]; firs
  * first one is, not at the model's start).
  */
 function readState(cp: PlannerCheckpoint, slotList: readonly Slot[]): number[] {
-  const frontiers = decodeFrontiers(cp.planState, slotList, cp.startMs);
+  const f = parsePlanState(cp.planState)?.f;
+  const frontiers = slotList.map(({ key }) => {
+    const v = f?.[key];
+    return typeof v === 'number' && Number.isFinite(v) ? Math.max(v, cp.startMs) : cp.startMs;
+  });
   for (let i = frontiers.length - 2; i >= 0; i--) frontiers[i] = Math.max(frontiers[i]!, frontiers[i + 1]!);
   return frontiers;
+}
+
+/** The plan state's JSON: `{"f":{"<age>":<frontier>,…}}` (re-read age in ms as the key, frontier in epoch ms). */
+function encodeFrontiers(slotList: readonly Slot[], frontiers: readonly number[]): string {
+  return JSON.stringify({ f: Object.fromEntries(slotList.map((slot, i) => [slot.key, frontiers[i]])) });
+}
+
+function parsePlanState(text: string | undefined): { f?: Record<string, unknown> } | undefined {
+  if (!text) return undefined;
+  try {
+    return JSON.parse(text) as { f?: Record<string, unknown> } | undefined;
+  } catch {
+    // Not ours to fail on: a plan state that cannot be read re-reads from the model's start
+    // (readState), which dedupe makes harmless; the checkpoint itself is intact.
+    return undefined;
+  }
 }
 
 function advance(slotList: readonly Slot[], frontiers: readonly number[], w: { fromMs: number; toMs: number }, readAtMs: number): number[] {

@@ -17,10 +17,9 @@ const NO_HASHES = new Float64Array(0);
 export function preparePage(page: ParsedPage, windowFromMs: number): PreparedPage {
   const n = page.count;
   // Most polls of a quiet model: nothing to key (zero-length arrays cannot be written to).
-  if (n === 0) return new PreparedParsedPage(page, NO_TIMES, NO_HASHES, undefined);
-  const timesNs = new BigInt64Array(n);
-  const hashes = new Float64Array(n);
-  const invalid = page.keys(timesNs, hashes);
+  const timesNs = n === 0 ? NO_TIMES : new BigInt64Array(n);
+  const hashes = n === 0 ? NO_HASHES : new Float64Array(n);
+  const invalid = n === 0 ? undefined : page.keys(timesNs, hashes);
   if (invalid) {
     for (let i = 0; i < n; i++) {
       if (!untimed(invalid[i]!)) continue;
@@ -28,26 +27,12 @@ export function preparePage(page: ParsedPage, windowFromMs: number): PreparedPag
       hashes[i] = untimedHash(page.text(i, 'time'), page.text(i, 'stream'), page.text(i, 'log'));
     }
   }
-  return new PreparedParsedPage(page, timesNs, hashes, invalid);
-}
-
-class PreparedParsedPage implements PreparedPage {
-  constructor(
-    private readonly parsed: ParsedPage,
-    readonly timesNs: BigInt64Array,
-    readonly hashes: Float64Array,
-    readonly invalid: Uint8Array | undefined,
-  ) {}
-
-  get length(): number {
-    return this.parsed.count;
-  }
-
-  legacyHash(i: number): number {
-    return legacyContentHash(this.parsed.text(i, 'stream'), this.parsed.text(i, 'log'));
-  }
-
-  render(modelId: string, kept: Uint32Array, n: number): Buffer {
-    return this.parsed.render(modelId, kept, n);
-  }
+  return {
+    length: n,
+    timesNs,
+    hashes,
+    invalid,
+    legacyHash: (i) => legacyContentHash(page.text(i, 'stream'), page.text(i, 'log')),
+    render: (modelId, kept, count) => page.render(modelId, kept, count),
+  };
 }

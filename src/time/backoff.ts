@@ -1,5 +1,6 @@
 //! Waiting: exponential backoff with full jitter, jittered intervals and abortable sleeps.
 //! The one home of these rules for the service client, the poll loops and the delivery loops.
+import { setTimeout as delay } from 'node:timers/promises';
 
 /** Backoff parameters. */
 export interface BackoffPolicy {
@@ -35,34 +36,13 @@ export function jittered(ms: number, fraction: number, random: () => number = Ma
 
 /** Resolves after `ms`, or early (without error) when `signal` aborts. The timer never holds the process open. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted || ms <= 0) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    timer.unref();
-    signal?.addEventListener('abort', done, { once: true });
-  });
+  // Rejects only with the abort, which is the early end this sleep promises.
+  return delay(ms, undefined, { signal, ref: false }).catch(() => undefined);
 }
 
 /** Waits `ms` milliseconds, or rejects with `signal.reason` as soon as it aborts. */
 export function sleepOrAbort(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
+  return delay(ms, undefined, { signal }).catch((err: unknown) => {
+    throw signal?.aborted ? signal.reason : err;
   });
 }

@@ -1,7 +1,7 @@
 //! Human durations (`500ms`, `10s`, `5m`, `1h`, `7d`) as used in the config and on the command line.
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-const DURATION_RE = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/;
+const PART_RE = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/g;
 
 /**
  * Parses a duration such as `10s`, `1.5h` or `250ms` into milliseconds.
@@ -10,14 +10,9 @@ const DURATION_RE = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/;
  */
 export function parseDuration(text: string): number | undefined {
   const s = text.trim();
-  if (s === '') return undefined;
-  const single = DURATION_RE.exec(s);
-  if (single) return Math.round(Number(single[1]) * UNIT_MS[single[2]!]!);
-  const parts = s.match(/\d+(?:\.\d+)?(?:ms|s|m|h|d)/g);
-  if (!parts || parts.join('') !== s) return undefined;
-  let total = 0;
-  for (const p of parts) total += parseDuration(p)!;
-  return total;
+  const parts = [...s.matchAll(PART_RE)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== s) return undefined;
+  return parts.reduce((total, [, n, unit]) => total + Math.round(Number(n) * UNIT_MS[unit!]!), 0);
 }
 
 /** Formats milliseconds compactly for people: `1h5m`, `30s`, `250ms`. */

@@ -1,7 +1,7 @@
 //! Virtual time for tests of the poll loop: sleeps end only when the test moves the clock,
 //! and the clock jumps from one wake-up to the next once every sleeper is asleep, so a
 //! minute of polling runs in a moment and the same way every time.
-import type { PollTimer } from '../../src/poller/tick-timer.js';
+import type { PollTimer } from '../../src/poller/poll-scheduler.js';
 
 /** A clock and a sleep that follow it. */
 export class VirtualTime implements PollTimer {
@@ -11,6 +11,9 @@ export class VirtualTime implements PollTimer {
   constructor(startMs: number) {
     this.t = startMs;
   }
+
+  /** No grid: each cycle starts at its own due time. */
+  readonly gridMs = 1;
 
   /** The current virtual time (epoch ms). */
   readonly now = (): number => this.t;
@@ -35,13 +38,6 @@ export class VirtualTime implements PollTimer {
       this.sleepers.push(s);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
-
-  /** Ends the sleeps of `signal` now, without aborting it (a poller's wake()). */
-  readonly wake = (signal: AbortSignal): void => {
-    const woken = this.sleepers.filter((s) => s.signal === signal);
-    this.sleepers = this.sleepers.filter((s) => s.signal !== signal);
-    for (const s of woken) s.wake();
-  };
 
   /**
    * Runs until the virtual clock reaches `untilMs`: waits (in real time) until `asleep`

@@ -47,6 +47,19 @@ describe('fair schedule', () => {
     expect(fair.rates().requestsPerSec).toBe(6);
   });
 
+  it('measures the requests sent and the time spent in requests over the last interval only', async () => {
+    let now = 0;
+    const fair = new FairSchedule(new PQueue({ concurrency: 2 }), 2_000, () => now);
+    const request = () => fair.add('a', async () => void (now += 500));
+    await request(); // from 0 to 500 ms
+    await request(); // from 500 to 1 000 ms
+    expect(fair.rates()).toEqual({ requestsPerSec: 1, inFlight: 0.5 });
+    now = 2_500; // the second that held both starts has left the interval
+    expect(fair.rates()).toEqual({ requestsPerSec: 0, inFlight: 0.25 });
+    now = 3_500;
+    expect(fair.rates()).toEqual({ requestsPerSec: 0, inFlight: 0 });
+  });
+
   it('the request queue runs poll.concurrency requests at once, and starts poll.rate_limit per its span', async () => {
     vi.useFakeTimers();
     const started: number[] = [];

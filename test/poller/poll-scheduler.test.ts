@@ -3,7 +3,7 @@
 // one that waits without end starts only when moved; a removed one never starts again, and
 // its removal waits for the cycle running. Thousands due together start a few hundred a turn.
 import { describe, expect, it } from 'vitest';
-import { PollScheduler, type Pollable } from '../../src/poller/poll-scheduler.js';
+import { PollScheduler, gridTimer, pollGridMs, type Pollable } from '../../src/poller/poll-scheduler.js';
 import { VirtualTime } from '../helpers/virtual-time.js';
 
 const T0 = 1_000_000;
@@ -102,5 +102,41 @@ describe('poll scheduler', () => {
     expect(started).toBe(2_000);
     expect(s.running).toBe(2_000);
     void s.stop();
+  });
+});
+
+describe('the daemon\'s grid', () => {
+  it('starts the cycles due within one grid step together, at its end', async () => {
+    const grid = 200;
+    const s = new PollScheduler(gridTimer(grid));
+    // Just after a grid point: both second cycles fall due within the step that follows.
+    await new Promise((resolve) => setTimeout(resolve, grid - (performance.now() % grid) + 1));
+    const starts: Array<[string, number]> = [];
+    const both = Promise.withResolvers<void>();
+    for (const [name, wait] of [['a', 5], ['b', 50]] as const) {
+      let n = 0;
+      s.add({
+        cycle: async () => {
+          starts.push([name, performance.now()]);
+          if (starts.length === 4) both.resolve();
+          return n++ === 0 ? wait : undefined;
+        },
+      });
+    }
+    await both.promise;
+    await s.stop();
+    const [a, b] = starts.slice(2).map(([, at]) => at) as [number, number];
+    expect(starts.slice(2).map(([name]) => name).sort()).toEqual(['a', 'b']);
+    // Started in one pass of the loop, never before the grid point after the first cycles.
+    expect(Math.abs(a - b)).toBeLessThan(5);
+    expect(Math.min(a, b)).toBeGreaterThanOrEqual(Math.ceil(starts[0]![1] / grid) * grid);
+  });
+
+  it('uses a tenth of the poll interval as the grid, at most a second', () => {
+    expect(pollGridMs(10_000)).toBe(1_000);
+    expect(pollGridMs(60_000)).toBe(1_000);
+    expect(pollGridMs(1_000)).toBe(100);
+    expect(pollGridMs(10)).toBe(1);
+    expect(() => gridTimer(0)).toThrow(RangeError);
   });
 });
