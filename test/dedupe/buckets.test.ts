@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { KEYS_TRAILER, PackedBucket, bucketOf, bucketOfHalves, hashWords } from '../../src/dedupe/buckets.js';
+import { runs } from '../helpers/long.js';
 
 interface KeyCounts {
   delivered: number;
@@ -116,7 +117,7 @@ describe('occurrence-counted dedupe', () => {
         }
         expect(bucket.size).toBe(pure.size);
       }),
-      { numRuns: 300 },
+      { numRuns: runs(300) },
     );
   });
 
@@ -216,7 +217,7 @@ describe('bucketOfHalves', () => {
           expect(bucketOfHalves(lo, hi | 0)).toBe(bucketOf(ns));
         },
       ),
-      { numRuns: 20_000 },
+      { numRuns: runs(20_000) },
     );
     // second boundaries
     for (const ns of [0n, 999_999_999n, 1_000_000_000n, T0 - 1n, T0, 2n ** 32n - 1n, 2n ** 32n, 2n ** 48n, 2n ** 63n - 1n]) {

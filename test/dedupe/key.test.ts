@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { asciiContentHashInto, contentHash, legacyContentHash, untimedHash } from '../../src/dedupe/key.js';
+import { runs } from '../helpers/long.js';
 
 /** The hash written out step by step from its description, one byte at a time. */
 function reference(stream: Uint8Array, log: Uint8Array): number {
@@ -114,7 +115,7 @@ describe('content hash', () => {
           expect(contentHash(stream, log)).toBe(reference(json(stream), json(log)));
         },
       ),
-      { numRuns: 3000 },
+      { numRuns: runs(3000) },
     );
   });
 
@@ -128,7 +129,7 @@ describe('content hash', () => {
         expect(out[pad % 3]).toBe(contentHash(stream, log));
         expect(out.filter((x) => x !== 0)).toHaveLength(contentHash(stream, log) === 0 ? 0 : 1); // only its own slot written
       }),
-      { numRuns: 3000 },
+      { numRuns: runs(3000) },
     );
   });
 

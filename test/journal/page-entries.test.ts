@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { JournalPage } from '../../src/journal/pages.js';
 import { entryToNdjson } from '../../src/records/ndjson.js';
 import type { SinkEntry } from '../../src/records/entry.js';
+import { runs } from '../helpers/long.js';
 
 const text = fc.oneof(
   fc.string({ unit: 'grapheme', maxLength: 40 }),
@@ -23,7 +24,7 @@ describe('journal page entries', () => {
         const want = entries.map((e) => ({ ...e, time: roundTrip(e.time), stream: roundTrip(e.stream), log: roundTrip(e.log) }));
         expect(page.entries()).toEqual(want);
       }),
-      { numRuns: 500 },
+      { numRuns: runs(500) },
     );
   });
 });

@@ -8,6 +8,7 @@ import { exceptionOf } from '../../src/processing/exception.js';
 import { ModelProcessor } from '../../src/processing/pipeline.js';
 import type { ProcessLine } from '../../src/processing/types.js';
 import { pythonTracebacks, type PythonTraceback } from '../helpers/python-tracebacks.js';
+import { runs } from '../helpers/long.js';
 
 const printed = pythonTracebacks();
 const expected = (t: PythonTraceback) => ({ type: t.type, ...(t.message ? { message: t.message } : {}), ...(t.chain ? { chain: t.chain } : {}) });
@@ -123,7 +124,7 @@ describe('exceptionOf on hostile text', () => {
           for (const t of e.chain ?? []) expect(t).toMatch(/^[A-Za-z_][\w.]{0,255}$/);
         }
       }),
-      { numRuns: 3_000, seed: 49 },
+      { numRuns: runs(3_000), seed: 49 },
     );
   });
 

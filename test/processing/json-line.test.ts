@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { MAX_JSON_DEPTH, mayBeJsonObject, parseJsonLine, redactJson, type JsonLine } from '../../src/processing/json-line.js';
 import { compileRedactions } from '../../src/processing/redact.js';
+import { runs } from '../helpers/long.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const SPAN = '00f067aa0ba902b7';
@@ -179,7 +180,7 @@ describe('parseJsonLine', () => {
         const r = parseJsonLine(s);
         expect(r === undefined || typeof r.attributes === 'object').toBe(true);
       }),
-      { numRuns: 2000 },
+      { numRuns: runs(2000) },
     );
   });
 
@@ -189,7 +190,7 @@ describe('parseJsonLine', () => {
         const r = parseJsonLine(JSON.stringify({ ...obj, message: msg }));
         expect(r?.message).toBe(msg);
       }),
-      { numRuns: 500 },
+      { numRuns: runs(500) },
     );
   });
 });
@@ -204,7 +205,7 @@ describe('mayBeJsonObject', () => {
           expect(mayBeJsonObject(line), JSON.stringify(line)).toBe(t.length >= 2 && t.startsWith('{') && t.endsWith('}'));
         }
       }),
-      { numRuns: 2000 },
+      { numRuns: runs(2000) },
     );
   });
 });

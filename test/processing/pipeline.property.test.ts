@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ModelProcessor } from '../../src/processing/pipeline.js';
 import type { ProcessLine } from '../../src/processing/types.js';
+import { runs } from '../helpers/long.js';
 
 const TEXTS = [
   'ERROR:app:request failed',
@@ -55,7 +56,7 @@ describe('ModelProcessor', () => {
           expect(p.openFirstSeq()).toBeUndefined();
         },
       ),
-      { numRuns: 400 },
+      { numRuns: runs(400) },
     );
   });
 });

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { compileRedactions, REDACTED } from '../../src/processing/redact.js';
+import { runs } from '../helpers/long.js';
 
 const HF = 'hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567';
 const SK = 'sk-Zx81kQ0vLm3NpR7tYu2wEe9sBb4cDd6f';
@@ -119,7 +120,7 @@ describe('lines without a match', () => {
         const out = rules(s);
         return out === s && out.length <= s.length;
       }),
-      { numRuns: 2000 },
+      { numRuns: runs(2000) },
     );
   });
 

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { NdjsonLineBuilder, entryToNdjson } from '../../src/records/ndjson.js';
 import { entry } from '../sinks/file/helpers.js';
+import { runs } from '../helpers/long.js';
 
 describe('entryToNdjson', () => {
   it('writes the keys in order model_id, time, stream, log, with the time unchanged', () => {
@@ -51,7 +52,7 @@ describe('NdjsonLineBuilder', () => {
         const b = new NdjsonLineBuilder(model);
         for (const r of rows) expect(line(b, r.time, r.stream, r.log)).toBe(reference(model, r.time, r.stream, r.log));
       }),
-      { numRuns: 2_000, seed: 11 },
+      { numRuns: runs(2_000), seed: 11 },
     );
   });
 

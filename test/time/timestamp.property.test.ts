@@ -7,8 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { entryTimeNs, parseEntryTime } from '../../src/time/timestamp.js';
+import { runs } from '../helpers/long.js';
 
-const RUNS = 10_000;
+const RUNS = runs(10_000);
 
 const pad = (n: number, w = 2) => String(n).padStart(w, '0');
 
@@ -147,7 +148,7 @@ describe('parseEntryTime over generated timestamps', () => {
         const r = parseEntryTime(s);
         expect(r.ok).toBe(false);
       }),
-      { numRuns: 2_000 },
+      { numRuns: runs(2_000) },
     );
   });
 
@@ -165,7 +166,7 @@ describe('parseEntryTime over generated timestamps', () => {
         // equal instants written differently (offsets, trailing zeros) share one canonical form
         for (const a of parsed) for (const b of parsed) expect(a.canonical === b.canonical).toBe(a.ns === b.ns);
       }),
-      { numRuns: 1_000 },
+      { numRuns: runs(1_000) },
     );
   });
 
@@ -177,7 +178,7 @@ describe('parseEntryTime over generated timestamps', () => {
         const r = parseEntryTime(s);
         expect(r.ok, `${name}: ${JSON.stringify(s)}`).toBe(false);
       }),
-      { numRuns: 3_000 },
+      { numRuns: runs(3_000) },
     );
   });
 

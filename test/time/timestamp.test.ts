@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { canonicalFromNs, formatRequestTime } from '../../src/time/canonical.js';
 import { msToNs, nsToMs, nsToMsCeil, parseEntryTime } from '../../src/time/timestamp.js';
+import { runs } from '../helpers/long.js';
 
 function ok(s: string): { ns: bigint; canonical: string } {
   const r = parseEntryTime(s);
@@ -75,7 +76,7 @@ describe('parseEntryTime', () => {
         const r = parseEntryTime(s);
         expect(typeof r.ok).toBe('boolean');
       }),
-      { numRuns: 2000 },
+      { numRuns: runs(2000) },
     );
     expect(parseEntryTime(42 as unknown as string).ok).toBe(false);
   });
@@ -99,7 +100,7 @@ describe('parseEntryTime', () => {
           expect(nsToMs(r.ns)).toBe(Date.parse(`${iso.slice(0, 19)}.${frac.padEnd(3, '0').slice(0, 3)}Z`));
         },
       ),
-      { numRuns: 3000 },
+      { numRuns: runs(3000) },
     );
   });
 
@@ -127,7 +128,7 @@ describe('parseEntryTime', () => {
         expect(pa.canonical < pb.canonical).toBe(pa.ns < pb.ns);
         expect(ok(pa.canonical).ns).toBe(pa.ns);
       }),
-      { numRuns: 3000 },
+      { numRuns: runs(3000) },
     );
   });
 });

@@ -10,8 +10,9 @@ import { ObjectsPage, parseLogsBody } from '../../../src/api/page/json.js';
 import { registerSecret } from '../../../src/telemetry/secrets.js';
 import { entryTimeNs } from '../../../src/time/timestamp.js';
 import { TOKEN, arbitrary, broken, offSpecEntry, reference, wellFormed } from './wire-arbitraries.js';
+import { runs } from '../../helpers/long.js';
 
-const RUNS = 10_000;
+const RUNS = runs(10_000);
 // the client registers its token: excerpts of malformed bodies must not show it
 registerSecret(TOKEN);
 

@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { ApiProtocolError } from '../../../src/api/errors.js';
 import { fieldText, parseLogsBody, readJsonPage } from '../../../src/api/page/json.js';
 import { protocolError } from '../helpers.js';
+import { runs } from '../../helpers/long.js';
 
 const entry = { time: '2024-05-01T12:00:00.5Z', log: 'hello', stream: 'stdout' };
 
@@ -91,7 +92,7 @@ describe('parseLogsBody', () => {
           expect(err).toBeInstanceOf(ApiProtocolError);
         }
       }),
-      { numRuns: 2000 },
+      { numRuns: runs(2000) },
     );
   });
 });

@@ -10,8 +10,9 @@ import { scanPage } from '../../../src/api/page/scanner.js';
 import { ScannedPage } from '../../../src/api/page/scanned-page.js';
 import { preparePage } from '../../../src/poller/prepare.js';
 import { arbitrary, broken, nastyText, offSpecEntry, wellFormed } from './wire-arbitraries.js';
+import { runs } from '../../helpers/long.js';
 
-const RUNS = 3_000;
+const RUNS = runs(3_000);
 
 /** Bytes a service could send that a string generator cannot: invalid UTF-8, escapes JSON.stringify never writes, odd spacing. */
 const byteLevel: fc.Arbitrary<{ category: string; body: Buffer }> = fc.oneof(

@@ -14,6 +14,7 @@ import { detectLevel } from '../../../src/processing/levels.js';
 import { mayBeJsonObject } from '../../../src/processing/json-line.js';
 import { defaultHeadsBlock, pythonOpens } from '../../../src/processing/multiline-python.js';
 import { TestJournal, tempDir } from '../../helpers/delivery.js';
+import { runs } from '../../helpers/long.js';
 
 /** The line's text as the journal holds it: JSON-escaped UTF-8, without the quotes. */
 function journalForm(log: string): Buffer {
@@ -44,7 +45,7 @@ describe('fastLevel', () => {
           }
         }
       }),
-      { numRuns: 2000 },
+      { numRuns: runs(2000) },
     );
   });
 
@@ -140,7 +141,7 @@ describe('a stage with the fast path', () => {
           j.close();
         }
       }),
-      { numRuns: 150 },
+      { numRuns: runs(150) },
     );
   });
 });

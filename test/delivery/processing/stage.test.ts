@@ -13,6 +13,7 @@ import { recordBatch } from '../../../src/delivery/batch.js';
 import { entryToNdjson } from '../../../src/records/ndjson.js';
 import { TestJournal, tempDir } from '../../helpers/delivery.js';
 import { recordOf, type BatchRecord } from '../../../src/delivery/processing/fast-lines.js';
+import { runs } from '../../helpers/long.js';
 
 let tmp: ReturnType<typeof tempDir>;
 let journal: TestJournal;
@@ -284,7 +285,7 @@ describe('the processing stage of a sink', () => {
           j.close();
         }
       }),
-      { numRuns: 150 },
+      { numRuns: runs(150) },
     );
   });
 });

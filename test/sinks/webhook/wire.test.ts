@@ -12,6 +12,7 @@ import fc from 'fast-check';
 import { TestJournal, startDelivery, tempDir, testSettings, waitUntil, contextFor } from '../../helpers/delivery.js';
 import { startWebhookReceiver, verifySignature, type WebhookReceiver } from '../../helpers/receivers.js';
 import { batch, captureContext, entry, never, webhookConfig } from './helpers.js';
+import { runs } from '../../helpers/long.js';
 
 let receiver: WebhookReceiver;
 afterEach(async () => {
@@ -173,7 +174,7 @@ describe('webhook body from the journal lines', () => {
         expect(fromLines.equals(Buffer.from(fromEntries(entries, format), 'utf8'))).toBe(true);
         if (format === 'json') expect(JSON.parse(fromLines.toString('utf8'))).toHaveLength(entries.length);
       }),
-      { numRuns: 1_000, seed: 21 },
+      { numRuns: runs(1_000), seed: 21 },
     );
     expect(renderBody(Buffer.alloc(0), 'json').toString()).toBe('[]');
   });
