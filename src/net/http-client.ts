@@ -45,60 +45,98 @@ const CLOSED_BEFORE_ANSWER = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
  * here: callers say why theirs are.
  */
 export async function exchange(dispatcher: Dispatcher, req: HttpRequest): Promise<HttpAnswer> {
-  const options: Dispatcher.RequestOptions = { origin: req.origin, path: req.path, method: 'POST', headers: req.headers, body: req.body, signal: req.signal };
-  let res: Dispatcher.ResponseData;
   try {
-    res = await requestOrAbort(dispatcher, options, req.signal);
+    return await exchangeOnce(dispatcher, req);
   } catch (err) {
     if (req.signal?.aborted || !CLOSED_BEFORE_ANSWER.has((err as { code?: string }).code ?? '')) throw err;
-    res = await requestOrAbort(dispatcher, options, req.signal);
+    return exchangeOnce(dispatcher, req);
   }
-  const limit = req.limitFor(res.statusCode);
-  const length = res.headers['content-length'];
-  const declaredBytes = typeof length === 'string' && /^\d+$/.test(length) ? Number(length) : undefined;
-  const answer: HttpAnswer = { status: res.statusCode, headers: res.headers, body: Buffer.alloc(0), tooLarge: false, declaredBytes, bodyError: undefined };
-  if (declaredBytes !== undefined && declaredBytes > limit) {
-    // undici reports the body's end as an error: no one waits for it here
-    res.body.on('error', () => {}).destroy();
-    answer.tooLarge = true;
-    return answer;
-  }
-  const chunks: Buffer[] = [];
-  let total = 0;
-  try {
-    for await (const chunk of res.body as AsyncIterable<Buffer>) {
-      if (total + chunk.length > limit) {
-        chunks.push(chunk.subarray(0, limit - total));
-        total = limit;
-        // leaving the loop destroys the body, and so the connection
-        answer.tooLarge = true;
-        break;
-      }
-      chunks.push(chunk);
-      total += chunk.length;
-    }
-  } catch (err) {
-    answer.bodyError = err;
-  }
-  answer.body = Buffer.concat(chunks, total);
-  return answer;
 }
 
 /**
- * `dispatcher.request`, rejecting as soon as `signal` aborts: undici aborts a request still
- * queued for a busy connection only once it gets one.
+ * One request through undici's `dispatch`, its body gathered as it arrives. (`request`
+ * wraps the same in a stream and promises per chunk: at thousands of polls a second that
+ * doubled the client's CPU and kept the collector busy.) An abort rejects at once, also for
+ * a request still queued for a busy connection, which undici would abort only once it got one.
  */
-function requestOrAbort(dispatcher: Dispatcher, options: Dispatcher.RequestOptions, signal: AbortSignal | undefined): Promise<Dispatcher.ResponseData> {
-  if (!signal) return dispatcher.request(options);
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    dispatcher
-      .request(options)
-      .then(resolve, reject)
-      .finally(() => signal.removeEventListener('abort', onAbort));
+function exchangeOnce(dispatcher: Dispatcher, req: HttpRequest): Promise<HttpAnswer> {
+  const { signal } = req;
+  if (signal?.aborted) return Promise.reject(signal.reason);
+  return new Promise<HttpAnswer>((resolve, reject) => {
+    let controller: Dispatcher.DispatchController | undefined;
+    let answer: HttpAnswer | undefined;
+    let limit = 0;
+    let total = 0;
+    const chunks: Buffer[] = [];
+    let settled = false;
+    const settle = (): boolean => {
+      if (settled) return false;
+      settled = true;
+      signal?.removeEventListener('abort', onAbort);
+      return true;
+    };
+    const fail = (err: unknown): void => {
+      if (settle()) reject(err);
+    };
+    const answered = (): void => {
+      if (!settle()) return;
+      answer!.body = Buffer.concat(chunks, total);
+      resolve(answer!);
+    };
+    /** Past the limit: the answer as read so far, and the connection dropped. */
+    const tooLarge = (c: Dispatcher.DispatchController): void => {
+      answer!.tooLarge = true;
+      answered();
+      c.abort(new Error('the response is larger than the limit'));
+    };
+    // Before the response, an abort rejects; during the body, it ends the body (bodyError).
+    const onAbort = (): void => {
+      if (answer === undefined) fail(signal!.reason);
+      controller?.abort(signal!.reason);
+    };
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(c) {
+        controller = c;
+        if (settled) c.abort(signal?.reason ?? new Error('aborted'));
+      },
+      onResponseStart(c, status, headers) {
+        if (settled) return;
+        const length = headers['content-length'];
+        const declaredBytes = typeof length === 'string' && /^\d+$/.test(length) ? Number(length) : undefined;
+        limit = req.limitFor(status);
+        answer = { status, headers, body: EMPTY, tooLarge: false, declaredBytes, bodyError: undefined };
+        if (declaredBytes !== undefined && declaredBytes > limit) tooLarge(c);
+      },
+      onResponseData(c, chunk) {
+        if (settled) return;
+        if (total + chunk.length > limit) {
+          chunks.push(chunk.subarray(0, limit - total));
+          total = limit;
+          tooLarge(c);
+          return;
+        }
+        chunks.push(chunk);
+        total += chunk.length;
+      },
+      onResponseEnd() {
+        answered();
+      },
+      onResponseError(_c, err) {
+        if (answer === undefined) return fail(err);
+        if (!settled) answer.bodyError = err;
+        answered();
+      },
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      dispatcher.dispatch({ origin: req.origin, path: req.path, method: 'POST', headers: req.headers, body: req.body }, handler);
+    } catch (err) {
+      fail(err);
+    }
   });
 }
+
+const EMPTY = Buffer.alloc(0);
 
 /**
  * A network sink's outcome for an answer: 2xx acknowledges; 408, 429 and 5xx are retried
