@@ -1,6 +1,7 @@
 //! `mls top -c F` (or `--admin URL`): a live view of the running daemon, refreshed every
 //! second from its admin server's `/status` (top-view.ts draws it). Keys: `s` changes the
-//! order, `q` quits. `--once` prints one frame and exits, for scripts.
+//! order, `q` quits. `--once` prints one frame and exits, for scripts; without a terminal
+//! it prints a frame each second, one after another, until interrupted.
 import type { Command } from 'commander';
 import { configOption, interruption, processIo, runCommand, type CommandIo } from './common.js';
 import { MlsError, UsageError, describeError } from '../errors.js';
@@ -40,13 +41,16 @@ async function runTop(o: TopOptions, io: CommandIo): Promise<void> {
   };
   let last = await read();
   if (o.once) return void io.stdout.write(`${renderFrame(last, { source, sort: 'trouble' })}\n`);
-  const draw = (await import('log-update')).createLogUpdate(io.stdout as NodeJS.WriteStream);
+  // Not a terminal (a pipe, a file): one frame after another as plain text, as `top -b` does,
+  // instead of the escape codes that redraw a terminal in place.
+  const terminal = (io.stdout as Partial<NodeJS.WriteStream>).isTTY === true;
+  const draw = terminal ? (await import('log-update')).createLogUpdate(io.stdout as NodeJS.WriteStream) : Object.assign((frame: string) => void io.stdout.write(`${frame}\n\n`), { done() {} });
   let sort: Sort = 'trouble';
   let problem: string | undefined;
   const { signal, release } = interruption(io);
   const quit = new AbortController();
   const stop = AbortSignal.any([signal, quit.signal]);
-  const redraw = () => stop.aborted || draw(renderFrame(last, { source, sort, keys: true, problem }));
+  const redraw = () => stop.aborted || draw(renderFrame(last, { source, sort, keys: terminal, problem }));
   const refresh = setInterval(() => {
     read().then(
       (st) => ((last = st), (problem = undefined), redraw()),

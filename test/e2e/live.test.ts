@@ -75,6 +75,17 @@ describe('watching a running daemon', () => {
     expect(none.stderr).toMatch(/^mls: .*no-admin\.yaml has no admin server, which mls top reads: add "admin: \{ listen: 127\.0\.0\.1:9464 \}" to it .*\n$/);
   });
 
+  it('mls top without a terminal prints one plain frame after another until interrupted', { timeout: 60_000 }, async () => {
+    const top = startMls(['top', '-c', config], env);
+    await waitFor(() => top.stdout().split('\nmls top · ').length >= 3, 30_000, 'three frames', 100, top.stderr);
+    top.child.kill('SIGINT');
+    expect((await top.exited).code).toBe(0);
+    // no escape codes (log-update's, to redraw a terminal in place) and no keys line
+    expect(top.stdout()).not.toContain('\u001b');
+    expect(top.stdout()).not.toMatch(/q: quit/);
+    expect(top.stdout().startsWith('mls top · ')).toBe(true);
+  });
+
   it('mls tap --limit prints the records every sink gets, each line naming its sink', { timeout: 60_000 }, async () => {
     const r = await runMls(['tap', '-c', config, '--limit', '40'], env);
     expect(r.code, r.stderr).toBe(0);
