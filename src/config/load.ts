@@ -68,6 +68,28 @@ export interface ConfigParts {
 
 const SECRET_VAR_RE = /TOKEN|SECRET|PASS|KEY|AUTH|CRED|SIGN/i;
 
+/** A module sink's option key that names a secret (`token`, `api_key`, `password`, `client_secret`, `authorization`, …). */
+const SECRET_KEY_RE = /(?:^|[_-])(?:token|secret|password|passwd|api[_-]?key|auth|authorization|credentials?)$/i;
+/** Shorter values are left alone: scrubbing a short word everywhere would garble the output. */
+const MIN_UNMARKED_SECRET = 8;
+
+/**
+ * Secrets the schema cannot mark: a module sink's options are free-form, so its string
+ * options under keys that name a secret (at any depth), and the values of `${VAR}`s whose
+ * names do (`${ACME_API_KEY}`), are scrubbed as the marked fields are.
+ */
+function unmarkedSecrets(config: Config, substituted: readonly { name: string; value: string }[]): string[] {
+  const out = substituted.filter((s) => SECRET_VAR_RE.test(s.name)).map((s) => s.value);
+  const walk = (v: unknown, key: string): void => {
+    if (typeof v === 'string') {
+      if (SECRET_KEY_RE.test(key)) out.push(v);
+    } else if (Array.isArray(v)) for (const x of v) walk(x, key);
+    else if (isObj(v)) for (const [k, x] of Object.entries(v)) walk(x, k);
+  };
+  for (const sink of config.sinks) if (sink.type === 'module') walk(sink.options, '');
+  return out.filter((v) => v.trim().length >= MIN_UNMARKED_SECRET);
+}
+
 /** Freezes `value` and everything reachable from it. */
 export function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
@@ -178,7 +200,7 @@ export class ConfigLoader {
     if (noEnv) options.onStandIns?.({ variables: [...new Set([...interpolated.placeholders.flatMap((p) => p.names), ...unsetInModelsFile])], token: tokenStandsIn });
     const config = deepFreeze({ ...data, api: { ...data.api, token } } as Config);
     // Stand-ins are no secrets: scrubbing a word such as `placeholder` would garble the output.
-    if (!noEnv) for (const s of this.secrets(config)) registerSecret(s);
+    if (!noEnv) for (const s of [...this.secrets(config), ...unmarkedSecrets(config, [...interpolated.substituted, ...models.substituted])]) registerSecret(s);
     return config;
   }
 

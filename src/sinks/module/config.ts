@@ -13,7 +13,7 @@ export const moduleSinkSchema = z
       ),
       { path: 'module' },
     ),
-    options: z.record(z.string(), z.unknown()).default({}).describe('Free-form options passed to the module.'),
+    options: z.record(z.string(), z.unknown()).default({}).describe('Free-form options passed to the module. String options under keys that name a secret (token, api_key, password, client_secret, authorization, credential…, at any depth) and values of ${VAR}s named like one are scrubbed from every log line, error and status, like the secret fields of built-in sinks; values under 8 characters are not.'),
     timeout: duration(
       'Longest one call of the module may take. A send still running after it counts as a retry (the AbortSignal passed to send fires, whether or not the module heeds it); a flush or close (at reload or shutdown) is waited for no longer.',
       { positive: true },
