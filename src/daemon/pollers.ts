@@ -169,9 +169,9 @@ export class RunningPollers {
       this.pollers.delete(id);
       this.fair.forget(id);
       this.cadence.forget(id);
-      this.d.metrics.removeModel(id);
       removed.push(id);
     }
+    await this.d.metrics.removeModels(removed);
     return removed;
   }
 

@@ -145,10 +145,25 @@ export class Metrics {
     return s;
   }
 
-  /** A model no longer configured (its poller stopped): its per-model series end. */
-  removeModel(model: string): void {
-    this.models.delete(model);
-    for (const m of [this.polls, this.pages, this.entriesFetched, this.entriesNew, this.duplicates, this.lastSuccess, this.modelUp, this.settle, this.firstRereadAge]) m.remove({ model });
+  /**
+   * Models no longer configured (their pollers stopped): every series labelled with one of
+   * them ends, in every metric (records by level, exceptions by type, errors by code…), so
+   * that a reload that drops models leaves no series behind. One pass for all of them.
+   */
+  async removeModels(models: Iterable<string>): Promise<void> {
+    const gone = new Set(models);
+    if (gone.size === 0) return;
+    for (const model of gone) this.models.delete(model);
+    for (const { name } of this.registry.getMetricsAsArray()) {
+      const metric = this.registry.getSingleMetric(name);
+      if (metric === undefined) continue;
+      for (const { labels } of (await metric.get()).values) {
+        if (typeof labels.model !== 'string' || !gone.has(labels.model)) continue;
+        // A histogram's bucket series carry `le` besides the labels the histogram was given.
+        const { le: _le, ...own } = labels;
+        metric.remove(own);
+      }
+    }
   }
 
   /** One HTTP attempt to the service: its status (or `error`: no response) and how long it took. */

@@ -54,7 +54,7 @@ describe('recent rates', () => {
       await rates.sample(s * 1000);
     }
     expect(rates.perSecond('entries', 'gone')).toBeCloseTo(10);
-    metrics.removeModel('gone');
+    await metrics.removeModels(['gone']);
     await rates.sample(15_000);
     expect(rates.perSecond('entries', 'gone')).toBe(0);
     metrics.initModel('gone').entriesNew.inc(8);

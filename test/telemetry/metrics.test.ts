@@ -46,7 +46,7 @@ describe('Metrics', () => {
     expect(json.find((x) => x.name === 'mls_polls_total')).toMatchObject({ type: 'counter', values: [{ labels: { model: 'a' }, value: 3 }, { labels: { model: 'b' }, value: 0 }] });
   });
 
-  it('a removed model loses its series; configured again, it starts from 0 and up', async () => {
+  it('a removed model loses every series labelled with it; configured again, it starts from 0 and up', async () => {
     const m = new Metrics({ processMetrics: false });
     const a = m.initModel('a');
     m.initModel('b');
@@ -54,8 +54,17 @@ describe('Metrics', () => {
     a.up.set(0);
     a.lastSuccess.set(10);
     m.settle.set({ model: 'a' }, 2);
-    m.removeModel('a');
+    // series with more labels than the model: records by level, exceptions by type, errors by code, a histogram
+    m.modelRecords.inc({ model: 'a', level: 'info' }, 3);
+    m.modelExceptions.inc({ model: 'a', type: 'KeyError' });
+    m.entriesInvalid.inc({ model: 'a', reason: 'log_not_string' });
+    m.pollErrors.inc({ model: 'a', code: 'MLS_ERR_API_UNAVAILABLE' });
+    m.ingestDelay.observe({ model: 'a' }, 1.5);
+    m.modelRecords.inc({ model: 'b', level: 'info' });
+    await m.removeModels(['a']);
     let text = await m.text();
+    expect(text).not.toContain('model="a"');
+    expect(lines(text, 'mls_model_log_records_total')).toEqual(['mls_model_log_records_total{model="b",level="info"} 1']);
     expect(lines(text, 'mls_polls_total')).toEqual(['mls_polls_total{model="b"} 0']);
     expect(lines(text, 'mls_model_up')).toEqual(['mls_model_up{model="b"} 1']);
     expect(lines(text, 'mls_model_last_success_timestamp_seconds')).toEqual([]);
