@@ -1,9 +1,9 @@
 //! Recent rates for `/status` and `mls top`: the daemon's counters (and the sinks' backlog)
 //! sampled once a second, each rate taken over the last {@link RATE_WINDOW_SECONDS} seconds,
 //! so that one look at `/status` shows what is happening now. Only series that moved within
-//! the window keep samples: with thousands of quiet models, a quiet one costs one lookup a
-//! second and allocates nothing (samples that allocated per series every second kept the
-//! collector busy at many models).
+//! the window have changes kept: with thousands of models, a series costs one lookup a
+//! second, and a sample allocates nothing per series (samples that did kept the collector
+//! busy at many models).
 import type { Counter, Gauge } from 'prom-client';
 import type { Metrics } from '../telemetry/metrics.js';
 
@@ -39,79 +39,115 @@ function sources(m: Metrics): Source[] {
   ];
 }
 
+/**
+ * The changes of the series of one kind in the last {@link SLOTS} samples, in flat arrays
+ * (one row of slots per name): a slot holds a change only if it was written in the window,
+ * which its stamp (the sample's number) says, so nothing is cleared or allocated per sample.
+ */
+class Changes {
+  readonly #rows = new Map<string, number>();
+  #changes = new Float64Array(64 * SLOTS);
+  #stamps = new Float64Array(64 * SLOTS).fill(-1);
+
+  /** Adds `change` to `name`'s slot for sample `sample`. */
+  add(name: string, sample: number, change: number): void {
+    let row = this.#rows.get(name);
+    if (row === undefined) {
+      row = this.#rows.size;
+      this.#rows.set(name, row);
+      if ((row + 1) * SLOTS > this.#changes.length) this.#grow();
+    }
+    const k = row * SLOTS + (sample % SLOTS);
+    if (this.#stamps[k] !== sample) {
+      this.#stamps[k] = sample;
+      this.#changes[k] = 0;
+    }
+    this.#changes[k]! += change;
+  }
+
+  /** The sum of `name`'s changes in samples [from, to]. */
+  sum(name: string, from: number, to: number): number {
+    const row = this.#rows.get(name);
+    if (row === undefined) return 0;
+    let total = 0;
+    for (let k = row * SLOTS; k < (row + 1) * SLOTS; k++) {
+      const stamp = this.#stamps[k]!;
+      if (stamp >= from && stamp <= to) total += this.#changes[k]!;
+    }
+    return total;
+  }
+
+  /** Forgets `name`'s changes (its row is kept for a name that comes back). */
+  forget(name: string): void {
+    const row = this.#rows.get(name);
+    if (row !== undefined) this.#stamps.fill(-1, row * SLOTS, (row + 1) * SLOTS);
+  }
+
+  #grow(): void {
+    const changes = new Float64Array(this.#changes.length * 2);
+    const stamps = new Float64Array(this.#stamps.length * 2).fill(-1);
+    changes.set(this.#changes);
+    stamps.set(this.#stamps);
+    this.#changes = changes;
+    this.#stamps = stamps;
+  }
+}
+
 /** The last window of samples of every series. */
 export class RecentRates {
   readonly #sources: Source[];
-  /** Per kind, by name, while it moves: the change at each of the last {@link SLOTS} samples (a ring). */
-  readonly #moving = new Map<RateKind, Map<string, Float64Array>>();
+  readonly #changes = new Map<RateKind, Changes>();
   readonly #times = new Float64Array(SLOTS);
   #samples = 0;
 
   constructor(metrics: Metrics) {
     this.#sources = sources(metrics);
+    for (const { kind } of this.#sources) if (!this.#changes.has(kind)) this.#changes.set(kind, new Changes());
   }
 
   /** Takes one sample of every series at `nowMs` (called once a second). */
   async sample(nowMs: number): Promise<void> {
-    const slot = this.#samples % SLOTS;
-    this.#times[slot] = nowMs;
-    const first = this.#samples === 0;
+    const sample = this.#samples;
+    this.#times[sample % SLOTS] = nowMs;
     this.#samples++;
-    // The slot taken again held the oldest change, now out of the window.
-    for (const rings of this.#moving.values()) for (const ring of rings.values()) ring[slot] = 0;
     for (const source of this.#sources) {
       const { values } = await source.metric.get();
-      let named: Iterable<[string, number]> | undefined;
+      const changes = this.#changes.get(source.kind)!;
+      let named: Map<string, number> | undefined;
       if (source.summed) {
-        const sums = new Map<string, number>();
-        for (const { value, labels } of values) sums.set(String(labels[source.label]), (sums.get(String(labels[source.label])) ?? 0) + value);
-        named = sums;
+        named = new Map();
+        for (const { value, labels } of values) named.set(String(labels[source.label]), (named.get(String(labels[source.label])) ?? 0) + value);
       }
-      let seen = 0;
       const note = (name: string, value: number): void => {
-        seen++;
         const last = source.last.get(name);
         if (last === value) return;
         source.last.set(name, value);
         // A series that appears after the first sample is new: it started at 0.
-        const change = last === undefined ? (first ? 0 : value) : value - last;
-        if (change !== 0) this.#ring(source.kind, name)[slot]! += change;
+        const change = last === undefined ? (sample === 0 ? 0 : value) : value - last;
+        if (change !== 0) changes.add(name, sample, change);
       };
       if (named) for (const [name, value] of named) note(name, value);
       else for (const { value, labels } of values) note(String(labels[source.label]), value);
       // A series that ended (a model removed by a reload) is forgotten: counted from 0 if it comes back.
-      if (source.last.size > seen) this.#forget(source, new Set(named ? [...named].map(([n]) => n) : values.map((v) => String(v.labels[source.label]))));
-    }
-    for (const rings of this.#moving.values()) for (const [name, ring] of rings) if (ring.every((v) => v === 0)) rings.delete(name);
-  }
-
-  /** The ring of changes of `name`, made on its first change. */
-  #ring(kind: RateKind, name: string): Float64Array {
-    let rings = this.#moving.get(kind);
-    if (rings === undefined) this.#moving.set(kind, (rings = new Map()));
-    let ring = rings.get(name);
-    if (ring === undefined) rings.set(name, (ring = new Float64Array(SLOTS)));
-    return ring;
-  }
-
-  #forget(source: Source, present: ReadonlySet<string>): void {
-    for (const name of source.last.keys()) {
-      if (present.has(name)) continue;
-      source.last.delete(name);
-      this.#moving.get(source.kind)?.delete(name);
+      const seen = named ? named.size : values.length;
+      if (source.last.size > seen) {
+        const present = new Set(named ? named.keys() : values.map((v) => String(v.labels[source.label])));
+        for (const name of source.last.keys()) {
+          if (present.has(name)) continue;
+          source.last.delete(name);
+          changes.forget(name);
+        }
+      }
     }
   }
 
   /** Per second over the window (0 for a series that did not move, and before two samples). */
   perSecond(kind: RateKind, name: string): number {
-    const newest = (this.#samples - 1) % SLOTS;
-    const oldest = this.#samples < SLOTS ? 0 : this.#samples % SLOTS;
-    const ring = this.#moving.get(kind)?.get(name);
-    const seconds = (this.#times[newest]! - this.#times[oldest]!) / 1000;
-    if (ring === undefined || seconds <= 0) return 0;
+    const newest = this.#samples - 1;
+    const oldest = Math.max(0, this.#samples - SLOTS);
+    const seconds = (this.#times[newest % SLOTS]! - this.#times[oldest % SLOTS]!) / 1000;
+    if (newest < 0 || seconds <= 0) return 0;
     // The changes after the oldest sample add up to the newest value less the oldest.
-    let change = 0;
-    for (let i = 0; i < SLOTS; i++) if (i !== oldest) change += ring[i]!;
-    return change / seconds;
+    return (this.#changes.get(kind)?.sum(name, oldest + 1, newest) ?? 0) / seconds;
   }
 }
