@@ -54,10 +54,11 @@ export async function exchange(dispatcher: Dispatcher, req: HttpRequest): Promis
 }
 
 /**
- * One request through undici's `dispatch`, its body gathered as it arrives. (`request`
- * wraps the same in a stream and promises per chunk: at thousands of polls a second that
- * doubled the client's CPU and kept the collector busy.) An abort rejects at once, also for
- * a request still queued for a busy connection, which undici would abort only once it got one.
+ * One request through undici's `dispatch`, its body gathered as it arrives (`request`
+ * wraps the same in a stream and a promise per chunk, which at thousands of polls a second
+ * costs more than the request itself: docs/decisions/0055). An abort rejects at once, also
+ * for a request still queued for a busy connection, which undici would abort only once it
+ * got one.
  */
 function exchangeOnce(dispatcher: Dispatcher, req: HttpRequest): Promise<HttpAnswer> {
   const { signal } = req;
