@@ -8,12 +8,13 @@ export class VirtualTime implements PollTimer {
   private t: number;
   private sleepers: Array<{ at: number; wake: () => void; signal: AbortSignal | undefined }> = [];
 
-  constructor(startMs: number) {
+  /** `gridMs`: the scheduler's grid (1 by default: each cycle starts at its own due time). */
+  constructor(
+    startMs: number,
+    readonly gridMs = 1,
+  ) {
     this.t = startMs;
   }
-
-  /** No grid: each cycle starts at its own due time. */
-  readonly gridMs = 1;
 
   /** The current virtual time (epoch ms). */
   readonly now = (): number => this.t;

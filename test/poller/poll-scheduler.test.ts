@@ -108,28 +108,22 @@ describe('poll scheduler', () => {
 describe('the daemon\'s grid', () => {
   it('starts the cycles due within one grid step together, at its end', async () => {
     const grid = 200;
-    const s = new PollScheduler(gridTimer(grid));
     // Just after a grid point: both second cycles fall due within the step that follows.
-    await new Promise((resolve) => setTimeout(resolve, grid - (performance.now() % grid) + 1));
-    const starts: Array<[string, number]> = [];
-    const both = Promise.withResolvers<void>();
-    for (const [name, wait] of [['a', 5], ['b', 50]] as const) {
-      let n = 0;
-      s.add({
-        cycle: async () => {
-          starts.push([name, performance.now()]);
-          if (starts.length === 4) both.resolve();
-          return n++ === 0 ? wait : undefined;
-        },
-      });
-    }
-    await both.promise;
+    const vt = new VirtualTime(T0 + 1, grid);
+    const s = new PollScheduler(vt, vt.now);
+    const log: Array<[string, number]> = [];
+    s.add(pollable(vt, [5, undefined], log, 'a'));
+    s.add(pollable(vt, [50, undefined], log, 'b'));
+    await vt.runUntil(T0 + 1_000, 1, [], () => s.running === 0);
     await s.stop();
-    const [a, b] = starts.slice(2).map(([, at]) => at) as [number, number];
-    expect(starts.slice(2).map(([name]) => name).sort()).toEqual(['a', 'b']);
-    // Started in one pass of the loop, never before the grid point after the first cycles.
-    expect(Math.abs(a - b)).toBeLessThan(5);
-    expect(Math.min(a, b)).toBeGreaterThanOrEqual(Math.ceil(starts[0]![1] / grid) * grid);
+    // Each cycle at the first grid point at or after its due time: the second ones, due 5 and
+    // 50 ms after the first, together at the next.
+    expect(log).toEqual([
+      ['a', T0 + grid],
+      ['b', T0 + grid],
+      ['a', T0 + 2 * grid],
+      ['b', T0 + 2 * grid],
+    ]);
   });
 
   it('uses a tenth of the poll interval as the grid, at most a second', () => {
