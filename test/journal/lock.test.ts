@@ -3,7 +3,7 @@
 //! held elsewhere.
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { acquireStateLock } from '../../src/journal/lock.js';
@@ -41,7 +41,15 @@ try {
   mkdirSync(full);
   execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k,mode=0700', 'tmpfs', full], { stdio: 'pipe' });
   mounted = true;
-  writeFileSync(join(full, 'filler'), Buffer.alloc(64 * 1024)); // fails once the disk is full
+  // Written until the disk says it is full, whatever room the tmpfs rounds its size to.
+  const filler = openSync(join(full, 'filler'), 'w');
+  try {
+    for (;;) writeSync(filler, Buffer.alloc(4096));
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'ENOSPC') throw err;
+  } finally {
+    closeSync(filler);
+  }
 } catch (err) {
   if (!mounted) console.log(`state lock on a full disk: SKIPPED, cannot mount a tmpfs here (${String((err as { stderr?: Buffer }).stderr ?? err).trim()})`);
 }
