@@ -9,6 +9,7 @@ import { ModelProcessor } from '../../src/processing/pipeline.js';
 import type { ProcessLine } from '../../src/processing/types.js';
 import { pythonTracebacks, type PythonTraceback } from '../helpers/python-tracebacks.js';
 import { runs } from '../helpers/long.js';
+import { expectLinearTime } from '../helpers/linear-time.js';
 
 const printed = pythonTracebacks();
 const expected = (t: PythonTraceback) => ({ type: t.type, ...(t.message ? { message: t.message } : {}), ...(t.chain ? { chain: t.chain } : {}) });
@@ -139,25 +140,8 @@ describe('exceptionOf on hostile text', () => {
     ['worker tags', (n) => '[rank0]: '.repeat(n / 18) + 'Traceback (most recent call last):\n' + '[rank0]: '.repeat(n / 18) + 'E: x'],
   ];
   const N = 40_000;
-  /** Linear time grows 8 times from n to 8n, quadratic 64 times. */
-  const MAX_GROWTH = 24;
-  /** The best of up to `runs` timings of `f` in ms, stopping at the first under `enough`. */
-  const best = (f: () => void, runs: number, enough = 0): number => {
-    let min = Number.POSITIVE_INFINITY;
-    for (let i = 0; i < runs && min >= enough; i++) {
-      const t0 = performance.now();
-      f();
-      min = Math.min(min, performance.now() - t0);
-    }
-    return min;
-  };
 
   it.each(ADVERSARIAL)('takes time linear in the text: %s', (_name, text) => {
-    const short = text(N);
-    const long = text(8 * N);
-    exceptionOf(short);
-    const tShort = Math.max(best(() => exceptionOf(short), 5), 0.05);
-    const tLong = best(() => exceptionOf(long), 5, MAX_GROWTH * tShort);
-    expect(tLong / tShort, `n: ${tShort.toFixed(3)} ms, 8n: ${tLong.toFixed(3)} ms`).toBeLessThan(MAX_GROWTH);
+    expectLinearTime(exceptionOf, text, N);
   });
 });

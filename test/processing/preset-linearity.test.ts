@@ -8,10 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { detectLevel } from '../../src/processing/levels.js';
 import { defaultHeadsBlock, pythonContinues, pythonOpens, type BlockPhase } from '../../src/processing/multiline-python.js';
 import { compileRedactions } from '../../src/processing/redact.js';
+import { expectLinearTime } from '../helpers/linear-time.js';
 
 const N = 20_000;
-/** Linear time grows 8 times from n to 8n, quadratic 64 times. */
-const MAX_GROWTH = 24;
 const PHASES: BlockPhase[] = ['heading', 'frames', 'raised', 'chain', 'group'];
 const secrets = compileRedactions([], { secretsPreset: true });
 
@@ -56,26 +55,9 @@ const ADVERSARIAL: ReadonlyArray<[string, (n: number) => string]> = [
   ['an AWS secret key name', (n) => 'aws_secret_access_key='.repeat(n / 22)],
 ];
 
-/** The best of up to `runs` timings of `f` in ms, stopping at the first under `enough`. */
-function best(f: () => void, runs: number, enough = 0): number {
-  let min = Number.POSITIVE_INFINITY;
-  for (let i = 0; i < runs && min >= enough; i++) {
-    const t0 = performance.now();
-    f();
-    min = Math.min(min, performance.now() - t0);
-  }
-  return min;
-}
-
 describe('the built-in patterns on V8', () => {
   it.each(ADVERSARIAL)('take time linear in the line: %s', (_name, text) => {
-    const short = text(N);
-    const long = text(8 * N);
-    allPresets(short); // compiled and warm
-    // A floor below which the timer only measures noise.
-    const tShort = Math.max(best(() => allPresets(short), 5), 0.05);
-    const tLong = best(() => allPresets(long), 3, MAX_GROWTH * tShort);
-    expect(tLong / tShort, `n: ${tShort.toFixed(3)} ms, 8n: ${tLong.toFixed(3)} ms`).toBeLessThan(MAX_GROWTH);
+    expectLinearTime(allPresets, text, N, 3);
   });
 
   it('throw on no 6 MB line of any of these kinds', () => {
