@@ -5,12 +5,9 @@
 // and as OTLP `exception.*` attributes; a raw sink gets the entries unchanged; and
 // `mls_model_exceptions_total` counts each record once, whatever the sinks, bounded per model.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { entriesIn, entryAt, page, startHostileService, type HostileService, type WireEntry } from '../helpers/hostile-service.js';
-import { startWebhookReceiver, type WebhookReceiver } from '../helpers/receivers.js';
-import { startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.js';
+import { entryAt, type WireEntry } from '../helpers/hostile-service.js';
+import { deliveredAll, quickService, startScene, type Scene } from '../helpers/scene.js';
 import { pythonTracebacks, type PythonTraceback } from '../helpers/python-tracebacks.js';
 import { adminAddress, readNdjsonTree, readState, startMls, waitFor, writeConfig, type MlsProcess } from './harness.js';
 
@@ -50,50 +47,34 @@ function expected(t: PythonTraceback, i: number, lines: boolean): { exception: {
   };
 }
 
-let dir: string;
-let service: HostileService;
-let hook: WebhookReceiver;
-let otlp: OtlpReceiver;
-
+let scene: Scene;
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'mls-exceptions-'));
-  service = await startHostileService((call) => ({ body: page(entriesIn(ENTRIES[call.modelId] ?? [], call)) }));
-  hook = await startWebhookReceiver();
-  otlp = await startOtlpReceiver({ protocol: 'http' });
+  scene = await startScene('mls-exceptions-', ENTRIES);
 });
-
-afterAll(async () => {
-  await Promise.all([service?.close(), hook?.close(), otlp?.close()]);
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => scene?.close());
 
 type Shipped = { model_id: string; stream: string; log: string; level?: string; exception?: { type: string; message?: string; chain?: string[] } };
 
 describe('exceptions from CPython tracebacks', () => {
   it('reach the file, webhook and OTLP records with their type, message and chain, and are counted once per record', { timeout: 120_000 }, async () => {
     expect(printed.length).toBeGreaterThan(15);
-    const statePath = join(dir, 'state', 'state.db');
+    const statePath = join(scene.dir, 'state', 'state.db');
     const batch = { max_entries: 50, max_delay: '50ms' };
-    const config = writeConfig(dir, {
-      api: { base_url: service.url, token: '${MLS_API_TOKEN}', retry: { deadline: '2s', base_delay: '20ms', max_delay: '200ms' } },
-      state: { path: statePath },
-      poll: { interval: '300ms', lookback: '2s', settle: '100ms', start_at: '-40s', max_window: '30s', rate_limit: 'none', reread: { ages: ['1s'] } },
+    const config = writeConfig(scene.dir, {
+      ...quickService(scene.service.url, statePath),
       models: [{ id: 'py-lines' }, { id: 'py-whole' }],
       processing: { exceptions: { max_types_per_model: MAX_TYPES } },
       sinks: [
-        { name: 'records', type: 'file', path: join(dir, 'records', '{model_id}.ndjson'), batch },
-        { name: 'lines', type: 'file', raw: true, path: join(dir, 'lines', '{model_id}.ndjson'), batch },
-        { name: 'hook', type: 'webhook', url: hook.url, batch },
-        { name: 'otel', type: 'otlp', endpoint: otlp.endpoint, protocol: 'http/protobuf', batch },
+        { name: 'records', type: 'file', path: join(scene.dir, 'records', '{model_id}.ndjson'), batch },
+        { name: 'lines', type: 'file', raw: true, path: join(scene.dir, 'lines', '{model_id}.ndjson'), batch },
+        { name: 'hook', type: 'webhook', url: scene.hook.url, batch },
+        { name: 'otel', type: 'otlp', endpoint: scene.otlp.endpoint, protocol: 'http/protobuf', batch },
       ],
       admin: { listen: '127.0.0.1:0' },
       shutdown_timeout: '10s',
     });
     const total = ENTRIES['py-lines']!.length + ENTRIES['py-whole']!.length;
-    const delivered = () => {
-      const st = readState(statePath);
-      return st !== undefined && st.lastSeq === total && [...st.cursors.values()].every((c) => c === st.lastSeq);
-    };
+    const delivered = deliveredAll(statePath, total);
     const daemon: MlsProcess = startMls(['run', '--config', config], { MLS_API_TOKEN: TOKEN });
     let metrics = '';
     try {
@@ -105,23 +86,23 @@ describe('exceptions from CPython tracebacks', () => {
       await daemon.exited;
     }
 
-    const records = readNdjsonTree(join(dir, 'records')) as Shipped[];
+    const records = readNdjsonTree(join(scene.dir, 'records')) as Shipped[];
     const ofModel = (all: readonly Shipped[], model: string) => all.filter((r) => r.model_id === model && r.exception !== undefined);
     for (const [model, lines] of [['py-lines', true], ['py-whole', false]] as const) {
       const want = printed.map((t, i) => expected(t, i, lines));
-      for (const [sink, got] of [['records', records], ['hook', hook.uniqueEntries() as Shipped[]]] as const) {
+      for (const [sink, got] of [['records', records], ['hook', scene.hook.uniqueEntries() as Shipped[]]] as const) {
         const withException = ofModel(got, model);
         expect(withException.map((r) => ({ exception: r.exception, log: r.log })), `${sink} ${model}`).toEqual(want);
         expect(new Set(withException.map((r) => r.level)), `${sink} ${model}`).toEqual(new Set(['error']));
       }
     }
     // A raw sink ships the entries as the service sent them, with no field added.
-    const raw = readNdjsonTree(join(dir, 'lines'));
+    const raw = readNdjsonTree(join(scene.dir, 'lines'));
     expect(raw).toHaveLength(total);
     expect(raw.every((r) => Object.keys(r).join() === 'model_id,time,stream,log')).toBe(true);
 
     // OTLP: the semantic conventions' attributes, the stack trace being the record's text.
-    const otel = otlp.logRecords().filter((r) => r.attributes['exception.type'] !== undefined);
+    const otel = scene.otlp.logRecords().filter((r) => r.attributes['exception.type'] !== undefined);
     const fileRecords = [...ofModel(records, 'py-lines'), ...ofModel(records, 'py-whole')];
     const asOtlp = (r: Shipped) => ({
       model: r.model_id,

@@ -5,13 +5,11 @@
 // other model's lines go on, and a SIGKILL and restart (the journal read again) change
 // nothing. Every output is decoded before it is searched.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { compileRedactions } from '../../src/processing/redact.js';
-import { entriesIn, entryAt, page, startHostileService, type HostileService, type WireEntry } from '../helpers/hostile-service.js';
-import { startWebhookReceiver, type WebhookReceiver } from '../helpers/receivers.js';
-import { startOtlpReceiver, type OtlpReceiver } from '../helpers/otlp-receiver.js';
+import { entryAt, type WireEntry } from '../helpers/hostile-service.js';
+import { deliveredAll, quickService, startScene, type Scene } from '../helpers/scene.js';
 import { writeHostileSink } from '../helpers/hostile-sink.js';
 import { compareMultisets, readNdjsonTree, readState, startMls, waitFor, writeConfig, type MlsProcess } from './harness.js';
 
@@ -32,22 +30,11 @@ const ENTRIES: Record<string, WireEntry[]> = {
   calm: Array.from({ length: 30 }, (_, i) => entryAt(T0 + i * 40, `INFO: calm ${i}`)),
 };
 
-let dir: string;
-let service: HostileService;
-let hook: WebhookReceiver;
-let otlp: OtlpReceiver;
-
+let scene: Scene;
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'mls-hostile-'));
-  service = await startHostileService((call) => ({ body: page(entriesIn(ENTRIES[call.modelId] ?? [], call)) }));
-  hook = await startWebhookReceiver();
-  otlp = await startOtlpReceiver({ protocol: 'http' });
+  scene = await startScene('mls-hostile-', ENTRIES);
 });
-
-afterAll(async () => {
-  await Promise.all([service?.close(), hook?.close(), otlp?.close()]);
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => scene?.close());
 
 type Shipped = { model_id: string; stream: string; log: string; lines?: number; attributes?: unknown; message?: string };
 
@@ -58,31 +45,26 @@ function lineKeys(records: readonly Shipped[]): string[] {
 
 describe('hostile lines', () => {
   it('reach every sink type once, and stop neither the batch, the model, nor the other model, across a restart', { timeout: 120_000 }, async () => {
-    const statePath = join(dir, 'state', 'state.db');
-    const moduleOut = join(dir, 'module.ndjson');
+    const statePath = join(scene.dir, 'state', 'state.db');
+    const moduleOut = join(scene.dir, 'module.ndjson');
     const batch = { max_entries: 4, max_delay: '50ms' };
-    const config = writeConfig(dir, {
-      api: { base_url: service.url, token: '${MLS_API_TOKEN}', retry: { deadline: '2s', base_delay: '20ms', max_delay: '200ms' } },
-      state: { path: statePath },
-      poll: { interval: '300ms', lookback: '2s', settle: '100ms', start_at: '-40s', max_window: '30s', rate_limit: 'none', reread: { ages: ['1s'] } },
+    const config = writeConfig(scene.dir, {
+      ...quickService(scene.service.url, statePath),
       models: [{ id: 'hostile' }, { id: 'calm' }],
       processing: { redact: { secrets: true }, levels: { rules: [{ match: '^(a+)+$', level: 'fatal' }] } },
       sinks: [
-        { name: 'records', type: 'file', path: join(dir, 'records', '{model_id}.ndjson'), batch },
-        { name: 'lines', type: 'file', raw: true, path: join(dir, 'lines', '{model_id}.ndjson'), batch },
+        { name: 'records', type: 'file', path: join(scene.dir, 'records', '{model_id}.ndjson'), batch },
+        { name: 'lines', type: 'file', raw: true, path: join(scene.dir, 'lines', '{model_id}.ndjson'), batch },
         { name: 'out', type: 'stdout', batch },
-        { name: 'hook', type: 'webhook', url: hook.url, batch },
-        { name: 'otel', type: 'otlp', endpoint: otlp.endpoint, protocol: 'http/protobuf', batch },
-        { name: 'plugin', type: 'module', path: writeHostileSink(dir), options: { mode: 'throw', badCalls: 0, out: moduleOut }, batch },
+        { name: 'hook', type: 'webhook', url: scene.hook.url, batch },
+        { name: 'otel', type: 'otlp', endpoint: scene.otlp.endpoint, protocol: 'http/protobuf', batch },
+        { name: 'plugin', type: 'module', path: writeHostileSink(scene.dir), options: { mode: 'throw', badCalls: 0, out: moduleOut }, batch },
       ],
       shutdown_timeout: '10s',
       log: { level: 'warn' },
     });
     const env = { MLS_API_TOKEN: TOKEN };
-    const delivered = () => {
-      const st = readState(statePath);
-      return st !== undefined && st.lastSeq === ENTRIES.hostile!.length + ENTRIES.calm!.length && [...st.cursors.values()].every((c) => c === st.lastSeq);
-    };
+    const delivered = deliveredAll(statePath, ENTRIES.hostile!.length + ENTRIES.calm!.length);
     // Killed once some lines are in, then started again: what was in flight is read again.
     const first = startMls(['run', '--config', config], env);
     await waitFor(() => (readState(statePath)?.lastSeq ?? 0) > 0, 30_000, 'the first lines in the journal');
@@ -103,13 +85,13 @@ describe('hostile lines', () => {
     expect(truth.some((t) => t.log === 'token [REDACTED]')).toBe(true);
     const expected = lineKeys(truth);
 
-    const records = readNdjsonTree(join(dir, 'records')) as Shipped[];
+    const records = readNdjsonTree(join(scene.dir, 'records')) as Shipped[];
     const stdout = (first.stdout() + daemon.stdout()).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Shipped);
     const shipped: Record<string, Shipped[]> = {
       records,
-      lines: readNdjsonTree(join(dir, 'lines')),
+      lines: readNdjsonTree(join(scene.dir, 'lines')),
       out: stdout,
-      hook: hook.entries() as Shipped[],
+      hook: scene.hook.entries() as Shipped[],
       plugin: readFileSync(moduleOut, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Shipped),
     };
     for (const [sink, got] of Object.entries(shipped)) {
@@ -124,7 +106,7 @@ describe('hostile lines', () => {
     expect(unencodable).toMatchObject({ message: 'half an emoji \ud83d', attributes: { ratio: null } });
 
     // OTLP: one log record per processed record; strings well-formed UTF-8; the infinite number as text.
-    const otel = otlp.logRecords();
+    const otel = scene.otlp.logRecords();
     const bodies = otel.map((r) => r.body);
     expect(new Set(bodies)).toEqual(new Set(records.map((r) => (r.message ?? r.log).toWellFormed())));
     expect(bodies.every((b) => b.isWellFormed())).toBe(true);
